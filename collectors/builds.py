@@ -1,0 +1,101 @@
+"""Building one commit in its own clean git worktree."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+OK, FAILED = "ok", "failed"
+LOG_TAIL_LINES = 40
+
+
+@dataclass
+class BuildResult:
+    sha: str
+    status: str  # ok | failed
+    reason: str  # "" when ok; "exit status 2", "timed out after 900 s", "binary prog not produced"
+    log_tail: str
+    seconds: float
+    binary: Path | None  # the built file, valid until the worktree context closes
+    build_config: str  # digest of the build files in the commit's tree
+
+
+class Worktree:
+    """A detached, clean checkout of one commit, removed on exit."""
+
+    def __init__(self, repository: git.Repo, sha: str, parent: str | None = None) -> None:
+        self.repository = repository
+        self.sha = sha
+        self.path = Path(tempfile.mkdtemp(prefix=f"selector-{sha[:10]}-", dir=parent))
+
+    def __enter__(self) -> Path:
+        self.repository.git.worktree("add", "--detach", "--force", str(self.path), self.sha)
+        return self.path
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.repository.git.worktree("remove", "--force", str(self.path))
+        except git.GitCommandError:
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.repository.git.worktree("prune")
+
+
+def build_config_digest(repository: git.Repo, sha: str, patterns: list[str]) -> str:
+    """Digest of the files that configure the build (Makefile, CMakeLists.txt, ...) at `sha`."""
+    listing = repository.git.ls_tree("-r", sha)
+    digest = hashlib.sha256()
+    for line in listing.splitlines():
+        meta, path = line.split("\t", 1)
+        if any(fnmatch.fnmatch(os.path.basename(path), p) for p in patterns):
+            digest.update(f"{path} {meta.split()[2]}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: float, build_config: str) -> BuildResult:
+    """Run the build command in `checkout`; a failure is a result, not an exception."""
+    started = time.monotonic()
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            command, shell=True, cwd=checkout, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,  # so a timeout kills the whole make tree, not just the shell
+        )
+        try:
+            status = process.wait(timeout=timeout)
+            reason = "" if status == 0 else f"exit status {status}"
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            reason = f"timed out after {timeout:g} s"
+        log.seek(0)
+        tail = "\n".join(log.read().decode("utf-8", "replace").splitlines()[-LOG_TAIL_LINES:])
+    built = checkout / binary
+    if not reason and not built.is_file():
+        reason = f"the build succeeded but did not produce {binary}"
+    return BuildResult(
+        sha=sha,
+        status=FAILED if reason else OK,
+        reason=reason,
+        log_tail=tail,
+        seconds=time.monotonic() - started,
+        binary=None if reason else built,
+        build_config=build_config,
+    )
+
+
+def toolchain_version(command: str = "cc") -> str:
+    """First line of the compiler's --version, recorded with each build."""
+    try:
+        output = subprocess.run([command, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return output.splitlines()[0] if output else "unknown"

@@ -1,0 +1,248 @@
+"""Static analysis of one binary: a record per function and per data object.
+
+A function is the parent name gcc's clones and split parts map to (``foo``,
+``foo.cold``, ``foo.constprop.0`` are one function); its fingerprint changes only when
+the code of one of its parts changes, never because the linker moved it (see
+:mod:`collectors.address_resolver`).  Data objects get a fingerprint of their contents,
+with pointers replaced by what they point to, so a data-only commit is visible too.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from collectors.address_resolver import AddressResolver, CodeRange, DataRange, References
+from collectors.decoder import Decoder, default_decoder
+from collectors.elf_image import R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT, ElfImage, Symbol
+from collectors.errors import BinaryError
+from collectors.symbols import demangle, is_cold_part, parent_symbol, part_kind, reference_name
+
+FUNCTION_COLUMNS = [
+    "name", "raw_name", "parts", "address", "size", "instructions", "fingerprint",
+    "callees", "data_refs", "has_cold_part", "local", "file",
+]
+OBJECT_COLUMNS = ["name", "raw_name", "address", "size", "section", "writable", "fingerprint"]
+
+
+@dataclass
+class StaticAnalysis:
+    functions: pd.DataFrame
+    objects: pd.DataFrame
+    symbol_source: str
+    decoder: str
+    notes: list[str] = field(default_factory=list)
+
+
+def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None) -> StaticAnalysis:
+    """Analyse an x86-64 ELF executable or shared library.
+
+    Raises :class:`BinaryError` with a one-line message for anything that is not a
+    usable binary, including a stripped one without exported functions.
+    """
+    decoder = decoder or default_decoder()
+    image = ElfImage.load(path)
+    notes = []
+    if image.symbol_source == "dynsym":
+        notes.append(
+            f"{image.path}: no .symtab (stripped); only the exported functions of .dynsym are analysed. "
+            "Build with symbols (no -s, no strip) to see every function."
+        )
+    code_symbols = [s for s in image.symbols if s.kind == STT_FUNC and s.size and _in_code(image, s)]
+    if not code_symbols:
+        raise BinaryError(
+            f"{image.path}: no function symbols (stripped binary); rebuild it with symbols (drop -s / strip) "
+            "so functions can be told apart"
+        )
+    code_ranges, functions = _group_functions(code_symbols)
+    data_ranges = _data_ranges(image)
+    resolver = AddressResolver(image, code_ranges, data_ranges)
+    return StaticAnalysis(
+        functions=_function_table(image, decoder, resolver, functions),
+        objects=_object_table(image, resolver, data_ranges),
+        symbol_source=image.symbol_source,
+        decoder=decoder.name,
+        notes=notes,
+    )
+
+
+def _in_code(image: ElfImage, symbol: Symbol) -> bool:
+    section = image.section_at(symbol.address)
+    return section is not None and section.executable and not section.nobits
+
+
+# ------------------------------------------------------------------ functions
+@dataclass
+class _Function:
+    raw: str  # parent raw symbol
+    local: bool
+    file: str
+    parts: list[Symbol] = field(default_factory=list)
+    name: str = ""
+
+
+def _primary_alias(aliases: list[Symbol]) -> Symbol:
+    """Among symbols at one address, the name a user expects: global, then plain, then short."""
+    return min(aliases, key=lambda s: (s.local, s.raw.startswith("_"), len(s.raw), s.raw))
+
+
+def _group_functions(symbols: list[Symbol]) -> tuple[list[CodeRange], list[_Function]]:
+    by_address: dict[int, list[Symbol]] = defaultdict(list)
+    for symbol in symbols:
+        by_address[symbol.address].append(symbol)
+    primaries = [_primary_alias(aliases) for aliases in by_address.values()]
+
+    global_parents = {parent_symbol(s.raw) for s in primaries if not s.local}
+    functions: dict[tuple[str, str], _Function] = {}
+    for symbol in primaries:
+        parent = parent_symbol(symbol.raw)
+        # A clone of a global function is a local symbol: it still belongs to the global.
+        local = symbol.local and parent not in global_parents
+        key = (parent, symbol.file if local else "")
+        function = functions.setdefault(key, _Function(raw=parent, local=local, file=symbol.file if local else ""))
+        function.parts.append(symbol)
+
+    _name_functions(list(functions.values()))
+    ranges = [
+        CodeRange(raw=part.raw, address=part.address, size=part.size, token=reference_name(part.raw), parent=function.name)
+        for function in functions.values()
+        for part in function.parts
+    ]
+    return ranges, sorted(functions.values(), key=lambda f: f.name)
+
+
+def _name_functions(functions: list[_Function]) -> None:
+    """Demangled parent names, qualified by source file only where two statics collide."""
+    count = defaultdict(int)
+    for function in functions:
+        count[function.raw] += 1
+    for function in functions:
+        name = demangle(function.raw)
+        if count[function.raw] > 1 and function.local:
+            name = f"{name} [{function.file or '?'}]"
+        function.name = name
+
+
+def _function_table(image: ElfImage, decoder: Decoder, resolver: AddressResolver, functions: list[_Function]) -> pd.DataFrame:
+    rows = []
+    for function in functions:
+        references = References()
+        part_digests = []
+        instructions = 0
+        for part in function.parts:
+            count, digest = _fingerprint_part(image, decoder, resolver, function, part, references)
+            instructions += count
+            part_digests.append((part_kind(part.raw), digest))
+        primary = min(function.parts, key=lambda p: (part_kind(p.raw) != "", p.address))
+        rows.append(
+            (
+                function.name,
+                function.raw,
+                sorted(p.raw for p in function.parts),
+                primary.address,
+                sum(p.size for p in function.parts),
+                instructions,
+                _combine(part_digests),
+                sorted(references.callees - {function.name}),
+                sorted(references.data),
+                any(is_cold_part(p.raw) for p in function.parts),
+                function.local,
+                function.file,
+            )
+        )
+    return pd.DataFrame(rows, columns=FUNCTION_COLUMNS)
+
+
+def _fingerprint_part(
+    image: ElfImage, decoder: Decoder, resolver: AddressResolver, function: _Function, part: Symbol, references: References
+) -> tuple[int, bytes]:
+    code = image.read(part.address, part.size)
+    current = CodeRange(part.raw, part.address, len(code), reference_name(part.raw), function.name)
+    count, fields = decoder.scan(code, part.address, resolver.absolute_range)
+    digest = hashlib.blake2b(digest_size=16)
+    position = 0
+    for address_field in fields:
+        token = resolver.token(address_field, current, references)
+        if token is None or address_field.start < position:
+            continue
+        digest.update(code[position : address_field.start])
+        digest.update(b"\0" + token.encode() + b"\0")
+        position = address_field.end
+    digest.update(code[position:])
+    return count, digest.digest()
+
+
+def _combine(part_digests: list[tuple[str, bytes]]) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for kind, part_digest in sorted(part_digests):
+        digest.update(kind.encode() + b"\0" + part_digest)
+    return digest.hexdigest()
+
+
+# --------------------------------------------------------------- data objects
+def _data_ranges(image: ElfImage) -> list[DataRange]:
+    symbols = {}
+    for symbol in image.symbols:
+        if symbol.kind == STT_OBJECT and symbol.size and image.section_at(symbol.address) is not None:
+            symbols.setdefault(symbol.address, []).append(symbol)
+    primaries = [_primary_alias(aliases) for aliases in symbols.values()]
+    count = defaultdict(int)
+    for symbol in primaries:
+        count[reference_name(symbol.raw)] += 1
+    ranges = []
+    for symbol in primaries:
+        token = reference_name(symbol.raw)
+        name = demangle(token)
+        if count[token] > 1 and symbol.local:
+            name = f"{name} [{symbol.file or '?'}]"
+        ranges.append(DataRange(name=name, address=symbol.address, size=symbol.size, token=token))
+    return ranges
+
+
+def _object_table(image: ElfImage, resolver: AddressResolver, ranges: list[DataRange]) -> pd.DataFrame:
+    relocated = sorted(image.relocations)
+    rows = []
+    for data in sorted(ranges, key=lambda r: r.name):
+        section = image.section_at(data.address)
+        rows.append(
+            (
+                data.name,
+                data.token,
+                data.address,
+                data.size,
+                section.name,
+                section.writable,
+                _object_fingerprint(image, resolver, data, relocated),
+            )
+        )
+    return pd.DataFrame(rows, columns=OBJECT_COLUMNS)
+
+
+def _object_fingerprint(image: ElfImage, resolver: AddressResolver, data: DataRange, relocated: list[int]) -> str:
+    """Hash an object's bytes with each pointer replaced by what it points to."""
+    contents = bytearray(image.read(data.address, data.size))
+    digest = hashlib.blake2b(digest_size=16)
+    pointers = []
+    if image.position_independent:
+        start = bisect.bisect_left(relocated, data.address)
+        for slot in relocated[start : bisect.bisect_left(relocated, data.end)]:
+            kind, symbol, addend = image.relocations[slot]
+            target_token = resolver.pointer_token(addend) if kind == R_X86_64_RELATIVE else symbol
+            pointers.append((slot - data.address, target_token))
+    elif resolver.absolute_range is not None:
+        low, high = resolver.absolute_range
+        for offset in range(0, len(contents) - 7, 8):
+            value = int.from_bytes(contents[offset : offset + 8], "little")
+            if low <= value < high:
+                pointers.append((offset, resolver.pointer_token(value)))
+    position = 0
+    for offset, token in pointers:
+        digest.update(bytes(contents[position:offset]) + b"\0" + token.encode() + b"\0")
+        position = offset + 8
+    digest.update(bytes(contents[position:]))
+    return digest.hexdigest()

@@ -1,0 +1,1 @@
+"""Features: see DESIGN.md; filled in by later issues."""

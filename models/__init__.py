@@ -1,0 +1,1 @@
+"""Models: see DESIGN.md; filled in by later issues."""

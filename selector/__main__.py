@@ -1,0 +1,3 @@
+from selector.cli import main
+
+main()

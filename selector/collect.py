@@ -1,0 +1,174 @@
+"""Collection: build each chosen commit, analyse its binary, and store the results.
+
+One task per commit, independent of the others, so tasks run in a process pool today
+and on other executors later.  A task writes its ``commits`` row last: a commit with
+that row is complete, which is what resuming relies on (anything else of an
+interrupted task is rewritten whole, atomically, when it runs again).
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterable
+
+import pandas as pd
+
+from collectors.builds import OK, Worktree, build_config_digest, run_build, toolchain_version
+from collectors.errors import UserError
+from collectors.git_history import CommitInfo, open_repository
+from collectors.static_analysis import analyse_binary
+from selector.config import Config
+from selector.store import Store
+
+SKIPPED = "stored"  # already in the store from an earlier run
+
+
+@dataclass
+class CommitOutcome:
+    sha: str
+    status: str  # ok | failed | stored
+    reason: str = ""
+    functions: int = 0
+    reused_analysis: bool = False
+    seconds: float = 0.0
+
+
+@dataclass
+class CollectSummary:
+    outcomes: list[CommitOutcome] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(o.status == status for o in self.outcomes)
+
+    @property
+    def failures(self) -> list[CommitOutcome]:
+        return [o for o in self.outcomes if o.status not in (OK, SKIPPED)]
+
+
+def pending_commits(store: Store, commits: Iterable[CommitInfo], retry_failed: bool = False) -> tuple[list[CommitInfo], list[CommitInfo]]:
+    """Split commits into (to collect, already stored)."""
+    todo, done = [], []
+    for commit in commits:
+        if store.has("commits", commit.sha) and not (
+            retry_failed and store.read_one("commits", commit.sha)["build_status"].iloc[0] != OK
+        ):
+            done.append(commit)
+        else:
+            todo.append(commit)
+    return todo, done
+
+
+def collect(
+    repository: str | Path,
+    config: Config,
+    store: Store,
+    commits: list[CommitInfo],
+    jobs: int = 1,
+    retry_failed: bool = False,
+    on_outcome: Callable[[CommitOutcome], None] = lambda outcome: None,
+) -> CollectSummary:
+    """Collect `commits` (oldest first) into `store`; already stored commits are skipped."""
+    if jobs < 1:
+        raise UserError(f"--jobs must be at least 1 (got {jobs})")
+    store.sweep_temporaries()
+    todo, done = pending_commits(store, commits, retry_failed)
+    summary = CollectSummary()
+    for commit in done:
+        outcome = CommitOutcome(commit.sha, SKIPPED)
+        summary.outcomes.append(outcome)
+        on_outcome(outcome)
+    toolchain = toolchain_version()
+    arguments = (str(repository), config, store.location, toolchain)
+    if jobs == 1:
+        for commit in todo:
+            outcome = collect_commit(commit, *arguments)
+            summary.outcomes.append(outcome)
+            on_outcome(outcome)
+        return summary
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        running: set[Future] = {pool.submit(collect_commit, commit, *arguments) for commit in todo}
+        try:
+            while running:
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    outcome = future.result()
+                    summary.outcomes.append(outcome)
+                    on_outcome(outcome)
+        except BaseException:
+            for future in running:
+                future.cancel()
+            raise
+    return summary
+
+
+def collect_commit(commit: CommitInfo, repository_path: str, config: Config, store_location: str, toolchain: str) -> CommitOutcome:
+    """Build, analyse and store one commit.  Failures are recorded, not raised."""
+    started = time.monotonic()
+    store = Store(store_location)
+    repository = open_repository(repository_path)
+    build_config = build_config_digest(repository, commit.sha, config.build.config_files)
+    row = {
+        "sha": commit.sha,
+        "parents": list(commit.parents),
+        "author_time": commit.author_time,
+        "subject": commit.subject,
+        "build_command": config.build.command,
+        "build_config": build_config,
+        "toolchain": toolchain,
+        "binary_sha256": "",
+        "symbol_source": "",
+        "decoder": "",
+        "analysis_notes": "",
+        "functions": 0,
+        "build_reason": "",
+        "build_log_tail": "",
+        "build_seconds": 0.0,
+    }
+    outcome = CommitOutcome(commit.sha, OK)
+    with Worktree(repository, commit.sha) as checkout:
+        build = run_build(checkout, commit.sha, config.build.command, config.project.binary, config.build.timeout, build_config)
+        row.update(build_status=build.status, build_reason=build.reason, build_log_tail=build.log_tail, build_seconds=build.seconds)
+        if build.status == OK:
+            row["binary_sha256"] = store.put_binary(build.binary)
+    if build.status != OK:
+        outcome.status, outcome.reason = build.status, f"build {build.reason}"
+    else:
+        try:
+            outcome.reused_analysis = _store_analysis(store, commit.sha, row)
+            outcome.functions = row["functions"]
+        except UserError as error:  # the binary exists but cannot be analysed (stripped, not x86-64, ...)
+            row.update(build_status="failed", build_reason=f"analysis: {error}")
+            outcome.status, outcome.reason = "failed", f"analysis: {error}"
+    row["collected_at"] = datetime.now(timezone.utc)
+    store.write("commits", commit.sha, pd.DataFrame([row]))
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+def _store_analysis(store: Store, sha: str, row: dict) -> bool:
+    """Write functions and objects of `sha`; reuse an identical binary's analysis. Returns True if reused."""
+    digest = row["binary_sha256"]
+    owner = store.analysis_owner(digest)
+    if owner and owner != sha and all(store.has(table, owner) for table in ("commits", "functions", "objects")):
+        functions = store.read_one("functions", owner)
+        objects = store.read_one("objects", owner)
+        previous = store.read_one("commits", owner).iloc[0]
+        row.update(symbol_source=previous["symbol_source"], decoder=previous["decoder"], analysis_notes=previous["analysis_notes"])
+        reused = True
+    else:
+        analysis = analyse_binary(store.local_binary(digest))
+        functions, objects = analysis.functions, analysis.objects
+        row.update(symbol_source=analysis.symbol_source, decoder=analysis.decoder, analysis_notes="\n".join(analysis.notes))
+        reused = False
+    functions = functions.assign(commit=sha)
+    objects = objects.assign(commit=sha)
+    store.write("functions", sha, functions)
+    store.write("objects", sha, objects)
+    if not reused:
+        store.set_analysis_owner(digest, sha)
+    row["functions"] = len(functions)
+    return reused

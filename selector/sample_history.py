@@ -1,0 +1,302 @@
+"""A small C project with a scripted git history, built with real gcc.
+
+Every kind of commit the tool must tell apart appears in it: neutral (comment-only),
+a hot function changed, a cold function changed, a function added at the top of a
+file, a function deleted, a data-only change (a global table the code reads, so only
+``.data`` changes), and a compiler-flag change.  The tests use it at several
+optimization levels, PIE and not; ``selector demo`` uses it as its sample history.
+
+The program is ``prog MODE N``; each mode is one benchmark, reaching its own hot
+function through ``main``: ``checksum`` (``checksum``), ``sort`` (``insertion_sort``),
+``fib`` (``fib``) and ``weights`` (``weighted_work``, which reads the ``weights``
+table).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+KERNELS_C = """\
+#include "kernels.h"
+
+/* Hot path of the "checksum" benchmark. */
+unsigned long checksum(const unsigned char *data, unsigned long n)
+{
+    unsigned long sum = 5381;
+    for (unsigned long i = 0; i < n; i++) {
+        sum = sum * 33u + data[i];
+    }
+    return sum;
+}
+
+/* Hot path of the "sort" benchmark. */
+void insertion_sort(int *values, int n)
+{
+    for (int i = 1; i < n; i++) {
+        int key = values[i];
+        int j = i - 1;
+        while (j >= 0 && values[j] > key) {
+            values[j + 1] = values[j];
+            j--;
+        }
+        values[j + 1] = key;
+    }
+}
+
+/* Hot path of the "fib" benchmark. */
+long fib(int n)
+{
+    return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+"""
+
+TABLE_C = """\
+#include "kernels.h"
+
+/* Read at run time by weighted_work: changing it changes only .data. */
+int weights[8] = {3, 1, 4, 1, 5, 9, 2, 6};
+
+/* Hot path of the "weights" benchmark. */
+long weighted_work(int rounds)
+{
+    long total = 0;
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < weights[i]; j++)
+                total += (j ^ i) + r;
+    return total;
+}
+"""
+
+REPORT_C = """\
+#include <stdio.h>
+#include "kernels.h"
+
+/* Cold: only runs on bad arguments. */
+void print_usage(const char *program)
+{
+    fprintf(stderr, "usage: %s checksum|sort|fib|weights N\\n", program);
+}
+
+int legacy_scale(int value)
+{
+    return value * 3 + 1;
+}
+"""
+
+MAIN_C = """\
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernels.h"
+
+static unsigned char buffer[1 << 16];
+static int numbers[4096];
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        print_usage(argv[0]);
+        return 2;
+    }
+    int n = atoi(argv[2]);
+    if (strcmp(argv[1], "checksum") == 0) {
+        for (unsigned long i = 0; i < sizeof buffer; i++)
+            buffer[i] = (unsigned char)(i * 7);
+        unsigned long sum = 0;
+        for (int round = 0; round < n; round++)
+            sum += checksum(buffer, sizeof buffer);
+        printf("%lu\\n", sum);
+    } else if (strcmp(argv[1], "sort") == 0) {
+        int count = n < 4096 ? n : 4096;
+        for (int i = 0; i < count; i++)
+            numbers[i] = (i * 7919) % 1000;
+        insertion_sort(numbers, count);
+        printf("%d\\n", numbers[count / 2]);
+    } else if (strcmp(argv[1], "fib") == 0) {
+        printf("%ld\\n", fib(n));
+    } else if (strcmp(argv[1], "weights") == 0) {
+        printf("%ld\\n", weighted_work(n));
+    } else {
+        print_usage(argv[0]);
+        return 2;
+    }
+    return 0;
+}
+"""
+
+KERNELS_H = """\
+#ifndef KERNELS_H
+#define KERNELS_H
+unsigned long checksum(const unsigned char *data, unsigned long n);
+void insertion_sort(int *values, int n);
+long fib(int n);
+long weighted_work(int rounds);
+void print_usage(const char *program);
+int legacy_scale(int value);
+extern int weights[8];
+#endif
+"""
+
+MAKEFILE = """\
+CC ?= cc
+CFLAGS = {cflags}
+SOURCES = src/main.c src/kernels.c src/table.c src/report.c
+
+prog: $(SOURCES) src/kernels.h
+\t$(CC) $(CFLAGS) -o prog $(SOURCES)
+
+clean:
+\trm -f prog
+"""
+
+SELECTOR_TOML = """\
+[project]
+binary = "prog"
+
+[build]
+command = "make -s prog"
+timeout = 120
+
+[[benchmark]]
+name = "checksum"
+command = "{binary} checksum 40"
+metric = "instructions"
+
+[[benchmark]]
+name = "sort"
+command = "{binary} sort 3000"
+metric = "instructions"
+
+[[benchmark]]
+name = "fib"
+command = "{binary} fib 24"
+metric = "instructions"
+
+[[benchmark]]
+name = "weights"
+command = "{binary} weights 20000"
+metric = "instructions"
+
+[profile]
+tool = "callgrind"
+"""
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # what kind of change the commit makes (see KINDS)
+    message: str
+    edit: Callable[[Path], None]
+    changed: frozenset[str] = frozenset()  # functions whose code the commit changes
+    new: frozenset[str] = frozenset()
+    deleted: frozenset[str] = frozenset()
+    changed_objects: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class SampleCommit:
+    sha: str
+    step: Step
+
+
+def _replace(relative: str, old: str, new: str) -> Callable[[Path], None]:
+    def edit(root: Path) -> None:
+        path = root / relative
+        text = path.read_text()
+        if old not in text:
+            raise ValueError(f"sample history: {old!r} not found in {relative}")
+        path.write_text(text.replace(old, new, 1))
+
+    return edit
+
+
+def _raise_optimization(root: Path) -> None:
+    makefile = root / "Makefile"
+    text = makefile.read_text()
+    for level, higher in (("-O0", "-O1"), ("-O1", "-O2"), ("-O2", "-O3"), ("-O3", "-O2")):
+        if level in text:
+            makefile.write_text(text.replace(level, higher, 1))
+            return
+    makefile.write_text(text.replace("CFLAGS = ", "CFLAGS = -O1 ", 1))
+
+
+DEFAULT_STEPS: tuple[Step, ...] = (
+    Step("neutral", "Explain the checksum constant",
+         _replace("src/kernels.c", "/* Hot path of the \"checksum\" benchmark. */",
+                  "/* Hot path of the \"checksum\" benchmark.\n * 5381 and 33 are Bernstein's djb2 constants. */")),
+    Step("hot", "checksum: mix every byte twice",
+         _replace("src/kernels.c", "sum = sum * 33u + data[i];", "sum = sum * 33u + data[i];\n        sum ^= sum >> 7;"),
+         changed=frozenset({"checksum"})),
+    Step("cold", "Clearer usage message",
+         _replace("src/report.c", '"usage: %s checksum|sort|fib|weights N\\n"',
+                  '"usage: %s MODE N\\n  MODE is checksum, sort, fib or weights\\n"'),
+         changed=frozenset({"print_usage"})),
+    Step("add-top", "Add clamp_value helper",
+         _replace("src/report.c", '#include "kernels.h"\n',
+                  '#include "kernels.h"\n\nint clamp_value(int value, int low, int high)\n'
+                  "{\n    return value < low ? low : value > high ? high : value;\n}\n"),
+         new=frozenset({"clamp_value"})),
+    Step("delete", "Remove unused legacy_scale",
+         _replace("src/report.c", "int legacy_scale(int value)\n{\n    return value * 3 + 1;\n}\n", ""),
+         deleted=frozenset({"legacy_scale"})),
+    Step("data", "Heavier weights table",
+         _replace("src/table.c", "{3, 1, 4, 1, 5, 9, 2, 6}", "{3, 1, 4, 1, 5, 9, 2, 60}"),
+         changed_objects=frozenset({"weights"})),
+    Step("flags", "Build with a different optimization level", _raise_optimization),
+)
+KINDS = tuple(step.kind for step in DEFAULT_STEPS)
+
+
+def sample_cflags(optimization: str = "-O2", pie: bool = True) -> str:
+    position = "-fPIE -pie" if pie else "-fno-pie -no-pie"
+    return f"{optimization} -g {position}"
+
+
+def make_sample_history(
+    root: str | os.PathLike[str], cflags: str | None = None, steps: tuple[Step, ...] = DEFAULT_STEPS
+) -> list[SampleCommit]:
+    """Create the project in a new git repository at `root`; returns its commits, oldest first.
+
+    The first commit is the initial project (its step has kind "initial").
+    """
+    root = Path(root)
+    (root / "src").mkdir(parents=True, exist_ok=True)
+    files = {
+        "src/kernels.c": KERNELS_C, "src/table.c": TABLE_C, "src/report.c": REPORT_C, "src/main.c": MAIN_C,
+        "src/kernels.h": KERNELS_H, "Makefile": MAKEFILE.format(cflags=cflags or sample_cflags()),
+        "selector.toml": SELECTOR_TOML, ".gitignore": "prog\n.selector/\n",
+    }
+    for relative, text in files.items():
+        (root / relative).write_text(text)
+    _git(root, "init", "-q", "-b", "main")
+    commits = [SampleCommit(_commit(root, "Initial sample project"), Step("initial", "Initial sample project", lambda _: None))]
+    for step in steps:
+        step.edit(root)
+        commits.append(SampleCommit(_commit(root, step.message), step))
+    return commits
+
+
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Sample Author", "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Sample Author", "GIT_COMMITTER_EMAIL": "author@example.com",
+}
+
+
+def _git(root: Path, *arguments: str, env: dict[str, str] | None = None) -> str:
+    return subprocess.run(
+        ["git", *arguments], cwd=root, check=True, capture_output=True, text=True, env={**os.environ, **_IDENTITY, **(env or {})}
+    ).stdout.strip()
+
+
+def _commit(root: Path, message: str) -> str:
+    # A fixed, increasing clock keeps the history's dates (and so its order) reproducible.
+    count = int(_git(root, "rev-list", "--count", "--all") or 0) if (root / ".git" / "refs" / "heads" / "main").exists() else 0
+    stamp = f"{1_700_000_000 + 3600 * count} +0000"
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", message, env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+    return _git(root, "rev-parse", "HEAD")

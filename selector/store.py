@@ -1,0 +1,165 @@
+"""The store: a directory of Parquet tables, one file per (table, key).
+
+Each write goes to a temporary name in the same directory and is renamed into place,
+so a reader never sees half a file, many workers can write at once, and a run killed
+half way leaves only complete files behind (the temporaries are ignored and swept).
+The location may be any fsspec URL; a local path is the default.
+
+Tables (docs/store.md has their columns): ``commits`` and ``functions`` and
+``objects`` keyed by commit sha; built binaries are kept content-addressed under
+``binaries/<sha256>`` so an unchanged binary is stored and analysed once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from pathlib import Path
+
+import fsspec
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from collectors.errors import UserError
+
+TABLES = ("commits", "functions", "objects")
+SUFFIX = ".parquet"
+TEMPORARY = ".tmp-"
+
+
+class StoreError(UserError):
+    """A store file is unreadable; the message names it and how to recover."""
+
+
+class Store:
+    def __init__(self, location: str | os.PathLike[str]) -> None:
+        self.location = str(location)
+        self.fs, self.root = fsspec.core.url_to_fs(self.location)
+        self.fs.makedirs(self.root, exist_ok=True)
+
+    def __repr__(self) -> str:
+        return f"Store({self.location!r})"
+
+    # ------------------------------------------------------------- tables
+    def path(self, table: str, key: str) -> str:
+        _check_table(table)
+        return f"{self.root}/{table}/{key}{SUFFIX}"
+
+    def write(self, table: str, key: str, frame: pd.DataFrame) -> None:
+        """Replace the file of (table, key) with `frame`, atomically."""
+        target = self.path(table, key)
+        self.fs.makedirs(f"{self.root}/{table}", exist_ok=True)
+        arrow = pa.Table.from_pandas(frame, preserve_index=False)
+        self._atomic(target, lambda handle: pq.write_table(arrow, handle, compression="zstd"))
+
+    def has(self, table: str, key: str) -> bool:
+        return self.fs.exists(self.path(table, key))
+
+    def keys(self, table: str) -> list[str]:
+        _check_table(table)
+        directory = f"{self.root}/{table}"
+        if not self.fs.exists(directory):
+            return []
+        names = (Path(p).name for p in self.fs.ls(directory, detail=False))
+        return sorted(n[: -len(SUFFIX)] for n in names if n.endswith(SUFFIX) and TEMPORARY not in n)
+
+    def read(self, table: str, keys: list[str] | None = None) -> pd.DataFrame:
+        """All rows of a table (or of the given keys), one DataFrame."""
+        keys = self.keys(table) if keys is None else keys
+        frames = [self.read_one(table, key) for key in keys]
+        frames = [f for f in frames if len(f.columns)]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def read_one(self, table: str, key: str) -> pd.DataFrame:
+        path = self.path(table, key)
+        try:
+            with self.fs.open(path, "rb") as handle:
+                return pq.read_table(handle).to_pandas()
+        except FileNotFoundError:
+            raise StoreError(f"{path}: not in the store") from None
+        except (pa.ArrowInvalid, OSError) as error:
+            raise StoreError(
+                f"{path}: corrupted or truncated store file ({error}); delete it and run `selector collect` again"
+            ) from None
+
+    def delete(self, table: str, key: str) -> None:
+        path = self.path(table, key)
+        if self.fs.exists(path):
+            self.fs.rm(path)
+
+    # ------------------------------------------------------------ binaries
+    def put_binary(self, source: str | os.PathLike[str]) -> str:
+        """Keep a built binary under its sha256; returns the digest."""
+        digest = file_sha256(source)
+        target = self.binary_path(digest)
+        if not self.fs.exists(target):
+            self.fs.makedirs(f"{self.root}/binaries", exist_ok=True)
+            with open(source, "rb") as data:
+                self._atomic(target, lambda handle: _copy(data, handle))
+        return digest
+
+    def binary_path(self, digest: str) -> str:
+        return f"{self.root}/binaries/{digest}"
+
+    def local_binary(self, digest: str) -> str:
+        """A local file holding the binary (downloaded once for a remote store)."""
+        path = self.binary_path(digest)
+        if isinstance(self.fs, fsspec.implementations.local.LocalFileSystem):
+            return path
+        cache = Path.home() / ".cache" / "selector" / "binaries" / digest
+        if not cache.exists():
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            self.fs.get(path, str(cache))
+        return str(cache)
+
+    def analysis_owner(self, digest: str) -> str | None:
+        """The commit whose stored functions are the analysis of this binary, if any."""
+        path = f"{self.binary_path(digest)}.analysis"
+        if not self.fs.exists(path):
+            return None
+        with self.fs.open(path, "rb") as handle:
+            return handle.read().decode().strip() or None
+
+    def set_analysis_owner(self, digest: str, sha: str) -> None:
+        self._atomic(f"{self.binary_path(digest)}.analysis", lambda handle: handle.write(sha.encode()))
+
+    def sweep_temporaries(self) -> int:
+        """Remove temporaries left by writers that were killed; returns how many."""
+        removed = 0
+        for path in self.fs.find(self.root):
+            if TEMPORARY in Path(path).name:
+                self.fs.rm(path)
+                removed += 1
+        return removed
+
+    # ------------------------------------------------------------- helpers
+    def _atomic(self, target: str, write) -> None:
+        temporary = f"{target}{TEMPORARY}{uuid.uuid4().hex}"
+        try:
+            with self.fs.open(temporary, "wb") as handle:
+                write(handle)
+            self.fs.mv(temporary, target)
+        except BaseException:
+            if self.fs.exists(temporary):
+                self.fs.rm(temporary)
+            raise
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _copy(source, destination) -> None:
+    for block in iter(lambda: source.read(1 << 20), b""):
+        destination.write(block)
+
+
+def _check_table(table: str) -> None:
+    if table not in TABLES:
+        raise ValueError(f"unknown store table {table!r}; known: {', '.join(TABLES)}")
