@@ -11,6 +11,7 @@ Every malformed input ends in :class:`BinaryError` with one line naming the file
 from __future__ import annotations
 
 import bisect
+import hashlib
 import io
 import os
 from dataclasses import dataclass, field
@@ -200,6 +201,21 @@ class ElfImage:
             return bytes(size)
         start = section.offset + (address - section.address)
         return self.data[start : start + size]
+
+    def content_digest(self) -> str:
+        """Digest of what runs: allocated sections without notes (build ids).
+
+        Two builds of unchanged sources in different directories differ in their debug
+        information and build id, not here, so their analysis can be shared.
+        """
+        digest = hashlib.blake2b(digest_size=16)
+        for section in self.sections:
+            if section.name.startswith(".note"):
+                continue
+            digest.update(f"{section.name}:{section.address}:{section.size}\0".encode())
+            if not section.nobits:
+                digest.update(self.data[section.offset : section.offset + section.size])
+        return digest.hexdigest()
 
     def code_sections(self) -> list[Section]:
         return [s for s in self.sections if s.executable and not s.nobits]

@@ -36,6 +36,7 @@ class StaticAnalysis:
     objects: pd.DataFrame
     symbol_source: str
     decoder: str
+    content_digest: str  # see ElfImage.content_digest: equal digests, equal analyses
     notes: list[str] = field(default_factory=list)
 
 
@@ -67,8 +68,14 @@ def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None)
         objects=_object_table(image, resolver, data_ranges),
         symbol_source=image.symbol_source,
         decoder=decoder.name,
+        content_digest=image.content_digest(),
         notes=notes,
     )
+
+
+def content_digest(path: str | os.PathLike[str]) -> str:
+    """The digest under which an analysis of this binary can be reused (cheap: no decoding)."""
+    return ElfImage.load(path).content_digest()
 
 
 def _in_code(image: ElfImage, symbol: Symbol) -> bool:

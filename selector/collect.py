@@ -20,7 +20,7 @@ import pandas as pd
 from collectors.builds import OK, Worktree, build_config_digest, run_build, toolchain_version
 from collectors.errors import UserError
 from collectors.git_history import CommitInfo, open_repository
-from collectors.static_analysis import analyse_binary
+from collectors.static_analysis import analyse_binary, content_digest
 from selector.config import Config
 from selector.store import Store
 
@@ -120,6 +120,7 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
         "build_config": build_config,
         "toolchain": toolchain,
         "binary_sha256": "",
+        "content_digest": "",
         "symbol_source": "",
         "decoder": "",
         "analysis_notes": "",
@@ -150,9 +151,10 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
 
 
 def _store_analysis(store: Store, sha: str, row: dict) -> bool:
-    """Write functions and objects of `sha`; reuse an identical binary's analysis. Returns True if reused."""
-    digest = row["binary_sha256"]
-    owner = store.analysis_owner(digest)
+    """Write functions and objects of `sha`; reuse the analysis of an identical binary. Returns True if reused."""
+    binary = store.local_binary(row["binary_sha256"])
+    key = content_digest(binary)
+    owner = store.analysis_owner(key)
     if owner and owner != sha and all(store.has(table, owner) for table in ("commits", "functions", "objects")):
         functions = store.read_one("functions", owner)
         objects = store.read_one("objects", owner)
@@ -160,15 +162,14 @@ def _store_analysis(store: Store, sha: str, row: dict) -> bool:
         row.update(symbol_source=previous["symbol_source"], decoder=previous["decoder"], analysis_notes=previous["analysis_notes"])
         reused = True
     else:
-        analysis = analyse_binary(store.local_binary(digest))
+        analysis = analyse_binary(binary)
         functions, objects = analysis.functions, analysis.objects
         row.update(symbol_source=analysis.symbol_source, decoder=analysis.decoder, analysis_notes="\n".join(analysis.notes))
         reused = False
-    functions = functions.assign(commit=sha)
-    objects = objects.assign(commit=sha)
-    store.write("functions", sha, functions)
-    store.write("objects", sha, objects)
+    row["content_digest"] = key
+    store.write("functions", sha, functions.assign(commit=sha))
+    store.write("objects", sha, objects.assign(commit=sha))
     if not reused:
-        store.set_analysis_owner(digest, sha)
+        store.set_analysis_owner(key, sha)
     row["functions"] = len(functions)
     return reused

@@ -114,16 +114,17 @@ class Store:
             self.fs.get(path, str(cache))
         return str(cache)
 
-    def analysis_owner(self, digest: str) -> str | None:
-        """The commit whose stored functions are the analysis of this binary, if any."""
-        path = f"{self.binary_path(digest)}.analysis"
+    def analysis_owner(self, content_digest: str) -> str | None:
+        """The commit whose stored functions are the analysis of binaries with this content, if any."""
+        path = f"{self.root}/analyses/{content_digest}"
         if not self.fs.exists(path):
             return None
         with self.fs.open(path, "rb") as handle:
             return handle.read().decode().strip() or None
 
-    def set_analysis_owner(self, digest: str, sha: str) -> None:
-        self._atomic(f"{self.binary_path(digest)}.analysis", lambda handle: handle.write(sha.encode()))
+    def set_analysis_owner(self, content_digest: str, sha: str) -> None:
+        self.fs.makedirs(f"{self.root}/analyses", exist_ok=True)
+        self._atomic(f"{self.root}/analyses/{content_digest}", lambda handle: handle.write(sha.encode()))
 
     def sweep_temporaries(self) -> int:
         """Remove temporaries left by writers that were killed; returns how many."""

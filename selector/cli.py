@@ -1,0 +1,190 @@
+"""The ``selector`` command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from collectors.errors import UserError
+from collectors.git_history import open_repository, select_commits
+from collectors.static_analysis import analyse_binary
+from collectors.static_diff import diff_functions, diff_objects
+from selector import __version__
+from selector.collect_report import report_collection, run_collection
+from selector.config import find_config, load_config
+from selector.store import Store
+from selector.tables import FORMATS, print_json, print_table, records, stderr, stdout
+
+DEFAULT_STORE = ".selector"
+
+
+class _Group(click.Group):
+    """Turns a UserError into one line on stderr and exit status 2, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except UserError as error:
+            click.echo(f"selector: error: {error}", err=True)
+            ctx.exit(error.exit_status)
+        except KeyboardInterrupt:
+            click.echo("selector: interrupted; what was stored is kept, run the same command again to resume", err=True)
+            ctx.exit(130)
+
+
+format_option = click.option(
+    "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
+    help="text for people, json for scripts (JSON alone on stdout).",
+)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", prog_name="selector")
+def cli() -> None:
+    """Predict which benchmarks a commit changes, so only those run.
+
+    Start with `selector demo`; on your project, write a selector.toml and run
+    `selector collect`. `selector functions` and `selector diff` show what the
+    static analysis sees in any x86-64 ELF binary.
+    """
+
+
+# ------------------------------------------------------------------ functions
+@cli.command()
+@click.argument("binary", type=click.Path(path_type=Path))
+@click.option("--sort", type=click.Choice(["name", "address", "size", "instructions"]), default="address", show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), help="Print only the first N rows.")
+@format_option
+def functions(binary: Path, sort: str, limit: int | None, output_format: str) -> None:
+    """List the functions of an x86-64 ELF BINARY: address, size, static instruction
+    count and the shift-invariant fingerprint that `diff` compares.
+
+    Compiler clones and split parts (foo.constprop.0, foo.cold) are folded into
+    their parent function; PARTS lists them.
+    """
+    analysis = analyse_binary(binary)
+    for note in analysis.notes:
+        stderr.print(f"note: {note}")
+    table = analysis.functions.sort_values(sort, ascending=sort in ("name", "address"), kind="stable")
+    if limit:
+        table = table.head(limit)
+    if output_format == "json":
+        print_json(records(table))
+        return
+    shown = pd.DataFrame(
+        {
+            "name": table["name"],
+            "address": table["address"].map(lambda a: f"{a:#x}"),
+            "size": table["size"],
+            "instructions": table["instructions"],
+            "fingerprint": table["fingerprint"].str[:12],
+            "parts": table["parts"].map(lambda parts: ", ".join(parts) if len(parts) > 1 else ""),
+        }
+    )
+    print_table(shown, title=f"{binary}: {len(analysis.functions)} functions", justify={"address": "right"})
+
+
+# ----------------------------------------------------------------------- diff
+@cli.command()
+@click.argument("old_binary", type=click.Path(path_type=Path))
+@click.argument("new_binary", type=click.Path(path_type=Path))
+@click.option("--all", "include_unchanged", is_flag=True, help="Also list unchanged functions.")
+@format_option
+def diff(old_binary: Path, new_binary: Path, include_unchanged: bool, output_format: str) -> None:
+    """Compare two builds: new, deleted and changed functions with their static
+    instruction deltas, and data objects whose contents changed.
+
+    A function is changed only when its code changed, not when the linker moved it.
+    """
+    old, new = analyse_binary(old_binary), analyse_binary(new_binary)
+    for note in old.notes + new.notes:
+        stderr.print(f"note: {note}")
+    functions_diff = diff_functions(old.functions, new.functions, include_unchanged=include_unchanged)
+    objects_diff = diff_objects(old.objects, new.objects)
+    counts = functions_diff["status"].value_counts()
+    summary = {
+        "old": str(old_binary), "new": str(new_binary),
+        "functions_old": len(old.functions), "functions_new": len(new.functions),
+        "new_functions": int(counts.get("new", 0)), "deleted_functions": int(counts.get("deleted", 0)),
+        "changed_functions": int(counts.get("changed", 0)), "changed_objects": len(objects_diff),
+    }
+    if output_format == "json":
+        print_json({"summary": summary, "functions": records(functions_diff), "objects": records(objects_diff)})
+        return
+    if len(functions_diff):
+        print_table(functions_diff, title="functions")
+    if len(objects_diff):
+        print_table(objects_diff, title="data objects")
+    stdout.print(
+        f"{summary['new_functions']} new, {summary['deleted_functions']} deleted, {summary['changed_functions']} changed "
+        f"of {summary['functions_new']} functions; {summary['changed_objects']} data objects changed"
+    )
+
+
+# -------------------------------------------------------------------- collect
+def _repository_options(command):
+    command = click.option("--repo", "repository", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+                           show_default=True, help="The git repository to analyse.")(command)
+    command = click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+                           help="Configuration file [default: selector.toml at the repository's top].")(command)
+    command = click.option("--store", "store_location",
+                           help=f"Store directory or fsspec URL [default: {DEFAULT_STORE}/ in the repository].")(command)
+    return command
+
+
+@cli.command("collect")
+@click.argument("revision", default="HEAD")
+@_repository_options
+@click.option("--since", help='Only commits after this date ("2 weeks ago", "2024-01-31").')
+@click.option("-n", "max_count", type=int, help="Only the newest N commits of the range.")
+@click.option("--first-parent/--full-graph", default=False, show_default=True,
+              help="Follow only first parents (the mainline) or every parent of merges.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Commits built in parallel.")
+@click.option("--retry-failed", is_flag=True, help="Build again the commits whose build failed before.")
+@format_option
+def collect_command(
+    revision: str, repository: Path, config_path: Path | None, store_location: str | None, since: str | None,
+    max_count: int | None, first_parent: bool, jobs: int, retry_failed: bool, output_format: str,
+) -> None:
+    """Build the commits of REVISION (a commit, branch or A..B range; default HEAD and
+    its ancestors) and store each binary's functions.
+
+    Each commit is built with [build].command in its own clean git worktree. A
+    failed build is recorded with its log tail and collection goes on. Interrupted
+    runs resume: commits already stored are not built again.
+    """
+    repo = open_repository(repository)
+    top = Path(repo.working_tree_dir)
+    config = load_config(find_config(top, config_path))
+    store = Store(store_location or top / DEFAULT_STORE)
+    commits = select_commits(repo, revision, since=since, max_count=max_count, first_parent=first_parent)
+    if not commits:
+        raise UserError(f"no commits in {revision!r}" + (f" since {since}" if since else ""))
+    summary = run_collection(top, config, store, commits, jobs, retry_failed)
+    report_collection(summary, store, output_format)
+
+
+# ----------------------------------------------------------------------- demo
+@cli.command()
+@click.option("--out", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("selector-demo"),
+              show_default=True, help="Where the sample project, its store and the results go.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=2, show_default=True)
+def demo(directory: Path, jobs: int) -> None:
+    """Run the tool end to end on a generated sample C project with a scripted
+    history (neutral commits, hot and cold changes, added and deleted functions, a
+    data-only change, a compiler-flag change). Rerunning reuses what is there.
+    """
+    from selector.demo import run_demo
+
+    run_demo(directory, jobs)
+
+
+def main() -> None:
+    cli(prog_name="selector")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
