@@ -31,18 +31,30 @@ class BuildResult:
 
 
 class Worktree:
-    """A detached, clean checkout of one commit, removed on exit."""
+    """A detached, clean checkout of one commit, removed on exit.
+
+    Its path depends only on the repository and the commit, so building a commit
+    again gives the same bytes (compilers record the build directory in debug
+    information): a store's binaries are reproducible from run to run.
+    """
 
     def __init__(self, repository: git.Repo, sha: str, parent: str | None = None) -> None:
         self.repository = repository
         self.sha = sha
-        self.path = Path(tempfile.mkdtemp(prefix=f"selector-{sha[:10]}-", dir=parent))
+        repository_key = hashlib.sha256(str(Path(repository.git_dir).resolve()).encode()).hexdigest()[:12]
+        self.path = Path(parent or tempfile.gettempdir()) / "selector-worktrees" / repository_key / sha[:16]
 
     def __enter__(self) -> Path:
+        if self.path.exists():  # left by a run that was killed
+            self._remove()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.repository.git.worktree("add", "--detach", "--force", str(self.path), self.sha)
         return self.path
 
     def __exit__(self, *exc) -> None:
+        self._remove()
+
+    def _remove(self) -> None:
         try:
             self.repository.git.worktree("remove", "--force", str(self.path))
         except git.GitCommandError:

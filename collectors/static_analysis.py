@@ -124,15 +124,25 @@ def _group_functions(symbols: list[Symbol]) -> tuple[list[CodeRange], list[_Func
 
 
 def _name_functions(functions: list[_Function]) -> None:
-    """Demangled parent names, qualified by source file only where two statics collide."""
-    count = defaultdict(int)
+    """Demangled parent names, made unique.
+
+    Two static functions of the same name in different files get their file; C++
+    constructor and destructor variants (D0/D1/D2, C1/C2), which demangle alike but
+    are different code, get their raw symbol.
+    """
+    raw_count = defaultdict(int)
     for function in functions:
-        count[function.raw] += 1
+        raw_count[function.raw] += 1
     for function in functions:
-        name = demangle(function.raw)
-        if count[function.raw] > 1 and function.local:
-            name = f"{name} [{function.file or '?'}]"
-        function.name = name
+        function.name = demangle(function.raw)
+        if raw_count[function.raw] > 1 and function.local:
+            function.name = f"{function.name} [{function.file or '?'}]"
+    name_count = defaultdict(int)
+    for function in functions:
+        name_count[function.name] += 1
+    for function in functions:
+        if name_count[function.name] > 1:
+            function.name = f"{function.name} [{function.raw}]"
 
 
 def _function_table(image: ElfImage, decoder: Decoder, resolver: AddressResolver, functions: list[_Function]) -> pd.DataFrame:

@@ -1,0 +1,47 @@
+"""Shared fixtures: real gcc builds of the scripted sample history."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collectors.static_analysis import StaticAnalysis, analyse_binary
+from selector.sample_history import SampleCommit, make_sample_history, sample_cflags
+
+for tool in ("gcc", "g++", "git", "make"):
+    if shutil.which(tool) is None:
+        raise RuntimeError(f"the tests need {tool} on PATH")
+
+
+def compile_c(source: str, output: Path, flags: str = "-O2", compiler: str = "gcc", extension: str = "c") -> Path:
+    """Compile one source text with real gcc/g++."""
+    path = output.with_suffix(f".{extension}")
+    path.write_text(source)
+    subprocess.run([compiler, *flags.split(), "-o", str(output), str(path)], check=True, capture_output=True)
+    return output
+
+
+@pytest.fixture(scope="session")
+def sample_builds(tmp_path_factory):
+    """Build every commit of the sample history once per (optimization, pie) configuration."""
+    cache: dict[tuple[str, bool], list[tuple[SampleCommit, StaticAnalysis, Path]]] = {}
+
+    def build(optimization: str = "-O2", pie: bool = True):
+        key = (optimization, pie)
+        if key not in cache:
+            root = tmp_path_factory.mktemp(f"sample{optimization}{'pie' if pie else 'nopie'}")
+            commits = make_sample_history(root / "project", sample_cflags(optimization, pie))
+            builds = []
+            for index, commit in enumerate(commits):
+                subprocess.run(["git", "checkout", "-q", commit.sha], cwd=root / "project", check=True)
+                subprocess.run(["make", "-s", "-B", "prog"], cwd=root / "project", check=True, capture_output=True)
+                binary = root / f"prog-{index}"
+                shutil.copy(root / "project" / "prog", binary)
+                builds.append((commit, analyse_binary(binary), binary))
+            cache[key] = builds
+        return cache[key]
+
+    return build

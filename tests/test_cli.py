@@ -1,0 +1,47 @@
+"""The command line: help, version, JSON output, diff of two real builds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from selector import __version__
+from tests.conftest import compile_c
+from tests.test_binary_errors import run_selector
+
+VERBS = ["functions", "diff", "collect", "demo"]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_has_help(verb):
+    result = run_selector(verb, "--help")
+    assert result.returncode == 0
+    assert "Usage: selector " + verb in result.stdout
+    assert "--help" in result.stdout
+
+
+def test_top_level_help_lists_verbs_and_version():
+    result = run_selector("--help")
+    assert all(verb in result.stdout for verb in VERBS)
+    version = run_selector("--version")
+    assert version.returncode == 0 and __version__ in version.stdout
+
+
+def test_functions_and_diff_json(tmp_path):
+    source = "int keep(int x) { return x + 1; }\nint edit(int x) { return x * %d; }\nint main(void) { return keep(1) + edit(2); }\n"
+    old = compile_c(source % 3, tmp_path / "old", "-O0")  # -O0: no inlining of edit into main
+    new = compile_c("int fresh(int x) { return x - 5; }\n" + source % 7, tmp_path / "new", "-O0")
+    listing = run_selector("functions", "--format", "json", "--sort", "name", str(old))
+    assert listing.returncode == 0, listing.stderr
+    rows = json.loads(listing.stdout)
+    assert [row["name"] for row in rows if row["name"] in ("edit", "keep", "main")] == ["edit", "keep", "main"]
+    assert all(len(row["fingerprint"]) == 32 and row["instructions"] > 0 for row in rows)
+    diff = run_selector("diff", "--format", "json", str(old), str(new))
+    assert diff.returncode == 0, diff.stderr
+    document = json.loads(diff.stdout)
+    statuses = {row["name"]: row["status"] for row in document["functions"]}
+    assert statuses == {"fresh": "new", "edit": "changed"}
+    assert document["summary"]["changed_functions"] == 1 and document["summary"]["new_functions"] == 1
+    text = run_selector("diff", str(old), str(new))
+    assert "1 new, 0 deleted, 1 changed" in text.stdout

@@ -1,0 +1,57 @@
+"""selector.toml: the sample loads; every kind of mistake is one line naming the key."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from selector.config import ConfigError, load_config
+from selector.sample_history import SELECTOR_TOML
+from tests.test_binary_errors import assert_one_line_error, run_selector
+
+
+def test_sample_configuration_loads(tmp_path):
+    path = tmp_path / "selector.toml"
+    path.write_text(SELECTOR_TOML)
+    config = load_config(path)
+    assert config.project.binary == "prog"
+    assert config.build.timeout == 120
+    assert [b.name for b in config.benchmark] == ["checksum", "sort", "fib", "weights"]
+    assert config.labels.alpha == 0.05 and config.profile.tool == "callgrind"
+
+
+BAD = [
+    ("[project]\nbinary = 'x'\n", "build: required key is missing"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\ntimeout = -5\n", "build.timeout: Input should be greater than 0 (got -5)"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\ntimout = 5\n", "build.timout: unknown key"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'a'\ncommand = 'x'\nmetric = '([0-9'\n",
+     "benchmark.0.metric: not wall_time, instructions, or a valid regex"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'a'\ncommand = 'x'\ndirection = 'up'\n",
+     "benchmark.0.direction"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'a'\ncommand = 'x'\n[[benchmark]]\nname = 'a'\ncommand = 'y'\n",
+     "repeated: a"),
+    ("[project\nbinary = 'x'\n", "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD)
+def test_bad_configuration_is_one_line(tmp_path, text, message):
+    path = tmp_path / "selector.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert message in str(caught.value) and str(path) in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_cli_reports_bad_and_missing_configuration(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert_one_line_error(run_selector("collect", "--repo", str(tmp_path)), "no selector.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[project]\nbinary = 3\n[build]\ncommand = 'make'\n")
+    assert_one_line_error(run_selector("collect", "--repo", str(tmp_path), "--config", str(bad)), "project.binary")
+
+
+def test_collect_outside_a_repository(tmp_path):
+    assert_one_line_error(run_selector("collect", "--repo", str(tmp_path)), "not inside a git repository")

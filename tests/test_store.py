@@ -1,0 +1,63 @@
+"""The Parquet store: atomic files, resumable, corrupt files named."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from selector.store import Store, StoreError
+
+
+def test_round_trip_and_keys(tmp_path):
+    store = Store(tmp_path / "store")
+    frame = pd.DataFrame({"name": ["a", "b"], "callees": [["x"], []], "size": [1, 2]})
+    store.write("functions", "c1", frame)
+    store.write("functions", "c2", frame.assign(size=[3, 4]))
+    assert store.keys("functions") == ["c1", "c2"]
+    both = store.read("functions")
+    assert list(both["size"]) == [1, 2, 3, 4]
+    assert list(store.read_one("functions", "c1")["callees"].iloc[0]) == ["x"]
+    store.write("functions", "c1", frame.head(1))  # a rewrite replaces, never appends
+    assert len(store.read_one("functions", "c1")) == 1
+
+
+def test_unknown_table_is_a_programming_error(tmp_path):
+    with pytest.raises(ValueError):
+        Store(tmp_path).write("nonsense", "k", pd.DataFrame({"a": [1]}))
+
+
+def test_leftover_temporaries_are_ignored_and_swept(tmp_path):
+    store = Store(tmp_path / "store")
+    store.write("commits", "c1", pd.DataFrame({"sha": ["c1"]}))
+    leftover = tmp_path / "store" / "commits" / "c2.parquet.tmp-deadbeef"
+    leftover.write_bytes(b"half a file")
+    assert store.keys("commits") == ["c1"]
+    assert store.sweep_temporaries() == 1 and not leftover.exists()
+
+
+def test_failed_write_leaves_nothing_behind(tmp_path):
+    store = Store(tmp_path / "store")
+    store.write("commits", "c1", pd.DataFrame({"sha": ["c1"]}))
+    with pytest.raises(Exception):
+        store.write("commits", "c1", pd.DataFrame({"bad": [object()]}))  # pyarrow cannot write it
+    assert list(store.read_one("commits", "c1")["sha"]) == ["c1"]
+    assert [p.name for p in (tmp_path / "store" / "commits").iterdir()] == ["c1.parquet"]
+
+
+def test_corrupt_file_is_named_with_the_way_out(tmp_path):
+    store = Store(tmp_path / "store")
+    store.write("functions", "c1", pd.DataFrame({"name": ["a"] * 100}))
+    path = tmp_path / "store" / "functions" / "c1.parquet"
+    path.write_bytes(path.read_bytes()[:40])
+    with pytest.raises(StoreError) as caught:
+        store.read("functions")
+    assert "c1.parquet" in str(caught.value) and "selector collect" in str(caught.value)
+
+
+def test_binaries_are_content_addressed(tmp_path):
+    store = Store(tmp_path / "store")
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.write_bytes(b"same bytes")
+    second.write_bytes(b"same bytes")
+    assert store.put_binary(first) == store.put_binary(second)
+    assert len(list((tmp_path / "store" / "binaries").iterdir())) == 1
