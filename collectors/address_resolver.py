@@ -91,6 +91,13 @@ class AddressResolver:
             return self._code[index]
         return None
 
+    def code_range_of(self, address: int) -> CodeRange | None:
+        """The code range that starts at `address`."""
+        index = bisect.bisect_left(self._code_starts, address)
+        if index < len(self._code) and self._code_starts[index] == address:
+            return self._code[index]
+        return None
+
     def data_at(self, address: int) -> DataRange | None:
         index = bisect.bisect_right(self._data_starts, address) - 1
         if index >= 0 and address < self._data[index].end:

@@ -48,7 +48,9 @@ class Worktree:
         if self.path.exists():  # left by a run that was killed
             self._remove()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.repository.git.worktree("add", "--detach", "--force", str(self.path), self.sha)
+        self.repository.git.worktree("prune")  # forget worktrees whose directories are gone
+        # Forced twice: a run killed inside `worktree add` leaves its entry locked.
+        self.repository.git.worktree("add", "--detach", "-f", "-f", str(self.path), self.sha)
         return self.path
 
     def __exit__(self, *exc) -> None:

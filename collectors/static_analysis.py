@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -40,8 +42,11 @@ class StaticAnalysis:
     notes: list[str] = field(default_factory=list)
 
 
-def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None) -> StaticAnalysis:
+def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None, jobs: int = 1) -> StaticAnalysis:
     """Analyse an x86-64 ELF executable or shared library.
+
+    ``jobs`` > 1 fingerprints functions in that many forked processes, for large
+    binaries only; keep 1 inside processes that already run threads (pyarrow, Dask).
 
     Raises :class:`BinaryError` with a one-line message for anything that is not a
     usable binary, including a stripped one without exported functions.
@@ -63,9 +68,11 @@ def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None)
     code_ranges, functions = _group_functions(code_symbols)
     data_ranges = _data_ranges(image)
     resolver = AddressResolver(image, code_ranges, data_ranges)
+    function_rows = _function_rows_in_parallel if jobs > 1 and len(functions) >= PARALLEL_MINIMUM else _function_rows
+    rows, objects = function_rows(image, decoder, resolver, functions, jobs, lambda: _object_table(image, resolver, data_ranges))
     return StaticAnalysis(
-        functions=_function_table(image, decoder, resolver, functions),
-        objects=_object_table(image, resolver, data_ranges),
+        functions=pd.DataFrame(rows, columns=FUNCTION_COLUMNS),
+        objects=objects,
         symbol_source=image.symbol_source,
         decoder=decoder.name,
         content_digest=image.content_digest(),
@@ -145,41 +152,70 @@ def _name_functions(functions: list[_Function]) -> None:
             function.name = f"{function.name} [{function.raw}]"
 
 
-def _function_table(image: ElfImage, decoder: Decoder, resolver: AddressResolver, functions: list[_Function]) -> pd.DataFrame:
-    rows = []
-    for function in functions:
-        references = References()
-        part_digests = []
-        instructions = 0
-        for part in function.parts:
-            count, digest = _fingerprint_part(image, decoder, resolver, function, part, references)
-            instructions += count
-            part_digests.append((part_kind(part.raw), digest))
-        primary = min(function.parts, key=lambda p: (part_kind(p.raw) != "", p.address))
-        rows.append(
-            (
-                function.name,
-                function.raw,
-                sorted(p.raw for p in function.parts),
-                primary.address,
-                sum(p.size for p in function.parts),
-                instructions,
-                _combine(part_digests),
-                sorted(references.callees - {function.name}),
-                sorted(references.data),
-                any(is_cold_part(p.raw) for p in function.parts),
-                function.local,
-                function.file,
-            )
-        )
-    return pd.DataFrame(rows, columns=FUNCTION_COLUMNS)
+def _function_rows(image, decoder, resolver, functions, jobs, objects) -> tuple[list[tuple], pd.DataFrame]:
+    return [_function_row(image, decoder, resolver, function) for function in functions], objects()
+
+
+def _function_rows_in_parallel(image, decoder, resolver, functions, jobs, objects) -> tuple[list[tuple], pd.DataFrame]:
+    """Fingerprint chunks of functions in forked workers while this process does the data objects.
+
+    Fork shares the loaded image and resolver with the workers for free; only the
+    rows travel back.
+    """
+    global _FORKED_STATE
+    _FORKED_STATE = (image, decoder, resolver, functions)
+    chunks = [range(start, len(functions), jobs * 4) for start in range(jobs * 4)]
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_function_rows_of_chunk, chunk) for chunk in chunks]
+            object_table = objects()
+            rows = [row for future in futures for row in future.result()]
+    finally:
+        _FORKED_STATE = None
+    return sorted(rows), object_table
+
+
+_FORKED_STATE = None
+PARALLEL_MINIMUM = 2000  # functions; below this a fork costs more than it saves
+
+
+def _function_rows_of_chunk(chunk: range) -> list[tuple]:
+    image, decoder, resolver, functions = _FORKED_STATE
+    return [_function_row(image, decoder, resolver, functions[index]) for index in chunk]
+
+
+def _function_row(image: ElfImage, decoder: Decoder, resolver: AddressResolver, function: _Function) -> tuple:
+    references = References()
+    part_digests = []
+    instructions = 0
+    for part in function.parts:
+        count, digest = _fingerprint_part(image, decoder, resolver, function, part, references)
+        instructions += count
+        part_digests.append((part_kind(part.raw), digest))
+    primary = min(function.parts, key=lambda p: (part_kind(p.raw) != "", p.address))
+    return (
+        function.name,
+        function.raw,
+        sorted(p.raw for p in function.parts),
+        primary.address,
+        sum(p.size for p in function.parts),
+        instructions,
+        _combine(part_digests),
+        sorted(references.callees - {function.name}),
+        sorted(references.data),
+        any(is_cold_part(p.raw) for p in function.parts),
+        function.local,
+        function.file,
+    )
 
 
 def _fingerprint_part(
     image: ElfImage, decoder: Decoder, resolver: AddressResolver, function: _Function, part: Symbol, references: References
 ) -> tuple[int, bytes]:
     code = image.read(part.address, part.size)
-    current = CodeRange(part.raw, part.address, len(code), reference_name(part.raw), function.name)
+    current = resolver.code_range_of(part.address) if len(code) == part.size else None
+    if current is None or current.raw != part.raw:
+        current = CodeRange(part.raw, part.address, len(code), reference_name(part.raw), function.name)
     count, fields = decoder.scan(code, part.address, resolver.absolute_range)
     digest = hashlib.blake2b(digest_size=16)
     position = 0
@@ -242,8 +278,10 @@ def _object_table(image: ElfImage, resolver: AddressResolver, ranges: list[DataR
 
 def _object_fingerprint(image: ElfImage, resolver: AddressResolver, data: DataRange, relocated: list[int]) -> str:
     """Hash an object's bytes with each pointer replaced by what it points to."""
-    contents = bytearray(image.read(data.address, data.size))
-    digest = hashlib.blake2b(digest_size=16)
+    section = image.section_at(data.address)
+    if section.nobits:
+        return hashlib.blake2b(f"zero:{data.size}".encode(), digest_size=16).hexdigest()
+    contents = image.read(data.address, data.size)
     pointers = []
     if image.position_independent:
         start = bisect.bisect_left(relocated, data.address)
@@ -257,9 +295,12 @@ def _object_fingerprint(image: ElfImage, resolver: AddressResolver, data: DataRa
             value = int.from_bytes(contents[offset : offset + 8], "little")
             if low <= value < high:
                 pointers.append((offset, resolver.pointer_token(value)))
+    if not pointers:
+        return hashlib.blake2b(contents, digest_size=16).hexdigest()
+    digest = hashlib.blake2b(digest_size=16)
     position = 0
     for offset, token in pointers:
-        digest.update(bytes(contents[position:offset]) + b"\0" + token.encode() + b"\0")
+        digest.update(contents[position:offset] + b"\0" + token.encode() + b"\0")
         position = offset + 8
-    digest.update(bytes(contents[position:]))
+    digest.update(contents[position:])
     return digest.hexdigest()

@@ -22,6 +22,7 @@ _NUMERIC_SUFFIX = re.compile(r"(?:\.\d+)+$")
 _COLD_PART = re.compile(r"\.cold(?:\.\d+)?(?:\.|$)")
 
 
+@lru_cache(maxsize=65536)
 def parent_symbol(raw: str) -> str:
     """The symbol a clone or part belongs to: ``foo.constprop.0.isra.1`` -> ``foo``."""
     match = _CLONE_SUFFIX.search(raw)
@@ -41,6 +42,7 @@ def is_cold_part(raw: str) -> bool:
     return bool(_COLD_PART.search(raw))
 
 
+@lru_cache(maxsize=65536)
 def reference_name(raw: str) -> str:
     """How a reference to this symbol appears in a fingerprint: suffix numbers dropped.
 

@@ -1,0 +1,50 @@
+"""Static analysis speed: fingerprinting libpython, as a ratio to `objdump -d` on the same file.
+
+Both run in this one process run, alternating, `--rounds` times; the ratio of the
+medians is printed (target: at most 0.5).  Run: python benchmarks/static_speed.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import interleaved, libpython, median  # noqa: E402
+
+from collectors.static_analysis import analyse_binary  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--binary", type=Path, default=None, help="another binary instead of libpython")
+    arguments = parser.parse_args()
+    binary = arguments.binary or libpython()
+    analysis = analyse_binary(binary)
+    instructions = int(analysis.functions["instructions"].sum())
+
+    def objdump() -> None:
+        subprocess.run(["objdump", "-d", str(binary)], stdout=subprocess.DEVNULL, check=True)
+
+    jobs = os.cpu_count() or 1
+    candidates = {"selector, 1 process": lambda: analyse_binary(binary), "objdump -d": objdump}
+    if jobs > 1:
+        candidates[f"selector, {jobs} processes"] = lambda: analyse_binary(binary, jobs=jobs)
+    times = interleaved(candidates, arguments.rounds)
+    theirs = median(times["objdump -d"])
+    print(f"binary        {binary}")
+    print(f"functions     {len(analysis.functions)}   instructions {instructions}   decoder {analysis.decoder}")
+    print(f"load average  {os.getloadavg()[0]:.2f} (other work on the machine slows the parallel run most)")
+    print(f"objdump -d    {theirs:.3f} s  (median of {arguments.rounds})")
+    for name in candidates:
+        if name.startswith("selector"):
+            ours = median(times[name])
+            print(f"{name:22s} {ours:.3f} s  ratio to objdump {ours / theirs:.2f}  (target <= 0.5)")
+
+
+if __name__ == "__main__":
+    main()
