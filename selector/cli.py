@@ -175,14 +175,15 @@ def collect_command(
 @click.option("--out", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("selector-demo"),
               show_default=True, help="Where the sample project, its store and the results go.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=2, show_default=True)
-def demo(directory: Path, jobs: int) -> None:
+@format_option
+def demo(directory: Path, jobs: int, output_format: str) -> None:
     """Run the tool end to end on a generated sample C project with a scripted
     history (neutral commits, hot and cold changes, added and deleted functions, a
     data-only change, a compiler-flag change). Rerunning reuses what is there.
     """
     from selector.demo import run_demo
 
-    run_demo(directory, jobs)
+    run_demo(directory, jobs, output_format)
 
 
 def main() -> None:

@@ -13,16 +13,16 @@ from selector.collect_report import report_collection, run_collection
 from selector.config import CONFIG_NAME, load_config
 from selector.sample_history import make_sample_history
 from selector.store import Store
-from selector.tables import print_table, stdout
+from selector.tables import print_json, print_table, records, stderr, stdout
 
 
-def run_demo(directory: Path, jobs: int = 2) -> pd.DataFrame:
+def run_demo(directory: Path, jobs: int = 2, output_format: str = "text") -> pd.DataFrame:
     """Generate (or reuse) the sample project under `directory`, collect it, show each commit's diff."""
     project, store_path = directory / "project", directory / "store"
     if not project.exists():
         if directory.exists() and any(directory.iterdir()):
             raise UserError(f"{directory} exists and is not a selector demo; choose another --out")
-        stdout.print(f"Creating the sample C project and its history in {project}")
+        stderr.print(f"Creating the sample C project and its history in {project}")
         make_sample_history(project)
     elif not (project / CONFIG_NAME).is_file():
         raise UserError(f"{project} exists but holds no {CONFIG_NAME}; choose another --out")
@@ -32,9 +32,11 @@ def run_demo(directory: Path, jobs: int = 2) -> pd.DataFrame:
     store = Store(store_path)
     commits = select_commits(repository, "HEAD")
     summary = run_collection(project, config, store, commits, jobs=jobs)
-    report_collection(summary, store, "text")
-
     changes = commit_changes(store, [c.sha for c in commits])
+    if output_format == "json":
+        print_json({"project": str(project), "store": str(store_path), "commits": records(changes)})
+        return changes
+    report_collection(summary, store, "text")
     print_table(changes, title="what each commit changed in the binary (static analysis)")
     stdout.print(
         f"\nWhere to look:\n"

@@ -45,3 +45,21 @@ def test_functions_and_diff_json(tmp_path):
     assert document["summary"]["changed_functions"] == 1 and document["summary"]["new_functions"] == 1
     text = run_selector("diff", str(old), str(new))
     assert "1 new, 0 deleted, 1 changed" in text.stdout
+
+
+def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
+    first = run_selector("demo", "--out", str(tmp_path / "demo"), "--format", "json")
+    assert first.returncode == 0, first.stderr
+    commits = json.loads(first.stdout)["commits"]
+    by_subject = {row["subject"]: row for row in commits}
+    assert by_subject["checksum: mix every byte twice"]["changed"] == "checksum"
+    assert by_subject["Explain the checksum constant"]["changed"] == ""
+    assert by_subject["Heavier weights table"]["data"] == "weights"
+    assert by_subject["Build with a different optimization level"]["build config"] == "changed"
+    again = run_selector("demo", "--out", str(tmp_path / "demo"))
+    assert again.returncode == 0 and "already_stored" in again.stdout
+    other = tmp_path / "occupied"
+    other.mkdir()
+    (other / "file").write_text("mine")
+    refused = run_selector("demo", "--out", str(other))
+    assert refused.returncode == 2 and "not a selector demo" in refused.stderr
