@@ -170,6 +170,45 @@ def collect_command(
     report_collection(summary, store, output_format)
 
 
+# ------------------------------------------------------------------ calibrate
+@cli.command("calibrate")
+@click.argument("revision", default="HEAD")
+@_repository_options
+@click.option("--rounds", type=click.IntRange(min=1), default=10, show_default=True,
+              help="A/A comparisons per benchmark (one is enough when all runs are identical).")
+@format_option
+def calibrate_command(revision: str, repository: Path, config_path: Path | None, store_location: str | None,
+                      rounds: int, output_format: str) -> None:
+    """Measure one build against itself (A/A) to learn each benchmark's noise.
+
+    Reports the coefficient of variation of each benchmark and the labeler's
+    false-positive rate (A/A comparisons labelled "changed"), so `repetitions` and
+    `min_effect` can be set on evidence. A metric whose runs are all identical is
+    marked exact; labels of that benchmark then use the effect alone.
+    """
+    from selector.calibrate import calibrate
+
+    repo = open_repository(repository)
+    top = Path(repo.working_tree_dir)
+    config = load_config(find_config(top, config_path))
+    store = Store(store_location or top / DEFAULT_STORE)
+    with stderr.status("calibrating") as status:
+        table = calibrate(top, config, store, revision, rounds,
+                          on_round=lambda name, done: status.update(f"calibrating {name}: round {done}/{rounds}"))
+    if output_format == "json":
+        print_json(records(table.drop(columns=["measured_at"])))
+        return
+    shown = pd.DataFrame({
+        "benchmark": table["benchmark"], "metric": table["metric"], "runs": table["runs"],
+        "median": table["median"].map(lambda v: f"{v:.6g}"), "cv": table["cv"].map(lambda v: f"{v:.2%}"),
+        "exact": table["exact"],
+        "false positives": [f"{fp}/{r} ({rate:.0%})" for fp, r, rate in zip(table["false_positives"], table["rounds"], table["false_positive_rate"])],
+    })
+    print_table(shown, title=f"A/A calibration of {table['commit'].iloc[0][:12]} (alpha {config.labels.alpha:g}, min_effect {config.labels.min_effect:g})")
+    stdout.print("Exact benchmarks are labelled by the effect alone. For the others, a false-positive rate well above "
+                 "alpha means the runs drift: pin a CPU (\\[run] cpu), add repetitions, or raise min_effect above the CV.")
+
+
 # ----------------------------------------------------------------------- demo
 @cli.command()
 @click.option("--out", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("selector-demo"),

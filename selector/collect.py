@@ -1,4 +1,6 @@
-"""Collection: build each chosen commit, analyse its binary, and store the results.
+"""Collection: build each chosen commit, analyse its binary, run and profile its
+benchmarks, and store the results; then label each commit against its closest
+measured ancestor.
 
 One task per commit, independent of the others, so tasks run in a process pool today
 and on other executors later.  A task writes its ``commits`` row last: a commit with
@@ -8,7 +10,11 @@ interrupted task is rewritten whole, atomically, when it runs again).
 
 from __future__ import annotations
 
+import fcntl
+import tempfile
 import time
+import zlib
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -17,11 +23,15 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
+from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner
 from collectors.builds import OK, Worktree, build_config_digest, run_build, toolchain_version
 from collectors.errors import UserError
 from collectors.git_history import CommitInfo, open_repository
+from collectors.host import host_facts
+from collectors.profiler import profile_suite
 from collectors.static_analysis import analyse_binary, content_digest
-from selector.config import Config
+from selector.config import Config, benchmark_specs
+from selector.labelling import LabelSummary, update_labels
 from selector.store import Store
 
 SKIPPED = "stored"  # already in the store from an earlier run
@@ -34,12 +44,17 @@ class CommitOutcome:
     reason: str = ""
     functions: int = 0
     reused_analysis: bool = False
+    measured: bool = False
+    profiled: bool = False
+    failed_runs: int = 0
     seconds: float = 0.0
+    child_seconds: float = 0.0  # waiting for builds, benchmarks and profilers
 
 
 @dataclass
 class CollectSummary:
     outcomes: list[CommitOutcome] = field(default_factory=list)
+    labels: LabelSummary | None = None
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes)
@@ -49,16 +64,25 @@ class CollectSummary:
         return [o for o in self.outcomes if o.status not in (OK, SKIPPED)]
 
 
-def pending_commits(store: Store, commits: Iterable[CommitInfo], retry_failed: bool = False) -> tuple[list[CommitInfo], list[CommitInfo]]:
-    """Split commits into (to collect, already stored)."""
+def pending_commits(
+    store: Store, commits: Iterable[CommitInfo], retry_failed: bool = False, needs_measurements: bool = False
+) -> tuple[list[CommitInfo], list[CommitInfo]]:
+    """Split commits into (to collect, already stored).
+
+    A stored commit is collected again when its build failed and `retry_failed`, or
+    when benchmarks are configured and it has no measurements yet (it was collected
+    before the suite was set up).
+    """
     todo, done = [], []
     for commit in commits:
-        if store.has("commits", commit.sha) and not (
-            retry_failed and store.read_one("commits", commit.sha)["build_status"].iloc[0] != OK
-        ):
-            done.append(commit)
-        else:
+        if not store.has("commits", commit.sha):
             todo.append(commit)
+            continue
+        built = store.read_one("commits", commit.sha)["build_status"].iloc[0] == OK
+        if (retry_failed and not built) or (built and needs_measurements and not store.has("measurements", commit.sha)):
+            todo.append(commit)
+        else:
+            done.append(commit)
     return todo, done
 
 
@@ -75,7 +99,7 @@ def collect(
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1 (got {jobs})")
     store.sweep_temporaries()
-    todo, done = pending_commits(store, commits, retry_failed)
+    todo, done = pending_commits(store, commits, retry_failed, needs_measurements=bool(config.benchmark))
     summary = CollectSummary()
     for commit in done:
         outcome = CommitOutcome(commit.sha, SKIPPED)
@@ -88,7 +112,14 @@ def collect(
             outcome = collect_commit(commit, *arguments)
             summary.outcomes.append(outcome)
             on_outcome(outcome)
-        return summary
+    else:
+        _collect_in_pool(todo, arguments, jobs, summary, on_outcome)
+    if config.benchmark:
+        summary.labels = update_labels(store, config)
+    return summary
+
+
+def _collect_in_pool(todo, arguments, jobs, summary, on_outcome) -> None:
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         running: set[Future] = {pool.submit(collect_commit, commit, *arguments) for commit in todo}
         try:
@@ -102,7 +133,6 @@ def collect(
             for future in running:
                 future.cancel()
             raise
-    return summary
 
 
 def collect_commit(commit: CommitInfo, repository_path: str, config: Config, store_location: str, toolchain: str) -> CommitOutcome:
@@ -128,26 +158,83 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
         "build_reason": "",
         "build_log_tail": "",
         "build_seconds": 0.0,
+        "benchmarks_measured": 0,
+        "run_failures": "",
+        "profile_failures": "",
     }
     outcome = CommitOutcome(commit.sha, OK)
     with Worktree(repository, commit.sha) as checkout:
         build = run_build(checkout, commit.sha, config.build.command, config.project.binary, config.build.timeout, build_config)
+        outcome.child_seconds += build.seconds
         row.update(build_status=build.status, build_reason=build.reason, build_log_tail=build.log_tail, build_seconds=build.seconds)
-        if build.status == OK:
+        if build.status != OK:
+            outcome.status, outcome.reason = build.status, f"build {build.reason}"
+        else:
             row["binary_sha256"] = store.put_binary(build.binary)
-    if build.status != OK:
-        outcome.status, outcome.reason = build.status, f"build {build.reason}"
-    else:
-        try:
-            outcome.reused_analysis = _store_analysis(store, commit.sha, row)
-            outcome.functions = row["functions"]
-        except UserError as error:  # the binary exists but cannot be analysed (stripped, not x86-64, ...)
-            row.update(build_status="failed", build_reason=f"analysis: {error}")
-            outcome.status, outcome.reason = "failed", f"analysis: {error}"
+            try:
+                outcome.reused_analysis = _store_analysis(store, commit.sha, row)
+                outcome.functions = row["functions"]
+            except UserError as error:  # the binary exists but cannot be analysed (stripped, not x86-64, ...)
+                row.update(build_status="failed", build_reason=f"analysis: {error}")
+                outcome.status, outcome.reason = "failed", f"analysis: {error}"
+        if outcome.status == OK and config.benchmark:
+            _measure(store, commit.sha, config, checkout, row, outcome)
+    row["child_seconds"] = outcome.child_seconds
     row["collected_at"] = datetime.now(timezone.utc)
     store.write("commits", commit.sha, pd.DataFrame([row]))
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, outcome: CommitOutcome) -> None:
+    """Run the benchmarks and profilers on the built checkout; store measurements and profiles."""
+    specs = benchmark_specs(config)
+    suite = Path(config.project.suite) if config.project.suite else None
+    timing = any(spec.metric != INSTRUCTIONS for spec in specs)
+    with tempfile.TemporaryDirectory(prefix="selector-runs-") as workdir, _measurement_slot(timing):
+        runner = BenchmarkRunner(
+            specs, checkout / config.project.binary, checkout, suite, cpu=config.run.cpu,
+            seed=zlib.crc32(f"{config.run.seed}:{sha}".encode()), workdir=Path(workdir),
+        )
+        facts = host_facts()
+        result = runner.run()
+        profiles = profile_suite(runner, config.profile.tool, result.callgrind_files)
+        outcome.child_seconds += runner.child_seconds
+    metrics = {spec.name: spec.metric for spec in specs}
+    measurements = pd.DataFrame(
+        [
+            {"commit": sha, "benchmark": run.benchmark, "metric": metrics[run.benchmark], "repetition": run.repetition,
+             "run_order": run.order, "value": run.value, "status": run.status, "error": run.error, "seconds": run.seconds, **facts}
+            for run in result.runs
+        ]
+    )
+    store.write("measurements", sha, measurements)
+    store.write("profiles", sha, profiles.rows.assign(commit=sha))
+    measured = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]["benchmark"].nunique()
+    failed = measurements[measurements["status"] != "ok"]
+    row.update(
+        benchmarks_measured=int(measured),
+        run_failures="\n".join(sorted({f"{r.benchmark}: {r.error}" for r in failed.itertuples()})),
+        profile_failures="\n".join(f"{name}: {why}" for name, why in profiles.failures.items()),
+    )
+    outcome.measured = measured > 0
+    outcome.profiled = profiles.rows["benchmark"].nunique() > 0
+    outcome.failed_runs = len(failed)
+
+
+@contextmanager
+def _measurement_slot(timing: bool):
+    """One timing measurement at a time on this machine: builds may run in parallel,
+    but two benchmark suites timed at once would disturb each other."""
+    if not timing:
+        yield
+        return
+    with open(Path(tempfile.gettempdir()) / "selector-measurement.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _store_analysis(store: Store, sha: str, row: dict) -> bool:

@@ -11,7 +11,7 @@ from collectors.git_history import CommitInfo
 from selector.collect import SKIPPED, CollectSummary, CommitOutcome, collect
 from selector.config import Config
 from selector.store import Store
-from selector.tables import print_json, print_table, stderr
+from selector.tables import print_json, print_table, records, stderr
 
 
 def run_collection(
@@ -32,12 +32,19 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
     totals = {
         "commits": len(summary.outcomes), "built": summary.count("ok"), "failed": summary.count("failed"),
         "already_stored": summary.count(SKIPPED), "analyses_reused": sum(o.reused_analysis for o in summary.outcomes),
+        "profiled": sum(o.profiled for o in summary.outcomes),
+        "failed_runs": sum(o.failed_runs for o in summary.outcomes),
         "store": store.location,
     }
     failures = [{"commit": o.sha, "reason": o.reason} for o in summary.failures]
+    labels = summary.labels.per_benchmark if summary.labels is not None else None
     if output_format == "json":
-        print_json({"summary": totals, "failures": failures})
+        print_json({"summary": totals, "failures": failures, "labels": records(labels) if labels is not None else []})
         return
     print_table(pd.DataFrame([{k: v for k, v in totals.items() if k != "store"}]), title=f"collected into {store.location}")
     if failures:
         print_table(pd.DataFrame([{"commit": f["commit"][:12], "reason": f["reason"]} for f in failures]), title="failures")
+    if totals["failed_runs"]:
+        stderr.print(f"{totals['failed_runs']} benchmark runs failed; their reasons are in the commits table (run_failures)")
+    if labels is not None and len(labels):
+        print_table(labels, title="labels (each commit against its closest measured ancestor)")

@@ -29,6 +29,8 @@ class _Section(BaseModel):
 
 class ProjectSection(_Section):
     binary: str = Field(min_length=1, description="built executable or shared library, relative to the checkout")
+    # Benchmark inputs kept outside the history ({suite} in commands); relative to the config file.
+    suite: str | None = None
 
 
 class BuildSection(_Section):
@@ -47,6 +49,7 @@ class BenchmarkSection(_Section):
     direction: Literal["lower", "higher"] = "lower"
     repetitions: int = Field(default=5, ge=1)
     timeout: int = Field(default=300, gt=0)
+    warmup: int = Field(default=1, ge=0, description="runs before the measured ones, not recorded as measurements")
 
     @field_validator("metric")
     @classmethod
@@ -68,6 +71,11 @@ class ProfileSection(_Section):
     tool: Literal["callgrind", "perf", "none"] = "callgrind"
 
 
+class RunSection(_Section):
+    cpu: str | None = Field(default=None, description="pin benchmark runs to these CPUs (taskset -c), e.g. '1'")
+    seed: int = Field(default=0, description="seed of the randomized run order")
+
+
 class LabelsSection(_Section):
     alpha: float = Field(default=0.05, gt=0, lt=1)
     min_effect: float = Field(default=0.01, ge=0)
@@ -79,6 +87,7 @@ class Config(_Section):
     benchmark: list[BenchmarkSection] = Field(default_factory=list)
     profile: ProfileSection = ProfileSection()
     labels: LabelsSection = LabelsSection()
+    run: RunSection = RunSection()
 
     @field_validator("benchmark")
     @classmethod
@@ -109,9 +118,22 @@ def load_config(path: str | Path) -> Config:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     try:
-        return Config.model_validate(document)
+        config = Config.model_validate(document)
     except ValidationError as error:
         raise ConfigError(f"{path}: {_first_problem(error)}") from None
+    if config.project.suite is not None:
+        suite = (path.parent / config.project.suite).resolve()
+        if not suite.is_dir():
+            raise ConfigError(f"{path}: project.suite: {suite} is not a directory")
+        config = config.model_copy(update={"project": config.project.model_copy(update={"suite": str(suite)})})
+    return config
+
+
+def benchmark_specs(config: Config) -> list["BenchmarkSpec"]:
+    """The benchmarks in the form the runner takes."""
+    from collectors.benchmark_runner import BenchmarkSpec
+
+    return [BenchmarkSpec(**benchmark.model_dump()) for benchmark in config.benchmark]
 
 
 def _first_problem(error: ValidationError) -> str:

@@ -9,6 +9,7 @@ import pandas as pd
 from collectors.errors import UserError
 from collectors.git_history import open_repository, select_commits
 from collectors.static_diff import diff_functions, diff_objects
+from selector.calibrate import calibrate
 from selector.collect_report import report_collection, run_collection
 from selector.config import CONFIG_NAME, load_config
 from selector.sample_history import make_sample_history
@@ -31,6 +32,9 @@ def run_demo(directory: Path, jobs: int = 2, output_format: str = "text") -> pd.
     config = load_config(project / CONFIG_NAME)
     store = Store(store_path)
     commits = select_commits(repository, "HEAD")
+    if not store.keys("calibration"):
+        stderr.print("Calibrating the benchmarks on the first commit (A/A)")
+        calibrate(project, config, store, commits[0].sha, rounds=3)
     summary = run_collection(project, config, store, commits, jobs=jobs)
     changes = commit_changes(store, [c.sha for c in commits])
     if output_format == "json":

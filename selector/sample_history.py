@@ -162,28 +162,40 @@ binary = "prog"
 command = "make -s prog"
 timeout = 120
 
+[profile]
+tool = "callgrind"
+"""
+
+# Callgrind counts are deterministic for this program: `selector calibrate` proves it,
+# and then three repetitions without warm-up are plenty.
+BENCHMARKS_TOML = """
 [[benchmark]]
 name = "checksum"
 command = "{binary} checksum 40"
 metric = "instructions"
+repetitions = 3
+warmup = 0
 
 [[benchmark]]
 name = "sort"
 command = "{binary} sort 3000"
 metric = "instructions"
+repetitions = 3
+warmup = 0
 
 [[benchmark]]
 name = "fib"
 command = "{binary} fib 24"
 metric = "instructions"
+repetitions = 3
+warmup = 0
 
 [[benchmark]]
 name = "weights"
 command = "{binary} weights 20000"
 metric = "instructions"
-
-[profile]
-tool = "callgrind"
+repetitions = 3
+warmup = 0
 """
 
 
@@ -258,18 +270,20 @@ def sample_cflags(optimization: str = "-O2", pie: bool = True) -> str:
 
 
 def make_sample_history(
-    root: str | os.PathLike[str], cflags: str | None = None, steps: tuple[Step, ...] = DEFAULT_STEPS
+    root: str | os.PathLike[str], cflags: str | None = None, steps: tuple[Step, ...] = DEFAULT_STEPS,
+    benchmarks: bool = True,
 ) -> list[SampleCommit]:
     """Create the project in a new git repository at `root`; returns its commits, oldest first.
 
-    The first commit is the initial project (its step has kind "initial").
+    The first commit is the initial project (its step has kind "initial").  Without
+    `benchmarks`, its selector.toml configures only the build (static collection).
     """
     root = Path(root)
     (root / "src").mkdir(parents=True, exist_ok=True)
     files = {
         "src/kernels.c": KERNELS_C, "src/table.c": TABLE_C, "src/report.c": REPORT_C, "src/main.c": MAIN_C,
         "src/kernels.h": KERNELS_H, "Makefile": MAKEFILE.format(cflags=cflags or sample_cflags()),
-        "selector.toml": SELECTOR_TOML, ".gitignore": "prog\n.selector/\n",
+        "selector.toml": SELECTOR_TOML + (BENCHMARKS_TOML if benchmarks else ""), ".gitignore": "prog\n.selector/\n",
     }
     for relative, text in files.items():
         (root / relative).write_text(text)

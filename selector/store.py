@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from collectors.errors import UserError
 
-TABLES = ("commits", "functions", "objects")
+TABLES = ("commits", "functions", "objects", "measurements", "profiles", "labels", "calibration")
 SUFFIX = ".parquet"
 TEMPORARY = ".tmp-"
 

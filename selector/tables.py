@@ -46,6 +46,7 @@ def print_table(frame: pd.DataFrame, title: str | None = None, justify: dict[str
 def _cell(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
-    if hasattr(value, "tolist"):
-        return ", ".join(map(str, value.tolist()))
+    if hasattr(value, "tolist"):  # numpy arrays (lists read back from Parquet) and numpy scalars
+        value = value.tolist()
+        return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
     return str(value)

@@ -7,13 +7,13 @@ import subprocess
 import pytest
 
 from selector.config import ConfigError, load_config
-from selector.sample_history import SELECTOR_TOML
+from selector.sample_history import BENCHMARKS_TOML, SELECTOR_TOML
 from tests.test_binary_errors import assert_one_line_error, run_selector
 
 
 def test_sample_configuration_loads(tmp_path):
     path = tmp_path / "selector.toml"
-    path.write_text(SELECTOR_TOML)
+    path.write_text(SELECTOR_TOML + BENCHMARKS_TOML)
     config = load_config(path)
     assert config.project.binary == "prog"
     assert config.build.timeout == 120

@@ -1,0 +1,156 @@
+"""Running a benchmark suite on one build: warm-up, repetitions in random order, timeouts.
+
+Order is randomized across benchmarks and repetitions (DataMill practice) so that slow
+drifts of the machine spread over all benchmarks instead of biasing one.  A run that
+crashes, hangs past its timeout, or prints no number for a regex metric is recorded as
+a failed run with the reason, and the suite goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collectors.callgrind import callgrind_command, read_callgrind
+
+WALL_TIME, INSTRUCTIONS = "wall_time", "instructions"
+OUTPUT_TAIL = 400  # characters of stderr kept with a failure
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    name: str
+    command: str  # with {binary}, {checkout}, {suite}
+    metric: str = WALL_TIME  # wall_time | instructions | a regex with one group
+    direction: str = "lower"
+    repetitions: int = 5
+    timeout: float = 300
+    warmup: int = 1
+
+
+@dataclass
+class Run:
+    benchmark: str
+    repetition: int  # -1 for a warm-up run
+    order: int  # position in the randomized schedule
+    value: float | None
+    status: str  # ok | failed
+    error: str
+    seconds: float
+
+
+@dataclass
+class SuiteResult:
+    runs: list[Run]
+    callgrind_files: dict[str, Path] = field(default_factory=dict)  # benchmark -> one callgrind output (instructions metric)
+    child_seconds: float = 0.0  # time spent waiting for benchmark processes
+
+
+def expand(command: str, binary: Path, checkout: Path, suite: Path | None) -> list[str]:
+    """The argument vector of a benchmark command with its placeholders filled in."""
+    text = command.format(binary=shlex.quote(str(binary)), checkout=shlex.quote(str(checkout)),
+                          suite=shlex.quote(str(suite or "")))
+    return shlex.split(text)
+
+
+class BenchmarkRunner:
+    def __init__(
+        self, benchmarks: list[BenchmarkSpec], binary: Path, checkout: Path, suite: Path | None = None,
+        cpu: str | None = None, seed: int | None = None, workdir: Path | None = None,
+    ) -> None:
+        self.benchmarks = benchmarks
+        self.binary = Path(binary)
+        self.checkout = Path(checkout)
+        self.suite = suite
+        self.cpu = cpu
+        self.random = random.Random(seed)
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="selector-runs-"))
+        self.child_seconds = 0.0
+
+    def run(self) -> SuiteResult:
+        schedule = [(spec, rep) for spec in self.benchmarks for rep in range(spec.repetitions)]
+        self.random.shuffle(schedule)
+        warmups = [(spec, -1) for spec in self.benchmarks for _ in range(spec.warmup)]
+        self.random.shuffle(warmups)
+        result = SuiteResult(runs=[])
+        for order, (spec, repetition) in enumerate(warmups + schedule):
+            keep = self.workdir / f"{spec.name}.{repetition}.callgrind" if spec.metric == INSTRUCTIONS else None
+            run = self.run_once(spec, repetition, order, keep)
+            result.runs.append(run)
+            if keep is not None and run.status == "ok" and repetition >= 0 and spec.name not in result.callgrind_files:
+                result.callgrind_files[spec.name] = keep
+        result.child_seconds = self.child_seconds
+        return result
+
+    def run_once(self, spec: BenchmarkSpec, repetition: int, order: int, callgrind_output: Path | None = None) -> Run:
+        """One run of one benchmark; failures come back as a Run with status failed."""
+        arguments = expand(spec.command, self.binary, self.checkout, self.suite)
+        if spec.metric == INSTRUCTIONS:
+            callgrind_output = callgrind_output or self.workdir / f"{spec.name}.{repetition}.callgrind"
+            arguments = callgrind_command(arguments, callgrind_output)
+        if self.cpu is not None:
+            arguments = ["taskset", "-c", str(self.cpu), *arguments]
+        outcome = self.execute(arguments, spec.timeout)
+        failure = outcome.failure
+        value = None
+        if not failure:
+            value, failure = self._value(spec, outcome, callgrind_output)
+        return Run(spec.name, repetition, order, value, "failed" if failure else "ok", failure, outcome.seconds)
+
+    def _value(self, spec: BenchmarkSpec, outcome: "_Outcome", callgrind_output: Path | None) -> tuple[float | None, str]:
+        if spec.metric == WALL_TIME:
+            return outcome.seconds, ""
+        if spec.metric == INSTRUCTIONS:
+            try:
+                return float(read_callgrind(callgrind_output).total_instructions), ""
+            except (OSError, ValueError) as error:
+                return None, f"callgrind output unreadable: {error}"
+        match = re.search(spec.metric, outcome.stdout)
+        if match is None:
+            return None, f"no match for /{spec.metric}/ in the output"
+        try:
+            return float(match.group(1)), ""
+        except ValueError:
+            return None, f"/{spec.metric}/ matched {match.group(1)!r}, not a number"
+
+    def execute(self, arguments: list[str], timeout: float) -> "_Outcome":
+        """Run a process in the checkout with a timeout; its wall time counts as child time."""
+        started = time.perf_counter()
+        try:
+            process = subprocess.Popen(
+                arguments, cwd=self.checkout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                start_new_session=True,  # a timeout kills everything the benchmark started
+            )
+        except OSError as error:
+            return _Outcome(0.0, "", f"cannot start {arguments[0]}: {error.strerror}")
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+            seconds = time.perf_counter() - started
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            self.child_seconds += time.perf_counter() - started
+            return _Outcome(timeout, "", f"timed out after {timeout:g} s")
+        self.child_seconds += seconds
+        text = stdout.decode("utf-8", "replace")
+        if process.returncode != 0:
+            detail = stderr.decode("utf-8", "replace").strip()[-OUTPUT_TAIL:]
+            cause = (f"killed by {signal.Signals(-process.returncode).name}" if process.returncode < 0
+                     else f"exit status {process.returncode}")
+            return _Outcome(seconds, text, f"{cause}{': ' + detail.splitlines()[-1] if detail else ''}")
+        return _Outcome(seconds, text, "")
+
+
+@dataclass
+class _Outcome:
+    seconds: float
+    stdout: str
+    failure: str

@@ -1,0 +1,149 @@
+"""Running a command under valgrind's callgrind and reading its per-function profile.
+
+Callgrind counts instructions, not time: on an unchanged binary with unchanged input
+the counts repeat exactly, unless the program itself varies (hash seeds from
+addresses or the clock), which `selector calibrate` finds out.
+
+The parser reads callgrind's documented output format (name compression, relative
+positions, ``calls=`` lines followed by the inclusive cost of those calls).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from collectors.symbols import parent_symbol
+
+PROFILE_COLUMNS = ["function", "object", "in_binary", "calls", "self_instructions", "inclusive_instructions"]
+_RECURSION = re.compile(r"'\d+$")
+_CLONE_NOTE = re.compile(r" \[clone [^\]]*\]")
+_NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
+
+
+def callgrind_command(command: list[str], output: Path) -> list[str]:
+    """The command line that runs `command` under callgrind, writing `output`."""
+    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={output}", "--dump-line=no", "--quiet", *command]
+
+
+def normalize_function(name: str) -> str:
+    """The function a callgrind entry belongs to, as the static table names it.
+
+    ``fib'2`` (a recursion level), ``foo.constprop.0``, ``foo.cold`` and
+    ``f(int) [clone .isra.0]`` all become their parent.
+    """
+    name = _RECURSION.sub("", name)
+    name = _CLONE_NOTE.sub("", name)
+    return parent_symbol(name) if "(" not in name else name
+
+
+@dataclass
+class _Function:
+    self_cost: int = 0
+    calls_in: int = 0
+    calls_out: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # callee key -> inclusive cost
+
+
+@dataclass
+class CallgrindProfile:
+    total_instructions: int
+    functions: pd.DataFrame  # PROFILE_COLUMNS
+
+
+def read_callgrind(path: str | os.PathLike[str], binary: str | os.PathLike[str] | None = None) -> CallgrindProfile:
+    """Per-function calls, self and inclusive instructions (event Ir) of one callgrind file.
+
+    Functions of `binary` are marked ``in_binary``; the others (shared libraries)
+    keep their object's name.  Entries of one function (recursion levels, clones,
+    split parts) are merged; calls between them are not counted as inclusive cost twice.
+    """
+    names: dict[str, dict[str, str]] = {"ob": {}, "fl": {}, "fn": {}}
+    functions: dict[tuple[str, str], _Function] = defaultdict(_Function)
+    current: tuple[str, str] = ("", "")
+    current_object = ""
+    callee_object = None
+    callee: str | None = None
+    pending_call: tuple[str, str] | None = None
+    total = None
+    event_index = 0
+
+    def resolve(kind: str, value: str) -> str:
+        match = _NAMED.match(value)
+        if not match:
+            return value
+        identifier, text = match.groups()
+        if text is not None:
+            names[kind][identifier] = text
+            return text
+        return names[kind].get(identifier, value)
+
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            line = line.rstrip("\n")
+            if not line or line[0] == "#":
+                continue
+            head = line[0]
+            if head.isdigit() or head in "+-*":
+                cost = _cost(line, event_index)
+                if pending_call is not None:
+                    functions[current].calls_out[pending_call] += cost
+                    pending_call = None
+                else:
+                    functions[current].self_cost += cost
+                continue
+            key, _, value = line.partition("=")
+            if key == "ob":
+                current_object = resolve("ob", value)
+            elif key == "fn":
+                current = (current_object, resolve("fn", value))
+                functions[current]
+                callee_object = None
+            elif key == "cob":
+                callee_object = resolve("ob", value)
+            elif key == "cfn":
+                callee = resolve("fn", value)
+            elif key in ("fl", "fi", "fe", "cfi", "cfl"):
+                resolve("fl", value)
+            elif key == "calls":
+                count = int(value.split()[0])
+                target = (callee_object if callee_object is not None else current_object, callee)
+                functions[target].calls_in += count
+                pending_call = target
+                callee_object = None
+            elif line.startswith("events:"):
+                event_index = line.split()[1:].index("Ir") if "Ir" in line.split()[1:] else 0
+            elif line.startswith(("summary:", "totals:")) and total is None:
+                total = int(line.split()[1 + event_index])
+    if total is None:
+        raise ValueError(f"{path}: not a complete callgrind output (no summary or totals line)")
+    return CallgrindProfile(total, _merge(functions, binary))
+
+
+def _cost(line: str, event_index: int) -> int:
+    fields = line.split()
+    return int(fields[1 + event_index]) if len(fields) > 1 + event_index else 0
+
+
+def _merge(functions: dict[tuple[str, str], _Function], binary) -> pd.DataFrame:
+    binary_path = os.path.realpath(binary) if binary else None
+    merged: dict[tuple[str, str], list[int]] = {}
+    for (obj, raw), data in functions.items():
+        key = (obj, normalize_function(raw))
+        row = merged.setdefault(key, [0, 0, 0])
+        row[0] += data.calls_in
+        row[1] += data.self_cost
+        # inclusive = own cost + cost of calls that leave the (merged) function
+        row[2] += data.self_cost + sum(
+            cost for (callee_obj, callee), cost in data.calls_out.items() if (callee_obj, normalize_function(callee)) != key
+        )
+    rows = [
+        (name, os.path.basename(obj), bool(binary_path) and os.path.realpath(obj) == binary_path, calls, own, inclusive)
+        for (obj, name), (calls, own, inclusive) in merged.items()
+        if name
+    ]
+    return pd.DataFrame(rows, columns=PROFILE_COLUMNS).sort_values("inclusive_instructions", ascending=False, ignore_index=True)

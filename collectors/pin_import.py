@@ -1,0 +1,44 @@
+"""Importing Pin `proccount` output, the profiles the seed studies were built on.
+
+proccount writes one line per routine::
+
+    #  Procedure   Image   Address   Calls   Instructions
+    main  /usr/bin/prog  0x401136  1  52341
+
+Pin cannot be installed here, but teams that have proccount files can bring them in
+with the same table shape as callgrind's (inclusive counts are not in the format).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from collectors.callgrind import PROFILE_COLUMNS, normalize_function
+from collectors.errors import UserError
+
+
+def read_proccount(path: str | os.PathLike[str], binary: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    binary_name = os.path.basename(os.path.realpath(binary)) if binary else None
+    merged: dict[tuple[str, str], list[int]] = {}
+    try:
+        lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+    except OSError as error:
+        raise UserError(f"{path}: cannot read ({error.strerror})") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = line.split()
+        # Procedure names may hold spaces (C++); the last four columns never do.
+        if len(fields) < 5 or not fields[-3].startswith("0x") or not (fields[-2].isdigit() and fields[-1].isdigit()):
+            raise UserError(f"{path}:{number}: not a proccount line (Procedure Image Address Calls Instructions)")
+        procedure, image = " ".join(fields[:-4]), os.path.basename(fields[-4])
+        key = (image, normalize_function(procedure))
+        row = merged.setdefault(key, [0, 0])
+        row[0] += int(fields[-2])
+        row[1] += int(fields[-1])
+    rows = [(name, image, image == binary_name, calls, own, pd.NA) for (image, name), (calls, own) in merged.items()]
+    frame = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
+    frame["inclusive_instructions"] = frame["inclusive_instructions"].astype("Int64")
+    return frame.sort_values("self_instructions", ascending=False, ignore_index=True)

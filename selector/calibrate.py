@@ -1,0 +1,99 @@
+"""`selector calibrate`: how noisy is each benchmark, and how often does the labeler cry wolf?
+
+One build is measured against itself (A/A): each round runs 2N repetitions of a
+benchmark in random order and splits them into two groups of N, which the labeler then
+compares.  Any positive is a false positive.  A metric whose runs are all identical is
+*exact*: labels of that benchmark then use the effect alone (DESIGN.md), and one round
+is enough to show it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
+from collectors.builds import OK, Worktree, build_config_digest, run_build
+from collectors.errors import UserError
+from collectors.git_history import open_repository
+from collectors.labels import label_pair
+from selector.config import Config, benchmark_specs
+from selector.store import Store
+
+
+def calibrate(
+    repository: Path, config: Config, store: Store, revision: str = "HEAD", rounds: int = 10,
+    on_round: Callable[[str, int], None] = lambda benchmark, done: None,
+) -> pd.DataFrame:
+    """A/A-measure every benchmark on the build of `revision`; store and return one row per benchmark."""
+    specs = benchmark_specs(config)
+    if not specs:
+        raise UserError("no [[benchmark]] in the configuration: nothing to calibrate")
+    if rounds < 1:
+        raise UserError(f"--rounds must be at least 1 (got {rounds})")
+    repo = open_repository(repository)
+    try:
+        sha = repo.commit(revision).hexsha
+    except Exception:
+        raise UserError(f"unknown revision {revision!r}") from None
+    suite = Path(config.project.suite) if config.project.suite else None
+    rows = []
+    with Worktree(repo, sha) as checkout, tempfile.TemporaryDirectory(prefix="selector-calibrate-") as workdir:
+        build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout,
+                          build_config_digest(repo, sha, config.build.config_files))
+        if build.status != OK:
+            raise UserError(f"cannot calibrate: the build of {sha[:12]} failed ({build.reason})")
+        for spec in specs:
+            rows.append(_calibrate_one(spec, config, checkout, suite, Path(workdir), rounds, sha, on_round))
+    table = pd.DataFrame(rows)
+    for row in rows:
+        store.write("calibration", row["benchmark"], pd.DataFrame([row]))
+    return table
+
+
+def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, rounds: int, sha: str,
+                   on_round) -> dict:
+    doubled = dataclasses.replace(spec, repetitions=2 * spec.repetitions)
+    values: list[float] = []
+    false_positives = 0
+    done = 0
+    for round_number in range(rounds):
+        runner = BenchmarkRunner([doubled], checkout / config.project.binary, checkout, suite, cpu=config.run.cpu,
+                                 seed=config.run.seed * 1000 + round_number, workdir=workdir)
+        runs = [run for run in runner.run().runs if run.repetition >= 0]
+        failed = [run for run in runs if run.status != "ok"]
+        if failed:
+            raise UserError(f"benchmark {spec.name} failed during calibration: {failed[0].error}")
+        # Repetitions 0..N-1 are group A, N..2N-1 group A'; the schedule interleaved them at random.
+        group_a = [run.value for run in runs if run.repetition < spec.repetitions]
+        group_b = [run.value for run in runs if run.repetition >= spec.repetitions]
+        values += group_a + group_b
+        label = label_pair(group_a, group_b, config.labels.alpha, config.labels.min_effect, exact=False, direction=spec.direction)
+        false_positives += bool(label.label)
+        done += 1
+        on_round(spec.name, done)
+        if round_number == 0 and len(set(values)) == 1:
+            break  # identical runs: the metric is exact, more rounds cannot say otherwise
+    mean = statistics.fmean(values)
+    return {
+        "benchmark": spec.name,
+        "metric": spec.metric,
+        "commit": sha,
+        "repetitions": spec.repetitions,
+        "rounds": done,
+        "runs": len(values),
+        "median": statistics.median(values),
+        "cv": statistics.pstdev(values) / mean if mean else 0.0,
+        "exact": len(set(values)) == 1,
+        "false_positives": false_positives,
+        "false_positive_rate": false_positives / done,
+        "alpha": config.labels.alpha,
+        "min_effect": config.labels.min_effect,
+        "measured_at": datetime.now(timezone.utc),
+    }

@@ -1,0 +1,99 @@
+"""Labelling the store: each measured commit against its closest measured ancestor.
+
+The pairs are the ones the feature builder uses: for commit `c_n` and benchmark `b`,
+`c_o` is the closest ancestor (merges included) with measurements of `b` and, unless
+profiling is off, a profile of `b`.  Labels are recomputed on every collection, since
+a newly collected commit can become the closest ancestor of others; only files whose
+contents change are rewritten.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import pandas as pd
+
+from collectors.commit_graph import closest_ancestor
+from collectors.labels import label_pair
+from selector.config import Config
+from selector.store import Store
+
+LABEL_KEYS = ["new", "old", "benchmark", "metric", "hops"]
+
+
+@dataclass
+class LabelSummary:
+    per_benchmark: pd.DataFrame  # benchmark, pairs, positive, negative, undecided
+
+
+def exact_benchmarks(store: Store, config: Config) -> dict[str, bool]:
+    """Benchmarks whose metric calibration found exactly repeatable (A/A identical)."""
+    calibration = store.read("calibration")
+    if calibration.empty:
+        return {}
+    metrics = {b.name: b.metric for b in config.benchmark}
+    return {
+        row.benchmark: bool(row.exact)
+        for row in calibration.itertuples()
+        if metrics.get(row.benchmark) == row.metric
+    }
+
+
+def update_labels(store: Store, config: Config) -> LabelSummary:
+    commits = store.read("commits")
+    measurements = store.read("measurements")
+    if commits.empty or measurements.empty:
+        return LabelSummary(_summarize(pd.DataFrame(columns=["benchmark", "label"])))
+    parents = {row.sha: list(row.parents) for row in commits.itertuples()}
+    good = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]
+    values = good.groupby(["commit", "benchmark"])["value"].apply(list).to_dict()
+    profiles = store.read("profiles")
+    profiled = set(zip(profiles["commit"], profiles["benchmark"])) if not profiles.empty else set()
+    needs_profile = config.profile.tool != "none"
+    exact = exact_benchmarks(store, config)
+
+    rows = defaultdict(list)
+    for sha in sorted({commit for commit, _ in values}):
+        for spec in config.benchmark:
+            if (sha, spec.name) not in values:
+                continue
+            usable = lambda candidate, b=spec.name: (candidate, b) in values and (not needs_profile or (candidate, b) in profiled)
+            found = closest_ancestor(sha, parents, usable)
+            if found is None:
+                continue
+            old, hops = found
+            label = label_pair(values[(old, spec.name)], values[(sha, spec.name)], config.labels.alpha,
+                               config.labels.min_effect, exact.get(spec.name, False), spec.direction)
+            rows[sha].append({"new": sha, "old": old, "benchmark": spec.name, "metric": spec.metric, "hops": hops,
+                              "alpha": config.labels.alpha, "min_effect": config.labels.min_effect, **label.as_row()})
+    frames = []
+    for sha, commit_rows in rows.items():
+        frame = pd.DataFrame(commit_rows)
+        frame["label"] = frame["label"].astype("boolean")
+        if not store.has("labels", sha) or not _same(store.read_one("labels", sha), frame):
+            store.write("labels", sha, frame)
+        frames.append(frame)
+    return LabelSummary(_summarize(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["benchmark", "label"])))
+
+
+def _same(stored: pd.DataFrame, fresh: pd.DataFrame) -> bool:
+    try:
+        pd.testing.assert_frame_equal(stored.reset_index(drop=True), fresh.reset_index(drop=True), check_dtype=False)
+        return True
+    except AssertionError:
+        return False
+
+
+def _summarize(labels: pd.DataFrame) -> pd.DataFrame:
+    if labels.empty:
+        return pd.DataFrame(columns=["benchmark", "pairs", "positive", "negative", "undecided"])
+    grouped = labels.groupby("benchmark")["label"]
+    return pd.DataFrame(
+        {
+            "pairs": grouped.size(),
+            "positive": grouped.apply(lambda s: int((s == True).sum())),  # noqa: E712 (nullable booleans)
+            "negative": grouped.apply(lambda s: int((s == False).sum())),  # noqa: E712
+            "undecided": grouped.apply(lambda s: int(s.isna().sum())),
+        }
+    ).reset_index()
