@@ -1,0 +1,103 @@
+"""The dynamic half end to end: calibrate, collect with benchmarks and profiles, labels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from selector.sample_history import make_sample_history
+from selector.store import Store
+from tests.test_binary_errors import run_selector
+
+
+def cli_json(*arguments: str) -> dict:
+    result = run_selector(*arguments, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.slow
+def test_labels_follow_the_planted_changes(tmp_path):
+    root = tmp_path / "project"
+    commits = make_sample_history(root)
+    calibration = cli_json("calibrate", commits[0].sha, "--repo", str(root), "--rounds", "2")
+    assert {row["benchmark"]: row["exact"] for row in calibration} == {"checksum": True, "sort": True, "fib": True, "weights": True}
+    report = cli_json("collect", "--repo", str(root), "-j", "2")
+    assert report["summary"]["profiled"] == len(commits)
+    store = Store(root / ".selector")
+    labels = store.read("labels")
+    by_kind = {commit.step.kind: commit.sha for commit in commits}
+
+    def positives(kind: str) -> set[str]:
+        rows = labels[labels["new"] == by_kind[kind]]
+        assert len(rows) == 4 and (rows["old"] != rows["new"]).all()
+        return set(rows.loc[rows["label"] == True, "benchmark"])  # noqa: E712
+
+    assert positives("hot") == {"checksum"}  # the benchmark that reaches checksum(), and only it
+    assert positives("neutral") == set()  # a comment changes nothing, measured exactly
+    assert positives("cold") == set()
+    assert positives("data") == {"weights"}  # a .data-only change, caught by measurement
+    hot = labels[(labels["new"] == by_kind["hot"]) & (labels["benchmark"] == "checksum")].iloc[0]
+    assert hot["old"] == by_kind["neutral"] and hot["exact"] and hot["effect"] > 0.1 and hot["regression"]
+    summary = {row["benchmark"]: row for row in report["labels"]}
+    assert summary["checksum"]["positive"] >= 1 and summary["sort"]["pairs"] == len(commits) - 1
+
+    profiles = store.read("profiles")
+    hot_profile = profiles[(profiles["commit"] == by_kind["hot"]) & profiles["in_binary"]]
+    top = hot_profile[hot_profile["benchmark"] == "checksum"].sort_values("self_instructions").iloc[-1]
+    assert top["function"] == "checksum" and top["calls"] == 40 and top["profiler"] == "callgrind"
+    measurements = store.read("measurements")
+    assert {"cpu_model", "aslr", "load_1min", "run_order"} <= set(measurements.columns)
+    assert (measurements.groupby(["commit", "benchmark"]).size() == 3).all()
+
+
+def test_failing_benchmarks_are_recorded_and_nothing_is_lost(tmp_path):
+    root = tmp_path / "project"
+    commits = make_sample_history(root, benchmarks=False)
+    config = root / "failing.toml"
+    config.write_text((root / "selector.toml").read_text() + """
+[[benchmark]]
+name = "good"
+command = "{binary} fib 10"
+metric = "wall_time"
+repetitions = 2
+warmup = 0
+
+[[benchmark]]
+name = "crash"
+command = "sh -c 'kill -SEGV $$'"
+repetitions = 1
+warmup = 0
+
+[[benchmark]]
+name = "hang"
+command = "sleep 20"
+repetitions = 1
+timeout = 1
+warmup = 0
+
+[[benchmark]]
+name = "silent"
+command = "{binary} fib 5"
+metric = "throughput=([0-9.]+)"
+repetitions = 1
+warmup = 0
+""")
+    arguments = ("collect", "--repo", str(root), "--config", str(config), "-n", "2")
+    first = cli_json(*arguments)
+    assert first["summary"]["built"] == 2 and first["summary"]["failed_runs"] == 6
+    store = Store(root / ".selector")
+    row = store.read_one("commits", commits[-1].sha).iloc[0]
+    assert "crash: killed by SIGSEGV" in row["run_failures"] and "hang: timed out after 1 s" in row["run_failures"]
+    assert "silent: no match for /throughput=([0-9.]+)/" in row["run_failures"]
+    measurements = store.read_one("measurements", commits[-1].sha)
+    assert list(measurements.loc[measurements["benchmark"] == "good", "status"]) == ["ok", "ok"]
+    labels = store.read_one("labels", commits[-1].sha).set_index("benchmark")
+    assert set(labels.index) == {"good"}  # no label where a side has no successful run
+    before = {table: store.read(table) for table in ("commits", "measurements", "profiles")}
+    again = cli_json(*arguments)
+    assert again["summary"]["already_stored"] == 2 and again["summary"]["built"] == 0
+    for table, frame in before.items():
+        assert store.read(table).equals(frame), table

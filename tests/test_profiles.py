@@ -1,0 +1,109 @@
+"""Profiles of real runs: callgrind and perf, and Pin proccount files read into the same shape."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
+from collectors.callgrind import PROFILE_COLUMNS, callgrind_command, normalize_function, read_callgrind
+from collectors.commit_graph import closest_ancestor
+from collectors.errors import UserError
+from collectors.perf_profile import read_perf, sampling_event
+from collectors.pin_import import read_proccount
+from collectors.profiler import ROW_COLUMNS, profile_suite
+from tests.conftest import compile_c
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+__attribute__((noinline)) long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+__attribute__((noinline)) long spin(long n) { long s = 0; for (long i = 0; i < n; i++) s += i ^ (s >> 3); return s; }
+int main(int argc, char **argv)
+{
+    char *copy = malloc(64);
+    strcpy(copy, argv[1]);
+    long r = fib(atoi(copy)) + spin(atol(argv[2]));
+    printf("%ld\n", r);
+    free(copy);
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> Path:
+    return compile_c(PROGRAM, tmp_path_factory.mktemp("prof") / "prog", "-O1 -g")
+
+
+def test_callgrind_profile_counts_calls_and_inclusive_cost(program, tmp_path):
+    output = tmp_path / "cg.out"
+    subprocess.run(callgrind_command([str(program), "15", "1000"], output), check=True, capture_output=True)
+    profile = read_callgrind(output, program)
+    table = profile.functions
+    assert list(table.columns) == PROFILE_COLUMNS
+    own = table[table["in_binary"]].set_index("function")
+    assert own.loc["fib", "calls"] == 1973  # every recursive call, merged from fib and fib'2
+    assert own.loc["spin", "calls"] == 1
+    assert own.loc["main", "inclusive_instructions"] >= own.loc["fib", "inclusive_instructions"] + own.loc["spin", "self_instructions"]
+    assert own.loc["fib", "inclusive_instructions"] == own.loc["fib", "self_instructions"]  # recursion not counted twice
+    libraries = table[~table["in_binary"]]
+    assert "libc.so.6" in set(libraries["object"]) and "malloc" in set(libraries["function"])
+    assert profile.total_instructions > own.loc["main", "inclusive_instructions"]  # the loader runs before main
+
+
+def test_names_are_normalized_like_the_static_table():
+    assert normalize_function("fib'2") == "fib"
+    assert normalize_function("foo.constprop.0") == "foo"
+    assert normalize_function("main.cold") == "main"
+    assert normalize_function("geo::area(int) [clone .isra.0]") == "geo::area(int)"
+
+
+def test_perf_profile_uses_the_available_event(program, tmp_path):
+    event = sampling_event()
+    assert event in ("cycles", "cpu-clock")
+    spec = BenchmarkSpec("spin", "{binary} 5 300000000", "wall_time", repetitions=1, timeout=60)
+    runner = BenchmarkRunner([spec], program, tmp_path, workdir=tmp_path)
+    result = profile_suite(runner, "perf")
+    assert not result.failures, result.failures
+    rows = result.rows
+    assert list(rows.columns) == ROW_COLUMNS
+    assert set(rows["event"]) == {event} and set(rows["profiler"]) == {"perf"}
+    top = rows[rows["in_binary"]].sort_values("samples", ascending=False).iloc[0]
+    assert top["function"] == "spin" and top["samples"] > 10
+
+
+def test_pin_proccount_file_reads_into_the_callgrind_shape(tmp_path):
+    proccount = tmp_path / "proccount.out"
+    proccount.write_text(
+        "#              Procedure                  Image            Address        Calls Instructions\n"
+        "                    main           /work/prog           0x401136            1        52341\n"
+        "                     fib           /work/prog           0x401100         1973        20000\n"
+        "                  fib.cold           /work/prog           0x401000            2           10\n"
+        "    std::vector<int>::size() const   /work/prog     0x401200           7           21\n"
+        "                  malloc   /lib/x86_64-linux-gnu/libc.so.6   0x7f001000   1     140\n"
+    )
+    table = read_proccount(proccount, "/work/prog")
+    assert list(table.columns) == PROFILE_COLUMNS
+    rows = table.set_index("function")
+    assert rows.loc["fib", "calls"] == 1975 and rows.loc["fib", "self_instructions"] == 20010  # .cold folded in
+    assert rows.loc["std::vector<int>::size() const", "calls"] == 7
+    assert bool(rows.loc["main", "in_binary"]) and not bool(rows.loc["malloc", "in_binary"])
+    assert rows.loc["malloc", "object"] == "libc.so.6"
+    bad = tmp_path / "bad.out"
+    bad.write_text("main prog\n")
+    with pytest.raises(UserError, match="bad.out:1: not a proccount line"):
+        read_proccount(bad)
+
+
+def test_closest_ancestor_walks_merges_and_skips_unusable_commits():
+    #   a - b(failed) - d(merge of b, c) - e
+    #    \- c --------/
+    parents = {"e": ["d"], "d": ["b", "c"], "b": ["a"], "c": ["a"], "a": []}
+    usable = {"a", "c", "e"}.__contains__
+    assert closest_ancestor("e", parents, usable) == ("c", 2)  # d is unusable, c is nearer than a
+    assert closest_ancestor("b", parents, usable) == ("a", 1)
+    assert closest_ancestor("a", parents, usable) is None
