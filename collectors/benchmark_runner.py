@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collectors.callgrind import callgrind_command, read_callgrind
+from collectors.callgrind import callgrind_command, callgrind_total
 
 WALL_TIME, INSTRUCTIONS = "wall_time", "instructions"
 OUTPUT_TAIL = 400  # characters of stderr kept with a failure
@@ -110,7 +110,7 @@ class BenchmarkRunner:
             return outcome.seconds, ""
         if spec.metric == INSTRUCTIONS:
             try:
-                return float(read_callgrind(callgrind_output).total_instructions), ""
+                return float(callgrind_total(callgrind_output)), ""
             except (OSError, ValueError) as error:
                 return None, f"callgrind output unreadable: {error}"
         match = re.search(spec.metric, outcome.stdout)

@@ -78,20 +78,21 @@ def build_config_digest(repository: git.Repo, sha: str, patterns: list[str]) -> 
 def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: float, build_config: str) -> BuildResult:
     """Run the build command in `checkout`; a failure is a result, not an exception."""
     started = time.monotonic()
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(
-            command, shell=True, cwd=checkout, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,  # so a timeout kills the whole make tree, not just the shell
-        )
-        try:
-            status = process.wait(timeout=timeout)
-            reason = "" if status == 0 else f"exit status {status}"
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            reason = f"timed out after {timeout:g} s"
-        log.seek(0)
-        tail = "\n".join(log.read().decode("utf-8", "replace").splitlines()[-LOG_TAIL_LINES:])
+    process = subprocess.Popen(
+        command, shell=True, cwd=checkout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        start_new_session=True,  # so a timeout kills the whole make tree, not just the shell
+    )
+    try:
+        # communicate() waits on the pipe and returns as soon as the build ends (wait(timeout)
+        # would poll with sleeps of up to 50 ms, blurring the build's time).
+        output, _ = process.communicate(timeout=timeout)
+        reason = "" if process.returncode == 0 else f"exit status {process.returncode}"
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        reason = f"timed out after {timeout:g} s"
+    seconds = time.monotonic() - started
+    tail = "\n".join(output.decode("utf-8", "replace").splitlines()[-LOG_TAIL_LINES:])
     built = checkout / binary
     if not reason and not built.is_file():
         reason = f"the build succeeded but did not produce {binary}"
@@ -100,7 +101,7 @@ def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: floa
         status=FAILED if reason else OK,
         reason=reason,
         log_tail=tail,
-        seconds=time.monotonic() - started,
+        seconds=seconds,
         binary=None if reason else built,
         build_config=build_config,
     )

@@ -124,6 +124,19 @@ def read_callgrind(path: str | os.PathLike[str], binary: str | os.PathLike[str] 
     return CallgrindProfile(total, _merge(functions, binary))
 
 
+def callgrind_total(path: str | os.PathLike[str]) -> int:
+    """The total instruction count of a callgrind output, without parsing its functions."""
+    event_index = 0
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if line.startswith("events:"):
+                events = line.split()[1:]
+                event_index = events.index("Ir") if "Ir" in events else 0
+            elif line.startswith(("summary:", "totals:")):
+                return int(line.split()[1 + event_index])
+    raise ValueError(f"{path}: not a complete callgrind output (no summary or totals line)")
+
+
 def _cost(line: str, event_index: int) -> int:
     fields = line.split()
     return int(fields[1 + event_index]) if len(fields) > 1 + event_index else 0
@@ -131,18 +144,20 @@ def _cost(line: str, event_index: int) -> int:
 
 def _merge(functions: dict[tuple[str, str], _Function], binary) -> pd.DataFrame:
     binary_path = os.path.realpath(binary) if binary else None
+    in_binary = {obj: bool(binary_path) and os.path.realpath(obj) == binary_path for obj in {obj for obj, _ in functions}}
+    normalized = {raw: normalize_function(raw) for _, raw in functions if raw is not None}
     merged: dict[tuple[str, str], list[int]] = {}
     for (obj, raw), data in functions.items():
-        key = (obj, normalize_function(raw))
+        key = (obj, normalized.get(raw, ""))
         row = merged.setdefault(key, [0, 0, 0])
         row[0] += data.calls_in
         row[1] += data.self_cost
         # inclusive = own cost + cost of calls that leave the (merged) function
         row[2] += data.self_cost + sum(
-            cost for (callee_obj, callee), cost in data.calls_out.items() if (callee_obj, normalize_function(callee)) != key
+            cost for (callee_obj, callee), cost in data.calls_out.items() if (callee_obj, normalized.get(callee, "")) != key
         )
     rows = [
-        (name, os.path.basename(obj), bool(binary_path) and os.path.realpath(obj) == binary_path, calls, own, inclusive)
+        (name, os.path.basename(obj), in_binary[obj], calls, own, inclusive)
         for (obj, name), (calls, own, inclusive) in merged.items()
         if name
     ]
