@@ -86,10 +86,7 @@ class AddressResolver:
 
     # --------------------------------------------------------------- lookups
     def code_at(self, address: int) -> CodeRange | None:
-        index = bisect.bisect_right(self._code_starts, address) - 1
-        if index >= 0 and address < self._code[index].end:
-            return self._code[index]
-        return None
+        return _containing(self._code_starts, self._code, address)
 
     def code_range_of(self, address: int) -> CodeRange | None:
         """The code range that starts at `address`."""
@@ -99,10 +96,7 @@ class AddressResolver:
         return None
 
     def data_at(self, address: int) -> DataRange | None:
-        index = bisect.bisect_right(self._data_starts, address) - 1
-        if index >= 0 and address < self._data[index].end:
-            return self._data[index]
-        return None
+        return _containing(self._data_starts, self._data, address)
 
     def plt_at(self, address: int) -> str | None:
         """The PLT stub whose indirect jump is at or just after `address`."""
@@ -209,3 +203,11 @@ class AddressResolver:
         if end < 0 or not _PRINTABLE.issuperset(raw[:end]):
             return None
         return raw[:end].decode("ascii")
+
+
+def _containing(starts: list[int], ranges: list, address: int):
+    """The range (sorted by start, `starts` their addresses) that contains `address`, if any."""
+    index = bisect.bisect_right(starts, address) - 1
+    if index >= 0 and address < ranges[index].end:
+        return ranges[index]
+    return None
