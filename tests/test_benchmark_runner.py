@@ -96,3 +96,11 @@ def test_a_real_difference_is_labelled_and_its_direction_known(fib_binary, tmp_p
     assert label.label and label.regression and label.effect > 0.1  # dynamic loading dominates both
     unsure = label_pair([runs["small"]], [runs["large"]], alpha=0.05, min_effect=0.01, exact=False)
     assert unsure.label is None and "calibrate" in unsure.reason
+
+
+def test_runs_can_be_pinned_to_a_cpu(tmp_path):
+    last_cpu = str((__import__("os").cpu_count() or 1) - 1)
+    spec = BenchmarkSpec("where", "grep Cpus_allowed_list /proc/self/status", r"Cpus_allowed_list:\s+(\d+)\s*$",
+                         repetitions=1, warmup=0)
+    pinned = BenchmarkRunner([spec], Path("/bin/true"), tmp_path, cpu=last_cpu, workdir=tmp_path).run().runs
+    assert [(run.status, run.value) for run in pinned] == [("ok", float(last_cpu))]
