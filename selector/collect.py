@@ -242,3 +242,28 @@ def _machine_lock(timing: bool, exclusive: bool):
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _store_analysis(store: Store, sha: str, row: dict) -> bool:
+    """Write functions and objects of `sha`; reuse the analysis of an identical binary. Returns True if reused."""
+    binary = store.local_binary(row["binary_sha256"])
+    key = content_digest(binary)
+    owner = store.analysis_owner(key)
+    if owner and owner != sha and all(store.has(table, owner) for table in ("commits", "functions", "objects")):
+        functions = store.read_one("functions", owner)
+        objects = store.read_one("objects", owner)
+        previous = store.read_one("commits", owner).iloc[0]
+        row.update(symbol_source=previous["symbol_source"], decoder=previous["decoder"], analysis_notes=previous["analysis_notes"])
+        reused = True
+    else:
+        analysis = analyse_binary(binary)
+        functions, objects = analysis.functions, analysis.objects
+        row.update(symbol_source=analysis.symbol_source, decoder=analysis.decoder, analysis_notes="\n".join(analysis.notes))
+        reused = False
+    row["content_digest"] = key
+    store.write("functions", sha, functions.assign(commit=sha))
+    store.write("objects", sha, objects.assign(commit=sha))
+    if not reused:
+        store.set_analysis_owner(key, sha)
+    row["functions"] = len(functions)
+    return reused
