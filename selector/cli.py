@@ -209,6 +209,31 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
                  "alpha means the runs drift: pin a CPU (\\[run] cpu), add repetitions, or raise min_effect above the CV.")
 
 
+# ------------------------------------------------------------------- features
+@cli.command("features")
+@click.option("--store", "store_location", required=True, help="The store to read (directory or fsspec URL).")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Where to write the tuple table: Parquet, or CSV when the name ends in .csv.")
+@format_option
+def features_command(store_location: str, output: Path, output_format: str) -> None:
+    """Write one row per (new commit, old commit, benchmark) tuple with every feature
+    of docs/features.md and the label, and summarize it: tuples and positives per
+    benchmark, and the features that are constant (so useless) in this history.
+    """
+    from features.catalogue import FEATURE_NAMES
+    from selector.feature_table import feature_table, summarize, write_table
+
+    table = feature_table(Store(store_location))
+    write_table(table, output)
+    per_benchmark, constant = summarize(table, FEATURE_NAMES)
+    if output_format == "json":
+        print_json({"output": str(output), "tuples": len(table), "benchmarks": records(per_benchmark), "constant_features": constant})
+        return
+    print_table(per_benchmark, title=f"{len(table)} tuples written to {output}")
+    if constant:
+        stdout.print(f"constant in this history ({len(constant)}): {', '.join(constant)}")
+
+
 # ----------------------------------------------------------------------- demo
 @cli.command()
 @click.option("--out", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("selector-demo"),

@@ -10,7 +10,7 @@ from selector import __version__
 from tests.conftest import compile_c
 from tests.test_binary_errors import run_selector
 
-VERBS = ["functions", "diff", "collect", "demo"]
+VERBS = ["functions", "diff", "collect", "calibrate", "features", "demo"]
 
 
 @pytest.mark.parametrize("verb", VERBS)

@@ -1,0 +1,204 @@
+"""Computing the feature table: one row per tuple, every feature of the catalogue.
+
+Work is shared as far as it goes: each commit's function table becomes sorted integer
+arrays once; each (c_n, c_o) pair is compared once for all benchmarks; each (c_o, b)
+profile is ranked once.  Set operations run on sorted numpy arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView
+from features.history import History, name_codes
+from features.tuples import TUPLE_KEYS
+
+ALLOCATOR_CALLEES = frozenset(ALLOCATORS | {f"{name}@plt" for name in ALLOCATORS})
+
+
+@dataclass
+class _CommitTable:
+    codes: np.ndarray  # sorted
+    fingerprints: np.ndarray  # aligned
+    instructions: np.ndarray
+    allocating: np.ndarray  # codes of functions that call an allocator
+    data_refs: dict[int, tuple[str, ...]]  # code -> referenced data objects
+
+
+class FeatureBuilder:
+    def __init__(self, history: History) -> None:
+        self.history = history
+        functions = history.functions
+        in_binary = history.profiles[history.profiles["in_binary"].astype(bool)] if len(history.profiles) else history.profiles
+        all_names = pd.concat([functions["name"], in_binary["function"]] if len(in_binary) else [functions["name"]], ignore_index=True)
+        codes, self.names = name_codes(all_names)
+        function_codes = codes[: len(functions)]
+        self._profile_codes = codes[len(functions):]
+        self._in_binary = in_binary
+        self._commits = self._commit_tables(functions, function_codes)
+        self._objects = {
+            commit: dict(zip(group["name"], group["fingerprint"])) for commit, group in history.objects.groupby("commit")
+        } if len(history.objects) else {}
+        commits = history.commits.set_index("sha")
+        times = pd.to_datetime(commits["author_time"], utc=True)
+        self._seconds = ((times - pd.Timestamp(0, tz="UTC")).dt.total_seconds()).to_dict()  # plain floats: fast lookups
+        self._config = (commits["build_config"].astype(str) + "|" + commits["toolchain"].astype(str)).to_dict()
+        self._noise = self._noise_table(history.measurements)
+        self._recent = self._recent_labels(history.labels)
+        self._allocator_calls = self._allocator_table(history.profiles)
+        self._pairs: dict[tuple[str, str], PairDiff] = {}
+        self._profiles: dict[tuple[str, str], ProfileView] = {}
+        self._profile_rows = {key: index for key, index in in_binary.groupby(["commit", "benchmark"]).indices.items()} if len(in_binary) else {}
+
+    # ----------------------------------------------------------- per commit
+    @staticmethod
+    def _commit_tables(functions: pd.DataFrame, codes: np.ndarray) -> dict[str, _CommitTable]:
+        fingerprints, _ = pd.factorize(functions["fingerprint"])
+        instructions = functions["instructions"].to_numpy(np.int64)
+        calls_allocator = np.fromiter(
+            (any(callee in ALLOCATOR_CALLEES for callee in callees) for callees in functions["callees"]), bool, len(functions)
+        )
+        data_refs = functions["data_refs"].to_numpy()
+        tables = {}
+        for commit, index in functions.groupby("commit").indices.items():
+            order = index[np.argsort(codes[index], kind="stable")]
+            tables[commit] = _CommitTable(
+                codes=codes[order], fingerprints=fingerprints[order], instructions=instructions[order],
+                allocating=codes[order][calls_allocator[order]],
+                data_refs={int(c): tuple(refs) for c, refs in zip(codes[order], data_refs[order]) if len(refs)},
+            )
+        return tables
+
+    @staticmethod
+    def _noise_table(measurements: pd.DataFrame) -> dict[tuple[str, str], float]:
+        if measurements.empty:
+            return {}
+        good = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]
+        stats = good.groupby(["commit", "benchmark"])["value"].agg(["mean", "std"])
+        cv = (stats["std"].fillna(0.0) / stats["mean"].where(stats["mean"] != 0)).fillna(0.0)
+        return cv.to_dict()
+
+    def _recent_labels(self, labels: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Per benchmark: author times of labelled new commits (sorted) and the running count of positives."""
+        if labels.empty:
+            return {}
+        known = labels[labels["label"].notna()]
+        recent = {}
+        for benchmark, group in known.groupby("benchmark"):
+            times = np.array([self._seconds.get(sha, np.nan) for sha in group["new"]])
+            order = np.argsort(times, kind="stable")
+            positives = np.concatenate([[0], np.cumsum(group["label"].astype(bool).to_numpy()[order])])
+            recent[benchmark] = (times[order], positives)
+        return recent
+
+    @staticmethod
+    def _allocator_table(profiles: pd.DataFrame) -> dict[tuple[str, str], float]:
+        if profiles.empty:
+            return {}
+        allocating = profiles[profiles["function"].isin(ALLOCATORS)]
+        return allocating.groupby(["commit", "benchmark"])["calls"].sum().astype(float).to_dict()
+
+    # -------------------------------------------------------------- per pair
+    def pair(self, new: str, old: str) -> PairDiff:
+        key = (new, old)
+        if key not in self._pairs:
+            self._pairs[key] = self._compare(self._commits[new], self._commits[old], new, old)
+        return self._pairs[key]
+
+    def _compare(self, new: _CommitTable, old: _CommitTable, new_sha: str, old_sha: str) -> PairDiff:
+        common, in_new, in_old = np.intersect1d(new.codes, old.codes, assume_unique=True, return_indices=True)
+        differs = new.fingerprints[in_new] != old.fingerprints[in_old]
+        only_new = ~np.isin(new.codes, common, assume_unique=True)
+        only_old = ~np.isin(old.codes, common, assume_unique=True)
+        changed = common[differs]
+        touched = np.concatenate([changed, new.codes[only_new]])
+        old_objects, new_objects = self._objects.get(old_sha, {}), self._objects.get(new_sha, {})
+        return PairDiff(
+            new=new.codes[only_new],
+            deleted=old.codes[only_old],
+            changed=changed,
+            changed_old_instructions=old.instructions[in_old[differs]],
+            changed_new_instructions=new.instructions[in_new[differs]],
+            new_instructions=new.instructions[only_new],
+            deleted_instructions=old.instructions[only_old],
+            changed_objects=frozenset(name for name, fp in old_objects.items() if name in new_objects and new_objects[name] != fp),
+            changed_calls_allocator=bool(np.isin(touched, new.allocating, assume_unique=True).any()),
+        )
+
+    # ---------------------------------------------------------- per profile
+    def profile(self, commit: str, benchmark: str) -> ProfileView:
+        key = (commit, benchmark)
+        if key not in self._profiles:
+            self._profiles[key] = self._profile_view(commit, benchmark)
+        return self._profiles[key]
+
+    def _profile_view(self, commit: str, benchmark: str) -> ProfileView:
+        index = self._profile_rows.get((commit, benchmark), np.zeros(0, dtype=np.int64))
+        rows = self._in_binary.iloc[index]
+        codes = self._profile_codes[index]
+        frame = pd.DataFrame({
+            "code": codes,
+            "calls": pd.to_numeric(rows["calls"], errors="coerce").fillna(0).to_numpy(float),
+            "instructions": pd.to_numeric(rows["self_instructions"], errors="coerce").fillna(0).to_numpy(float),
+            "inclusive": pd.to_numeric(rows["inclusive_instructions"], errors="coerce").fillna(0).to_numpy(float),
+            "cycles": pd.to_numeric(rows["samples"], errors="coerce").fillna(0).to_numpy(float),
+        }).groupby("code").sum().sort_index()
+        reached = frame[(frame[["calls", "instructions", "cycles"]] > 0).any(axis=1)]
+        table = self._commits.get(commit)
+        reached_codes = reached.index.to_numpy(np.int64)
+        data_refs = frozenset(
+            ref for code in reached_codes for ref in (table.data_refs.get(int(code), ()) if table else ())
+        )
+        return ProfileView(
+            codes=reached_codes,
+            calls=reached["calls"].to_numpy(), instructions=reached["instructions"].to_numpy(),
+            inclusive=reached["inclusive"].to_numpy(), cycles=reached["cycles"].to_numpy(),
+            root_inclusive=float(reached["inclusive"].max()) if len(reached) else 0.0,
+            allocator_calls=self._allocator_calls.get((commit, benchmark), 0.0),
+            data_refs=data_refs,
+        )
+
+    # --------------------------------------------------------------- tuples
+    def view(self, new: str, old: str, benchmark: str, hops: int) -> TupleView:
+        days = (self._seconds[new] - self._seconds[old]) / 86400
+        return TupleView(
+            diff=self.pair(new, old),
+            profile=self.profile(old, benchmark),
+            hops=hops,
+            days=days,
+            build_config_changed=self._config.get(new) != self._config.get(old),
+            recent_change_rate=self._recent_rate(benchmark, old),
+            noise=self._noise.get((old, benchmark), 0.0),
+        )
+
+    def _recent_rate(self, benchmark: str, old: str) -> float:
+        if benchmark not in self._recent:
+            return 0.0
+        times, positives = self._recent[benchmark]
+        end = int(np.searchsorted(times, self._seconds[old], side="right"))
+        start = max(0, end - RECENT_LABELS)
+        return (positives[end] - positives[start]) / (end - start) if end > start else 0.0
+
+    def table(self, tuples: pd.DataFrame) -> pd.DataFrame:
+        """The feature table of `tuples` (new, old, benchmark, hops), with the label when one is stored."""
+        rows = [
+            [feature.compute(view) for feature in CATALOGUE]
+            for view in (self.view(n, o, b, h) for n, o, b, h in tuples[[*TUPLE_KEYS, "hops"]].itertuples(index=False))
+        ]
+        features = pd.DataFrame(rows, columns=[f.name for f in CATALOGUE], index=tuples.index)
+        table = pd.concat([tuples[[*TUPLE_KEYS, "hops"]].rename(columns={"hops": "tuple_hops"}), features], axis=1)
+        labels = self.history.labels
+        if len(labels):
+            known = labels[[*TUPLE_KEYS, "label"]].rename(columns={"new": "new", "old": "old"})
+            table = table.merge(known, on=TUPLE_KEYS, how="left")
+        else:
+            table["label"] = pd.NA
+        table["label"] = table["label"].astype("boolean")
+        return table.drop(columns=["tuple_hops"])
+
+
+def build_feature_table(history: History, tuples: pd.DataFrame) -> pd.DataFrame:
+    return FeatureBuilder(history).table(tuples)

@@ -1,0 +1,344 @@
+"""The feature catalogue: one documented function per feature.
+
+Each feature is a function of a :class:`TupleView` (what changed between `c_o` and
+`c_n`, and `c_o`'s profile of benchmark `b`) registered with :func:`feature`, which
+records its name, source table and rationale; its docstring is the definition.
+``docs/features.md`` is generated from this registry (``python -m features.docs``), so
+the documentation cannot drift from the code.
+
+Conventions: a function is *reached* when it belongs to the binary and `c_o`'s
+profile of `b` shows it executed.  Ranks are percentiles 0-100 among reached
+functions (100 = the hottest; functions that are not reached rank 0).  "Cycles" are
+sampling-profile counts (perf); with a callgrind or Pin profile they are absent and
+the cycles features are 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable
+
+import numpy as np
+
+TOP_N = 10  # "the hottest functions": how many count as hot
+RECENT_LABELS = 10  # how many earlier labels of a benchmark make its recent history
+LENGTH_CHANGE = 0.10  # Perphecy's ">= 10% instruction delta"
+ALLOCATORS = frozenset({
+    "malloc", "calloc", "realloc", "free", "mmap", "munmap", "posix_memalign", "aligned_alloc", "memalign",
+    "operator new(unsigned long)", "operator new[](unsigned long)", "operator delete(void*)",
+    "operator delete[](void*)", "operator delete(void*, unsigned long)",
+})
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    source: str  # "Sousa 1.3", "Perphecy 6.2" or "extension"
+    rationale: str
+    compute: Callable[["TupleView"], float]
+
+    @property
+    def definition(self) -> str:
+        return " ".join((self.compute.__doc__ or "").split())
+
+
+CATALOGUE: list[Feature] = []
+
+
+def feature(name: str, source: str, rationale: str):
+    def register(compute: Callable[["TupleView"], float]) -> Callable[["TupleView"], float]:
+        CATALOGUE.append(Feature(name, source, rationale, compute))
+        return compute
+
+    return register
+
+
+# --------------------------------------------------------------------- inputs
+@dataclass
+class PairDiff:
+    """Static differences between c_o and c_n, shared by all benchmarks of the pair."""
+
+    new: np.ndarray  # codes of functions only in c_n
+    deleted: np.ndarray  # codes only in c_o
+    changed: np.ndarray  # codes in both with different fingerprints
+    changed_old_instructions: np.ndarray  # aligned with `changed`
+    changed_new_instructions: np.ndarray
+    new_instructions: np.ndarray  # aligned with `new`
+    deleted_instructions: np.ndarray  # aligned with `deleted`
+    changed_objects: frozenset[str]
+    changed_calls_allocator: bool  # a changed or new function calls malloc/free/mmap/...
+
+
+@dataclass
+class ProfileView:
+    """c_o's profile of one benchmark, restricted to the binary's reached functions."""
+
+    codes: np.ndarray  # sorted function codes
+    calls: np.ndarray
+    instructions: np.ndarray  # self (dynamic) instructions
+    inclusive: np.ndarray
+    cycles: np.ndarray  # perf samples, zeros without a sampling profile
+    root_inclusive: float  # the largest inclusive count: the whole run
+    allocator_calls: float  # calls into allocator functions (any object)
+    data_refs: frozenset[str]  # data objects referenced by reached functions (c_o's static table)
+
+    @cached_property
+    def rank_calls(self) -> np.ndarray:
+        return _percentile_rank(self.calls)
+
+    @cached_property
+    def rank_instructions(self) -> np.ndarray:
+        return _percentile_rank(self.instructions)
+
+    @cached_property
+    def rank_cycles(self) -> np.ndarray:
+        return _percentile_rank(self.cycles)
+
+    def top(self, metric: str) -> np.ndarray:
+        values = getattr(self, metric)
+        order = np.argsort(-values, kind="stable")[:TOP_N]
+        return np.sort(self.codes[order[values[order] > 0]])
+
+
+@dataclass
+class TupleView:
+    diff: PairDiff
+    profile: ProfileView
+    hops: int
+    days: float
+    build_config_changed: bool
+    recent_change_rate: float
+    noise: float
+
+    # positions of changed / deleted functions inside the profile (reached ones only)
+    @cached_property
+    def changed_reached(self) -> tuple[np.ndarray, np.ndarray]:
+        """(index into diff.changed, index into profile) of changed functions that are reached."""
+        _, in_changed, in_profile = np.intersect1d(self.diff.changed, self.profile.codes, assume_unique=True, return_indices=True)
+        return in_changed, in_profile
+
+    @cached_property
+    def length_change(self) -> np.ndarray:
+        """Relative static instruction change of each changed function."""
+        old = self.diff.changed_old_instructions.astype(float)
+        return np.abs(self.diff.changed_new_instructions - old) / np.maximum(old, 1.0)
+
+
+def _percentile_rank(values: np.ndarray) -> np.ndarray:
+    """100 x the share of reached functions with a count at most this one's; 0 when not executed."""
+    if len(values) == 0:
+        return np.zeros(0)
+    reached = values > 0
+    if not reached.any():
+        return np.zeros(len(values))
+    ordered = np.sort(values[reached])
+    ranks = 100.0 * np.searchsorted(ordered, values, side="right") / len(ordered)
+    return np.where(reached, ranks, 0.0)
+
+
+def _max_or_zero(values: np.ndarray) -> float:
+    return float(values.max()) if len(values) else 0.0
+
+
+# ============================================================ Sousa Table 1.3
+@feature("new_functions", "Sousa 1.3", "New functionality or refactoring can change overall performance.")
+def new_functions(t: TupleView) -> float:
+    """Number of functions in c_n's binary that are not in c_o's."""
+    return float(len(t.diff.new))
+
+
+@feature("deleted_functions", "Sousa 1.3", "Removed functionality or refactoring can change overall performance.")
+def deleted_functions(t: TupleView) -> float:
+    """Number of functions in c_o's binary that are not in c_n's."""
+    return float(len(t.diff.deleted))
+
+
+@feature("instruction_difference", "Sousa 1.3", "Executing more (or fewer) instructions changes performance.")
+def instruction_difference(t: TupleView) -> float:
+    """Sum over all functions of the absolute change of the static instruction count
+    (a new function counts all its instructions, a deleted one all it had)."""
+    changed = np.abs(t.diff.changed_new_instructions - t.diff.changed_old_instructions).sum()
+    return float(changed + t.diff.new_instructions.sum() + t.diff.deleted_instructions.sum())
+
+
+@feature("reached_instruction_difference", "Sousa 1.3", "Instruction changes in code the benchmark runs are the ones that can show.")
+def reached_instruction_difference(t: TupleView) -> float:
+    """As instruction_difference, over the functions c_o's profile shows the benchmark executing
+    (changed ones by their change, deleted ones by all they had)."""
+    in_changed, _ = t.changed_reached
+    changed = np.abs(t.diff.changed_new_instructions[in_changed] - t.diff.changed_old_instructions[in_changed]).sum()
+    _, in_deleted, _ = np.intersect1d(t.diff.deleted, t.profile.codes, assume_unique=True, return_indices=True)
+    return float(changed + t.diff.deleted_instructions[in_deleted].sum())
+
+
+@feature("changed_functions", "Sousa 1.3", "A changed function means a bug fix or code improvement.")
+def changed_functions(t: TupleView) -> float:
+    """Number of functions present in both binaries whose code (shift-invariant fingerprint) differs."""
+    return float(len(t.diff.changed))
+
+
+@feature("relevance_by_cycles", "Sousa 1.3", "Changing a function that takes many cycles is likely to change performance.")
+def relevance_by_cycles(t: TupleView) -> float:
+    """Sum of the cycle ranks (0-100) of the changed functions in c_o's profile."""
+    return float(t.profile.rank_cycles[t.changed_reached[1]].sum())
+
+
+@feature("relevance_by_calls", "Sousa 1.3", "Changing a function called very often is likely to change performance.")
+def relevance_by_calls(t: TupleView) -> float:
+    """Sum of the call-count ranks (0-100) of the changed functions in c_o's profile."""
+    return float(t.profile.rank_calls[t.changed_reached[1]].sum())
+
+
+@feature("relevance_by_instructions", "Sousa 1.3", "Changing a function that executes many instructions is likely to change performance.")
+def relevance_by_instructions(t: TupleView) -> float:
+    """Sum of the dynamic-instruction ranks (0-100) of the changed functions in c_o's profile."""
+    return float(t.profile.rank_instructions[t.changed_reached[1]].sum())
+
+
+def _count_in_top(codes: np.ndarray, top: np.ndarray) -> float:
+    return float(len(np.intersect1d(codes, top, assume_unique=True)))
+
+
+@feature("changed_in_top_cycles", "Sousa 1.3", "Changing one of the hottest functions is likely to change performance.")
+def changed_in_top_cycles(t: TupleView) -> float:
+    """How many of the TOP_N functions with the most cycles in c_o's profile changed."""
+    return _count_in_top(t.diff.changed, t.profile.top("cycles"))
+
+
+@feature("deleted_in_top_cycles", "Sousa 1.3", "Removing one of the hottest functions changes where time goes.")
+def deleted_in_top_cycles(t: TupleView) -> float:
+    """How many of the TOP_N functions with the most cycles in c_o's profile were deleted."""
+    return _count_in_top(t.diff.deleted, t.profile.top("cycles"))
+
+
+@feature("changed_in_top_calls", "Sousa 1.3", "Changing one of the most called functions multiplies its effect.")
+def changed_in_top_calls(t: TupleView) -> float:
+    """How many of the TOP_N most called functions in c_o's profile changed."""
+    return _count_in_top(t.diff.changed, t.profile.top("calls"))
+
+
+@feature("deleted_in_top_calls", "Sousa 1.3", "Removing one of the most called functions changes the hot path.")
+def deleted_in_top_calls(t: TupleView) -> float:
+    """How many of the TOP_N most called functions in c_o's profile were deleted."""
+    return _count_in_top(t.diff.deleted, t.profile.top("calls"))
+
+
+@feature("changed_in_top_instructions", "Sousa 1.3", "Changing one of the functions that execute the most instructions is likely to matter.")
+def changed_in_top_instructions(t: TupleView) -> float:
+    """How many of the TOP_N functions executing the most instructions in c_o's profile changed."""
+    return _count_in_top(t.diff.changed, t.profile.top("instructions"))
+
+
+@feature("deleted_in_top_instructions", "Sousa 1.3", "Removing one of the functions that execute the most instructions changes the hot path.")
+def deleted_in_top_instructions(t: TupleView) -> float:
+    """How many of the TOP_N functions executing the most instructions in c_o's profile were deleted."""
+    return _count_in_top(t.diff.deleted, t.profile.top("instructions"))
+
+
+# ========================================================= Perphecy Table 6.2
+@feature("reached_functions_deleted", "Perphecy 6.2", "Deleting code the benchmark runs changes what it runs.")
+def reached_functions_deleted(t: TupleView) -> float:
+    """Number of deleted functions that c_o's profile shows the benchmark executing."""
+    return float(len(np.intersect1d(t.diff.deleted, t.profile.codes, assume_unique=True)))
+
+
+@feature("top_changed_rank_by_instructions", "Perphecy 6.2", "Changes in the longest-running functions matter most (Amdahl's law).")
+def top_changed_rank_by_instructions(t: TupleView) -> float:
+    """Highest dynamic-instruction rank (0-100) among the changed functions; 0 when none is reached."""
+    return _max_or_zero(t.profile.rank_instructions[t.changed_reached[1]])
+
+
+@feature("top_changed_rank_by_calls", "Perphecy 6.2", "A change in a function is multiplied by how often it is called.")
+def top_changed_rank_by_calls(t: TupleView) -> float:
+    """Highest call-count rank (0-100) among the changed functions; 0 when none is reached."""
+    return _max_or_zero(t.profile.rank_calls[t.changed_reached[1]])
+
+
+@feature("top_changed_rank_by_calls_big_change", "Perphecy 6.2", "As above, ignoring changes too small to matter.")
+def top_changed_rank_by_calls_big_change(t: TupleView) -> float:
+    """Highest call-count rank (0-100) among changed functions whose static instruction count
+    changed by at least LENGTH_CHANGE (10%); 0 when none."""
+    in_changed, in_profile = t.changed_reached
+    big = t.length_change[in_changed] >= LENGTH_CHANGE
+    return _max_or_zero(t.profile.rank_calls[in_profile[big]])
+
+
+@feature("top_function_length_change", "Perphecy 6.2", "A large change of a function's length suggests a large change of its work.")
+def top_function_length_change(t: TupleView) -> float:
+    """Largest change of a changed function's static instruction count, in percent of its old count."""
+    return 100.0 * _max_or_zero(t.length_change)
+
+
+@feature("top_reached_function_length_change", "Perphecy 6.2", "As above, for code the benchmark runs.")
+def top_reached_function_length_change(t: TupleView) -> float:
+    """Largest change, in percent, of the static instruction count of a changed function the benchmark reaches."""
+    return 100.0 * _max_or_zero(t.length_change[t.changed_reached[0]])
+
+
+@feature("top_changed_rank_by_counter", "Perphecy 6.2", "Functions heavy in a hardware event (cycles) are where changes show.")
+def top_changed_rank_by_counter(t: TupleView) -> float:
+    """Highest rank (0-100) by the sampled performance-counter event (cycles, or cpu-clock where the
+    machine has no counters) among the changed functions; 0 without a sampling profile."""
+    return _max_or_zero(t.profile.rank_cycles[t.changed_reached[1]])
+
+
+# ================================================================= extensions
+@feature("changed_inclusive_share", "extension", "A changed callee deep in the hot path can dominate a run although its own count is small.")
+def changed_inclusive_share(t: TupleView) -> float:
+    """Largest inclusive-instruction share of the whole run (0-1) among the changed reached functions."""
+    if t.profile.root_inclusive <= 0:
+        return 0.0
+    return _max_or_zero(t.profile.inclusive[t.changed_reached[1]]) / t.profile.root_inclusive
+
+
+@feature("changed_data_reached", "extension", "Perphecy's open data-dependency problem: a changed table or flag the hot code reads.")
+def changed_data_reached(t: TupleView) -> float:
+    """Number of data objects whose contents changed and that a reached function references."""
+    return float(len(t.diff.changed_objects & t.profile.data_refs))
+
+
+@feature("build_config_changed", "extension", "New compiler flags or toolchain change all code at once.")
+def build_config_changed(t: TupleView) -> float:
+    """1 when the build files (Makefile, CMakeLists.txt, ...) or the toolchain differ between c_o and c_n."""
+    return float(t.build_config_changed)
+
+
+@feature("commit_hops", "extension", "The further apart two versions, the likelier a change.")
+def commit_hops(t: TupleView) -> float:
+    """Number of commits from c_n back to c_o in the commit graph."""
+    return float(t.hops)
+
+
+@feature("commit_days", "extension", "Time apart, the other measure of distance.")
+def commit_days(t: TupleView) -> float:
+    """Days between the author dates of c_o and c_n."""
+    return float(t.days)
+
+
+@feature("benchmark_recent_change_rate", "extension", "Benchmarks that changed often lately are likely to change again.")
+def benchmark_recent_change_rate(t: TupleView) -> float:
+    """Share of positive labels among the benchmark's last RECENT_LABELS labelled pairs whose new
+    commit is not newer than c_o (known when c_n is predicted); 0 without history."""
+    return float(t.recent_change_rate)
+
+
+@feature("benchmark_noise", "extension", "A noisy benchmark is labelled changed more easily and detected less reliably.")
+def benchmark_noise(t: TupleView) -> float:
+    """Coefficient of variation of c_o's measured runs of the benchmark."""
+    return float(t.noise)
+
+
+@feature("allocator_calls", "extension", "Allocation-heavy benchmarks react to memory-layout and allocator changes.")
+def allocator_calls(t: TupleView) -> float:
+    """Calls into malloc/calloc/realloc/free/mmap/operator new/delete in c_o's profile of the benchmark."""
+    return float(t.profile.allocator_calls)
+
+
+@feature("changed_calls_allocator", "extension", "A changed function that allocates may change allocation behaviour.")
+def changed_calls_allocator(t: TupleView) -> float:
+    """1 when a changed or new function of c_n calls an allocator (malloc, free, mmap, new, delete)."""
+    return float(t.diff.changed_calls_allocator)
+
+
+FEATURE_NAMES = [f.name for f in CATALOGUE]
