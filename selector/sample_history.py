@@ -86,6 +86,11 @@ int legacy_scale(int value)
 {
     return value * 3 + 1;
 }
+
+void report_result(long value)
+{
+    printf("%ld\\n", value);
+}
 """
 
 MAIN_C = """\
@@ -118,9 +123,9 @@ int main(int argc, char **argv)
         insertion_sort(numbers, count);
         printf("%d\\n", numbers[count / 2]);
     } else if (strcmp(argv[1], "fib") == 0) {
-        printf("%ld\\n", fib(n));
+        report_result(fib(n));
     } else if (strcmp(argv[1], "weights") == 0) {
-        printf("%ld\\n", weighted_work(n));
+        report_result(weighted_work(n));
     } else {
         print_usage(argv[0]);
         return 2;
@@ -138,6 +143,7 @@ long fib(int n);
 long weighted_work(int rounds);
 void print_usage(const char *program);
 int legacy_scale(int value);
+void report_result(long value);
 extern int weights[8];
 #endif
 """
@@ -227,6 +233,14 @@ def _replace(relative: str, old: str, new: str) -> Callable[[Path], None]:
     return edit
 
 
+def _chain(*edits: Callable[[Path], None]) -> Callable[[Path], None]:
+    def edit(root: Path) -> None:
+        for one in edits:
+            one(root)
+
+    return edit
+
+
 def _raise_optimization(root: Path) -> None:
     makefile = root / "Makefile"
     text = makefile.read_text()
@@ -259,6 +273,23 @@ DEFAULT_STEPS: tuple[Step, ...] = (
     Step("data", "Heavier weights table",
          _replace("src/table.c", "{3, 1, 4, 1, 5, 9, 2, 6}", "{3, 1, 4, 1, 5, 9, 2, 60}"),
          changed_objects=frozenset({"weights"})),
+    Step("delete-reached", "Print results directly, drop report_result",
+         _chain(
+             _replace("src/main.c", "report_result(fib(n));", 'printf("%ld\\n", fib(n));'),
+             _replace("src/main.c", "report_result(weighted_work(n));", 'printf("%ld\\n", weighted_work(n));'),
+             _replace("src/report.c", "\nvoid report_result(long value)\n{\n    printf(\"%ld\\n\", value);\n}\n", ""),
+             _replace("src/kernels.h", "void report_result(long value);\n", ""),
+         ),
+         changed=frozenset({"main"}), deleted=frozenset({"report_result"})),
+    Step("alloc", "sort: allocate the numbers on the heap",
+         _chain(
+             _replace("src/main.c", "static int numbers[4096];\n", ""),
+             _replace("src/main.c", "        int count = n < 4096 ? n : 4096;\n",
+                      "        int count = n < 4096 ? n : 4096;\n        int *numbers = malloc(count * sizeof *numbers);\n"),
+             _replace("src/main.c", "        printf(\"%d\\n\", numbers[count / 2]);\n",
+                      "        printf(\"%d\\n\", numbers[count / 2]);\n        free(numbers);\n"),
+         ),
+         changed=frozenset({"main"}), changed_objects=frozenset({"numbers"})),
     Step("flags", "Build with a different optimization level", _raise_optimization),
 )
 KINDS = tuple(step.kind for step in DEFAULT_STEPS)

@@ -45,3 +45,22 @@ def sample_builds(tmp_path_factory):
         return cache[key]
 
     return build
+
+
+@pytest.fixture(scope="session")
+def collected_sample(tmp_path_factory):
+    """The sample history (with its benchmarks) calibrated and collected through the real CLI."""
+    import json
+    import sys
+
+    root = tmp_path_factory.mktemp("collected") / "project"
+    commits = make_sample_history(root)
+
+    def cli(*arguments: str):
+        result = subprocess.run([sys.executable, "-m", "selector", *arguments, "--format", "json"], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    calibration = cli("calibrate", commits[0].sha, "--repo", str(root), "--rounds", "2")
+    report = cli("collect", "--repo", str(root), "-j", "2")
+    return root, commits, calibration, report

@@ -19,12 +19,9 @@ def cli_json(*arguments: str) -> dict:
 
 
 @pytest.mark.slow
-def test_labels_follow_the_planted_changes(tmp_path):
-    root = tmp_path / "project"
-    commits = make_sample_history(root)
-    calibration = cli_json("calibrate", commits[0].sha, "--repo", str(root), "--rounds", "2")
+def test_labels_follow_the_planted_changes(collected_sample):
+    root, commits, calibration, report = collected_sample
     assert {row["benchmark"]: row["exact"] for row in calibration} == {"checksum": True, "sort": True, "fib": True, "weights": True}
-    report = cli_json("collect", "--repo", str(root), "-j", "2")
     assert report["summary"]["profiled"] == len(commits)
     store = Store(root / ".selector")
     labels = store.read("labels")

@@ -1,0 +1,178 @@
+"""Every feature of the catalogue, with its exact value on tuples of the scripted history."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from features.catalogue import ALLOCATORS, CATALOGUE, FEATURE_NAMES
+from features.docs import render
+from features.scaling import MaxAbsScaler, distance_weights
+from features.tuples import ancestor_pairs, closest_tuples
+from selector.feature_table import feature_table, load_history
+from selector.sample_history import _commit, make_sample_history
+from selector.store import Store
+from tests.test_binary_errors import run_selector
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def table(collected_sample):
+    root, commits, _, _ = collected_sample
+    store = Store(root / ".selector")
+    frame = feature_table(store)
+    kind_of = {c.sha: c.step.kind for c in commits}
+    frame["kind"] = frame["new"].map(kind_of)
+    return frame.set_index(["kind", "benchmark"]), store, {c.step.kind: c.sha for c in commits}
+
+
+def value(table, kind: str, benchmark: str, name: str) -> float:
+    return float(table[0].loc[(kind, benchmark), name])
+
+
+def static(store: Store, sha: str):
+    return store.read_one("functions", sha).set_index("name")
+
+
+def test_hot_change_ranks_the_changed_function_for_the_benchmark_that_reaches_it(table):
+    frame, store, sha = table
+    old, new = static(store, sha["neutral"]), static(store, sha["hot"])
+    delta = abs(new.loc["checksum", "instructions"] - old.loc["checksum", "instructions"])
+    length = 100.0 * delta / old.loc["checksum", "instructions"]
+    expected_reached = {"checksum": 100.0, "sort": 0.0, "fib": 0.0, "weights": 0.0}
+    for benchmark, rank in expected_reached.items():
+        assert value(table, "hot", benchmark, "top_changed_rank_by_instructions") == rank
+        assert value(table, "hot", benchmark, "top_changed_rank_by_calls") == rank
+        assert value(table, "hot", benchmark, "top_changed_rank_by_calls_big_change") == (rank if length >= 10 else 0.0)
+        assert value(table, "hot", benchmark, "relevance_by_calls") == rank
+        assert value(table, "hot", benchmark, "relevance_by_instructions") == rank
+        assert value(table, "hot", benchmark, "changed_in_top_calls") == (1.0 if rank else 0.0)
+        assert value(table, "hot", benchmark, "changed_in_top_instructions") == (1.0 if rank else 0.0)
+        assert value(table, "hot", benchmark, "reached_instruction_difference") == (delta if rank else 0.0)
+        assert value(table, "hot", benchmark, "top_reached_function_length_change") == pytest.approx(length if rank else 0.0)
+        assert value(table, "hot", benchmark, "changed_functions") == 1.0
+        assert value(table, "hot", benchmark, "instruction_difference") == delta
+        assert value(table, "hot", benchmark, "top_function_length_change") == pytest.approx(length)
+    profile = store.read_one("profiles", sha["neutral"])
+    profile = profile[(profile["benchmark"] == "checksum") & profile["in_binary"]].set_index("function")
+    share = profile.loc["checksum", "inclusive_instructions"] / profile["inclusive_instructions"].max()
+    assert value(table, "hot", "checksum", "changed_inclusive_share") == pytest.approx(share)
+    assert value(table, "hot", "sort", "changed_inclusive_share") == 0.0
+
+
+def test_added_and_deleted_functions(table):
+    frame, store, sha = table
+    assert value(table, "add-top", "fib", "new_functions") == 1.0
+    assert value(table, "add-top", "fib", "instruction_difference") == static(store, sha["add-top"]).loc["clamp_value", "instructions"]
+    assert value(table, "add-top", "fib", "changed_functions") == 0.0
+    assert value(table, "delete", "fib", "deleted_functions") == 1.0
+    assert value(table, "delete", "fib", "reached_functions_deleted") == 0.0  # legacy_scale never ran
+    # report_result printed the results of fib and weights only
+    for benchmark, reached in {"fib": 1.0, "weights": 1.0, "checksum": 0.0, "sort": 0.0}.items():
+        assert value(table, "delete-reached", benchmark, "reached_functions_deleted") == reached
+        assert value(table, "delete-reached", benchmark, "deleted_in_top_calls") == reached
+        assert value(table, "delete-reached", benchmark, "deleted_in_top_instructions") == reached
+
+
+def test_data_only_change_is_caught_by_the_data_feature_and_nothing_that_reads_code(table):
+    code_features = [f.name for f in CATALOGUE if f.source != "extension"] + ["changed_inclusive_share"]
+    for benchmark in ("checksum", "sort", "fib", "weights"):
+        assert all(value(table, "data", benchmark, name) == 0.0 for name in code_features)
+        assert value(table, "data", benchmark, "changed_data_reached") == (1.0 if benchmark == "weights" else 0.0)
+
+
+def test_build_distance_history_noise_and_allocation_features(table):
+    frame, store, sha = table
+    assert all(value(table, "flags", b, "build_config_changed") == 1.0 for b in ("checksum", "fib"))
+    assert value(table, "hot", "fib", "build_config_changed") == 0.0
+    assert value(table, "hot", "fib", "commit_hops") == 1.0
+    assert value(table, "hot", "fib", "commit_days") == pytest.approx(1 / 24)  # the sample commits are an hour apart
+    # labels of checksum known when the cold commit is predicted: neutral (no change), hot (change)
+    assert value(table, "cold", "checksum", "benchmark_recent_change_rate") == 0.5
+    assert value(table, "neutral", "checksum", "benchmark_recent_change_rate") == 0.0
+    assert value(table, "hot", "checksum", "benchmark_noise") == 0.0  # callgrind counts: exact
+    assert value(table, "alloc", "sort", "changed_calls_allocator") == 1.0
+    assert value(table, "hot", "sort", "changed_calls_allocator") == 0.0
+    profile = store.read_one("profiles", sha["delete-reached"])
+    allocations = profile[(profile["benchmark"] == "sort") & profile["function"].isin(ALLOCATORS)]
+    assert value(table, "alloc", "sort", "allocator_calls") == float(allocations["calls"].sum())
+    assert set(allocations["function"]) >= {"malloc", "mmap"}  # stdio's buffer, the loader's mappings
+
+
+def test_labels_sit_beside_the_features_and_the_docs_are_current(table):
+    frame, _, _ = table
+    assert bool(frame.loc[("hot", "checksum"), "label"]) and not bool(frame.loc[("hot", "sort"), "label"])
+    assert set(FEATURE_NAMES) <= set(frame.columns)
+    assert (Path(__file__).resolve().parent.parent / "docs" / "features.md").read_text() == render()
+    assert all(f.definition and f.rationale and f.source for f in CATALOGUE)
+
+
+def test_features_command_writes_parquet_and_csv(collected_sample, tmp_path):
+    root, commits, _, _ = collected_sample
+    for name in ("tuples.parquet", "tuples.csv"):
+        result = run_selector("features", "--store", str(root / ".selector"), "--output", str(tmp_path / name), "--format", "json")
+        assert result.returncode == 0, result.stderr
+    import json
+    import pandas as pd
+
+    summary = json.loads(result.stdout)
+    assert summary["tuples"] == 4 * (len(commits) - 1)
+    assert "relevance_by_cycles" in summary["constant_features"]  # callgrind profiles have no cycles
+    parquet, csv = pd.read_parquet(tmp_path / "tuples.parquet"), pd.read_csv(tmp_path / "tuples.csv")
+    assert list(parquet.columns[:3]) == ["new", "old", "benchmark"] and len(parquet) == len(csv)
+    missing = run_selector("features", "--store", str(tmp_path / "empty"), "--output", str(tmp_path / "x.csv"))
+    assert missing.returncode == 2 and "no commits" in missing.stderr
+
+
+def test_scaling_keeps_zeros_and_weights_favour_close_pairs(table):
+    frame, _, _ = table
+    scaled = MaxAbsScaler().fit_transform(frame[FEATURE_NAMES].to_numpy())
+    assert np.abs(scaled).max() <= 1.0 and ((frame[FEATURE_NAMES].to_numpy() == 0) == (scaled == 0)).all()
+    assert list(distance_weights([1, 2, 4])) == [1.0, 0.5, 0.25]
+    with pytest.raises(ValueError):
+        distance_weights([0])
+
+
+def test_closest_ancestor_through_merges_and_failed_builds(tmp_path):
+    """X builds; F1 and F2 break the build; H (child of F2) fixes it: its c_o is X, 3 hops.
+    M merges side branch S into F2 and fixes the build: its first parent failed, so c_o is S."""
+    root = tmp_path / "project"
+    commits = make_sample_history(root, benchmarks=False)
+    config = root / "selector.toml"
+    config.write_text(config.read_text() + '\n[[benchmark]]\nname = "fib"\ncommand = "{binary} fib 5"\n'
+                      'metric = "instructions"\nrepetitions = 1\nwarmup = 0\n')
+    git = lambda *a: subprocess.run(["git", *a], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+    git("add", "-A")
+    x = _commit(root, "X: add a benchmark")
+    kernels = root / "src" / "kernels.c"
+    clean = kernels.read_text()
+    kernels.write_text(clean + "\nbroken code;\n")
+    _commit(root, "F1: break the build")
+    kernels.write_text(clean + "\nbroken code;\nmore;\n")
+    f2 = _commit(root, "F2: still broken")
+    git("checkout", "-q", "-b", "side", x)
+    (root / "NOTES").write_text("side\n")
+    s = _commit(root, "S: side branch")
+    git("checkout", "-q", "-b", "fix", f2)
+    kernels.write_text(clean)
+    h = _commit(root, "H: fix the build")
+    git("checkout", "-q", "main")
+    git("-c", "user.name=a", "-c", "user.email=a@b", "merge", "-q", "--no-ff", "--no-commit", "side")
+    kernels.write_text(clean)
+    m = _commit(root, "M: merge side, fixing the build")
+    for branch in ("side", "fix"):
+        result = run_selector("collect", branch, "--repo", str(root), "--format", "json")
+        assert result.returncode == 0, result.stderr
+    result = run_selector("collect", "--repo", str(root), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    history = load_history(Store(root / ".selector"))
+    tuples = closest_tuples(history, ["fib"]).set_index("new")
+    assert (tuples.loc[h, "old"], tuples.loc[h, "hops"]) == (x, 3)
+    assert (tuples.loc[m, "old"], tuples.loc[m, "hops"]) == (s, 1)
+    assert f2 not in tuples.index  # a failed build has no tuple of its own
+    pairs = ancestor_pairs(history, ["fib"])
+    assert {(n, o) for n, o in zip(pairs["new"], pairs["old"])} >= {(h, x), (m, s), (m, x), (m, commits[0].sha)}
