@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView
 from features.history import History, name_codes
@@ -51,24 +53,29 @@ class FeatureBuilder:
         self._allocator_calls = self._allocator_table(history.profiles)
         self._pairs: dict[tuple[str, str], PairDiff] = {}
         self._profiles: dict[tuple[str, str], ProfileView] = {}
-        self._profile_rows = {key: index for key, index in in_binary.groupby(["commit", "benchmark"]).indices.items()} if len(in_binary) else {}
+        self._profile_rows = dict(in_binary.groupby(["commit", "benchmark"]).indices) if len(in_binary) else {}
+        # calls, self instructions, inclusive instructions, samples: one float matrix, missing = 0
+        self._profile_values = np.column_stack([
+            pd.to_numeric(in_binary[column], errors="coerce").fillna(0).to_numpy(float) if column in in_binary else np.zeros(len(in_binary))
+            for column in ("calls", "self_instructions", "inclusive_instructions", "samples")
+        ]) if len(in_binary) else np.zeros((0, 4))
 
     # ----------------------------------------------------------- per commit
     @staticmethod
     def _commit_tables(functions: pd.DataFrame, codes: np.ndarray) -> dict[str, _CommitTable]:
         fingerprints, _ = pd.factorize(functions["fingerprint"])
         instructions = functions["instructions"].to_numpy(np.int64)
-        calls_allocator = np.fromiter(
-            (any(callee in ALLOCATOR_CALLEES for callee in callees) for callees in functions["callees"]), bool, len(functions)
-        )
-        data_refs = functions["data_refs"].to_numpy()
+        calls_allocator = _any_in_lists(functions["callees"], ALLOCATOR_CALLEES)
+        data_refs = functions["data_refs"]
+        referencing = np.flatnonzero(_list_lengths(data_refs) > 0)
+        refs_by_row = dict(zip(referencing.tolist(), (tuple(refs) for refs in data_refs.iloc[referencing])))
         tables = {}
         for commit, index in functions.groupby("commit").indices.items():
             order = index[np.argsort(codes[index], kind="stable")]
             tables[commit] = _CommitTable(
                 codes=codes[order], fingerprints=fingerprints[order], instructions=instructions[order],
                 allocating=codes[order][calls_allocator[order]],
-                data_refs={int(c): tuple(refs) for c, refs in zip(codes[order], data_refs[order]) if len(refs)},
+                data_refs={int(codes[row]): refs_by_row[row] for row in order.tolist() if row in refs_by_row},
             )
         return tables
 
@@ -137,26 +144,17 @@ class FeatureBuilder:
 
     def _profile_view(self, commit: str, benchmark: str) -> ProfileView:
         index = self._profile_rows.get((commit, benchmark), np.zeros(0, dtype=np.int64))
-        rows = self._in_binary.iloc[index]
-        codes = self._profile_codes[index]
-        frame = pd.DataFrame({
-            "code": codes,
-            "calls": pd.to_numeric(rows["calls"], errors="coerce").fillna(0).to_numpy(float),
-            "instructions": pd.to_numeric(rows["self_instructions"], errors="coerce").fillna(0).to_numpy(float),
-            "inclusive": pd.to_numeric(rows["inclusive_instructions"], errors="coerce").fillna(0).to_numpy(float),
-            "cycles": pd.to_numeric(rows["samples"], errors="coerce").fillna(0).to_numpy(float),
-        }).groupby("code").sum().sort_index()
-        reached = frame[(frame[["calls", "instructions", "cycles"]] > 0).any(axis=1)]
+        # one row per function: entries of one function (clones, recursion levels) are summed
+        codes, slot = np.unique(self._profile_codes[index], return_inverse=True)
+        sums = np.zeros((len(codes), 4))
+        np.add.at(sums, slot, self._profile_values[index])
+        reached = (sums[:, [0, 1, 3]] > 0).any(axis=1)
+        codes, sums = codes[reached], sums[reached]
         table = self._commits.get(commit)
-        reached_codes = reached.index.to_numpy(np.int64)
-        data_refs = frozenset(
-            ref for code in reached_codes for ref in (table.data_refs.get(int(code), ()) if table else ())
-        )
+        data_refs = frozenset(ref for code in codes for ref in (table.data_refs.get(int(code), ()) if table else ()))
         return ProfileView(
-            codes=reached_codes,
-            calls=reached["calls"].to_numpy(), instructions=reached["instructions"].to_numpy(),
-            inclusive=reached["inclusive"].to_numpy(), cycles=reached["cycles"].to_numpy(),
-            root_inclusive=float(reached["inclusive"].max()) if len(reached) else 0.0,
+            codes=codes, calls=sums[:, 0], instructions=sums[:, 1], inclusive=sums[:, 2], cycles=sums[:, 3],
+            root_inclusive=float(sums[:, 2].max()) if len(codes) else 0.0,
             allocator_calls=self._allocator_calls.get((commit, benchmark), 0.0),
             data_refs=data_refs,
         )
@@ -198,6 +196,24 @@ class FeatureBuilder:
             table["label"] = pd.NA
         table["label"] = table["label"].astype("boolean")
         return table.drop(columns=["tuple_hops"])
+
+
+def _as_list_array(column: pd.Series) -> pa.ListArray:
+    array = pa.array(column.array if hasattr(column.array, "_pa_array") else column.tolist())
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def _list_lengths(column: pd.Series) -> np.ndarray:
+    return pc.list_value_length(_as_list_array(column)).fill_null(0).to_numpy(zero_copy_only=False)
+
+
+def _any_in_lists(column: pd.Series, values: frozenset[str]) -> np.ndarray:
+    """Per row of a column of string lists: does the list hold any of `values`? (vectorized in Arrow)"""
+    lists = _as_list_array(column)
+    flat = pc.list_flatten(lists).cast(pa.string())  # lists that are all empty arrive typed list<null>
+    hits = pc.is_in(flat, value_set=pa.array(sorted(values), type=pa.string())).fill_null(False).to_numpy(zero_copy_only=False)
+    parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+    return np.bincount(parents[hits], minlength=len(column)) > 0
 
 
 def build_feature_table(history: History, tuples: pd.DataFrame) -> pd.DataFrame:
