@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView
+from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
 from features.history import History, name_codes
 from features.tuples import TUPLE_KEYS
 
@@ -28,6 +28,7 @@ class _CommitTable:
     instructions: np.ndarray
     allocating: np.ndarray  # codes of functions that call an allocator
     data_refs: dict[int, tuple[str, ...]]  # code -> referenced data objects
+    referencing: np.ndarray  # sorted codes of the functions that reference data objects
 
 
 class FeatureBuilder:
@@ -35,15 +36,14 @@ class FeatureBuilder:
         self.history = history
         functions = history.functions
         in_binary = history.profiles[history.profiles["in_binary"].astype(bool)] if len(history.profiles) else history.profiles
-        all_names = pd.concat([functions["name"], in_binary["function"]] if len(in_binary) else [functions["name"]], ignore_index=True)
-        codes, self.names = name_codes(all_names)
-        function_codes = codes[: len(functions)]
-        self._profile_codes = codes[len(functions):]
+        function_codes, self.names = name_codes(functions["name"])
+        self._profile_codes = self._codes_of(in_binary["function"]) if len(in_binary) else np.zeros(0, dtype=np.int64)
         self._in_binary = in_binary
         self._commits = self._commit_tables(functions, function_codes)
-        self._objects = {
-            commit: dict(zip(group["name"], group["fingerprint"])) for commit, group in history.objects.groupby("commit")
-        } if len(history.objects) else {}
+        objects = history.objects
+        self._object_rows = dict(objects.groupby("commit").indices) if len(objects) else {}
+        self._object_names = objects["name"].to_numpy() if len(objects) else np.zeros(0, dtype=object)
+        self._object_fingerprints = objects["fingerprint"].to_numpy() if len(objects) else np.zeros(0, dtype=object)
         commits = history.commits.set_index("sha")
         times = pd.to_datetime(commits["author_time"], utc=True)
         self._seconds = ((times - pd.Timestamp(0, tz="UTC")).dt.total_seconds()).to_dict()  # plain floats: fast lookups
@@ -60,6 +60,15 @@ class FeatureBuilder:
             for column in ("calls", "self_instructions", "inclusive_instructions", "samples")
         ]) if len(in_binary) else np.zeros((0, 4))
 
+    def _codes_of(self, names: pd.Series) -> np.ndarray:
+        """Codes of profile names in the static tables' numbering; names no binary defines get new codes."""
+        codes = pd.Index(self.names).get_indexer(names.astype(str))
+        unknown = codes < 0
+        if unknown.any():
+            extra, _ = pd.factorize(names[unknown])
+            codes[unknown] = len(self.names) + extra
+        return codes.astype(np.int64)
+
     # ----------------------------------------------------------- per commit
     @staticmethod
     def _commit_tables(functions: pd.DataFrame, codes: np.ndarray) -> dict[str, _CommitTable]:
@@ -67,7 +76,8 @@ class FeatureBuilder:
         instructions = functions["instructions"].to_numpy(np.int64)
         calls_allocator = _any_in_lists(functions["callees"], ALLOCATOR_CALLEES)
         data_refs = functions["data_refs"]
-        referencing = np.flatnonzero(_list_lengths(data_refs) > 0)
+        has_refs = _list_lengths(data_refs) > 0
+        referencing = np.flatnonzero(has_refs)
         refs_by_row = dict(zip(referencing.tolist(), (tuple(refs) for refs in data_refs.iloc[referencing])))
         tables = {}
         for commit, index in functions.groupby("commit").indices.items():
@@ -75,7 +85,8 @@ class FeatureBuilder:
             tables[commit] = _CommitTable(
                 codes=codes[order], fingerprints=fingerprints[order], instructions=instructions[order],
                 allocating=codes[order][calls_allocator[order]],
-                data_refs={int(codes[row]): refs_by_row[row] for row in order.tolist() if row in refs_by_row},
+                data_refs={int(codes[row]): refs_by_row[row] for row in order[has_refs[order]].tolist()},
+                referencing=np.sort(codes[order[has_refs[order]]]).astype(np.int64),
             )
         return tables
 
@@ -108,6 +119,10 @@ class FeatureBuilder:
         allocating = profiles[profiles["function"].isin(ALLOCATORS)]
         return allocating.groupby(["commit", "benchmark"])["calls"].sum().astype(float).to_dict()
 
+    def _objects_of(self, commit: str) -> dict[str, str]:
+        rows = self._object_rows.get(commit, ())
+        return dict(zip(self._object_names[rows], self._object_fingerprints[rows])) if len(rows) else {}
+
     # -------------------------------------------------------------- per pair
     def pair(self, new: str, old: str) -> PairDiff:
         key = (new, old)
@@ -116,13 +131,15 @@ class FeatureBuilder:
         return self._pairs[key]
 
     def _compare(self, new: _CommitTable, old: _CommitTable, new_sha: str, old_sha: str) -> PairDiff:
-        common, in_new, in_old = np.intersect1d(new.codes, old.codes, assume_unique=True, return_indices=True)
+        in_new, in_old = common_indices(new.codes, old.codes)
         differs = new.fingerprints[in_new] != old.fingerprints[in_old]
-        only_new = ~np.isin(new.codes, common, assume_unique=True)
-        only_old = ~np.isin(old.codes, common, assume_unique=True)
-        changed = common[differs]
+        only_new = np.ones(len(new.codes), dtype=bool)
+        only_new[in_new] = False
+        only_old = np.ones(len(old.codes), dtype=bool)
+        only_old[in_old] = False
+        changed = new.codes[in_new[differs]]
         touched = np.concatenate([changed, new.codes[only_new]])
-        old_objects, new_objects = self._objects.get(old_sha, {}), self._objects.get(new_sha, {})
+        old_objects, new_objects = self._objects_of(old_sha), self._objects_of(new_sha)
         return PairDiff(
             new=new.codes[only_new],
             deleted=old.codes[only_old],
@@ -151,7 +168,10 @@ class FeatureBuilder:
         reached = (sums[:, [0, 1, 3]] > 0).any(axis=1)
         codes, sums = codes[reached], sums[reached]
         table = self._commits.get(commit)
-        data_refs = frozenset(ref for code in codes for ref in (table.data_refs.get(int(code), ()) if table else ()))
+        data_refs = frozenset()
+        if table is not None and len(table.referencing):
+            _, hits = common_indices(codes, table.referencing)
+            data_refs = frozenset(ref for code in table.referencing[hits].tolist() for ref in table.data_refs[code])
         return ProfileView(
             codes=codes, calls=sums[:, 0], instructions=sums[:, 1], inclusive=sums[:, 2], cycles=sums[:, 3],
             root_inclusive=float(sums[:, 2].max()) if len(codes) else 0.0,
@@ -182,10 +202,16 @@ class FeatureBuilder:
 
     def table(self, tuples: pd.DataFrame) -> pd.DataFrame:
         """The feature table of `tuples` (new, old, benchmark, hops), with the label when one is stored."""
-        rows = [
-            [feature.compute(view) for feature in CATALOGUE]
-            for view in (self.view(n, o, b, h) for n, o, b, h in tuples[[*TUPLE_KEYS, "hops"]].itertuples(index=False))
-        ]
+        pair_features = [f for f in CATALOGUE if f.per_pair]
+        tuple_features = [f for f in CATALOGUE if not f.per_pair]
+        pair_values: dict[tuple[str, str], dict[str, float]] = {}
+        rows = []
+        for new, old, benchmark, hops in tuples[[*TUPLE_KEYS, "hops"]].itertuples(index=False):
+            view = self.view(new, old, benchmark, hops)
+            if (new, old) not in pair_values:
+                pair_values[(new, old)] = {f.name: f.compute(view) for f in pair_features}
+            values = {**pair_values[(new, old)], **{f.name: f.compute(view) for f in tuple_features}}
+            rows.append([values[f.name] for f in CATALOGUE])
         features = pd.DataFrame(rows, columns=[f.name for f in CATALOGUE], index=tuples.index)
         table = pd.concat([tuples[[*TUPLE_KEYS, "hops"]].rename(columns={"hops": "tuple_hops"}), features], axis=1)
         labels = self.history.labels
@@ -199,8 +225,10 @@ class FeatureBuilder:
 
 
 def _as_list_array(column: pd.Series) -> pa.ListArray:
-    array = pa.array(column.array if hasattr(column.array, "_pa_array") else column.tolist())
-    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+    """The column as one Arrow list array: free when it is Arrow-backed (Store.read(arrow_dtypes=True))."""
+    if isinstance(column.dtype, pd.ArrowDtype):
+        return column.array.__arrow_array__().combine_chunks()
+    return pa.array(column.tolist())
 
 
 def _list_lengths(column: pd.Series) -> np.ndarray:

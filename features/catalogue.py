@@ -15,7 +15,7 @@ the cycles features are 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable
 
@@ -37,6 +37,7 @@ class Feature:
     source: str  # "Sousa 1.3", "Perphecy 6.2" or "extension"
     rationale: str
     compute: Callable[["TupleView"], float]
+    per_pair: bool  # depends only on (c_n, c_o), not on the benchmark: computed once per pair
 
     @property
     def definition(self) -> str:
@@ -46,16 +47,16 @@ class Feature:
 CATALOGUE: list[Feature] = []
 
 
-def feature(name: str, source: str, rationale: str):
+def feature(name: str, source: str, rationale: str, per_pair: bool = False):
     def register(compute: Callable[["TupleView"], float]) -> Callable[["TupleView"], float]:
-        CATALOGUE.append(Feature(name, source, rationale, compute))
+        CATALOGUE.append(Feature(name, source, rationale, compute, per_pair))
         return compute
 
     return register
 
 
 # --------------------------------------------------------------------- inputs
-@dataclass
+@dataclass(eq=False)
 class PairDiff:
     """Static differences between c_o and c_n, shared by all benchmarks of the pair."""
 
@@ -68,6 +69,14 @@ class PairDiff:
     deleted_instructions: np.ndarray  # aligned with `deleted`
     changed_objects: frozenset[str]
     changed_calls_allocator: bool  # a changed or new function calls malloc/free/mmap/...
+
+    @cached_property
+    def changed_set(self) -> frozenset[int]:
+        return frozenset(self.changed.tolist())
+
+    @cached_property
+    def deleted_set(self) -> frozenset[int]:
+        return frozenset(self.deleted.tolist())
 
 
 @dataclass
@@ -82,6 +91,7 @@ class ProfileView:
     root_inclusive: float  # the largest inclusive count: the whole run
     allocator_calls: float  # calls into allocator functions (any object)
     data_refs: frozenset[str]  # data objects referenced by reached functions (c_o's static table)
+    _top: dict = field(default_factory=dict, repr=False)
 
     @cached_property
     def rank_calls(self) -> np.ndarray:
@@ -95,10 +105,13 @@ class ProfileView:
     def rank_cycles(self) -> np.ndarray:
         return _percentile_rank(self.cycles)
 
-    def top(self, metric: str) -> np.ndarray:
-        values = getattr(self, metric)
-        order = np.argsort(-values, kind="stable")[:TOP_N]
-        return np.sort(self.codes[order[values[order] > 0]])
+    def top(self, metric: str) -> list[int]:
+        """Codes of the TOP_N functions with the highest `metric` (ties: lower code first)."""
+        if metric not in self._top:
+            values = getattr(self, metric)
+            order = np.argsort(-values, kind="stable")[:TOP_N]
+            self._top[metric] = self.codes[order[values[order] > 0]].tolist()
+        return self._top[metric]
 
 
 @dataclass
@@ -115,14 +128,29 @@ class TupleView:
     @cached_property
     def changed_reached(self) -> tuple[np.ndarray, np.ndarray]:
         """(index into diff.changed, index into profile) of changed functions that are reached."""
-        _, in_changed, in_profile = np.intersect1d(self.diff.changed, self.profile.codes, assume_unique=True, return_indices=True)
-        return in_changed, in_profile
+        return common_indices(self.diff.changed, self.profile.codes)
+
+    @cached_property
+    def deleted_reached(self) -> tuple[np.ndarray, np.ndarray]:
+        """(index into diff.deleted, index into profile) of deleted functions that were reached."""
+        return common_indices(self.diff.deleted, self.profile.codes)
 
     @cached_property
     def length_change(self) -> np.ndarray:
         """Relative static instruction change of each changed function."""
         old = self.diff.changed_old_instructions.astype(float)
         return np.abs(self.diff.changed_new_instructions - old) / np.maximum(old, 1.0)
+
+
+def common_indices(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in `a` and in `b` of the values both hold; both sorted and unique.
+    (np.intersect1d sorts the concatenation each time; a binary search is cheaper.)"""
+    if len(a) == 0 or len(b) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    positions = np.minimum(np.searchsorted(b, a), len(b) - 1)
+    found = b[positions] == a
+    return np.flatnonzero(found), positions[found]
 
 
 def _percentile_rank(values: np.ndarray) -> np.ndarray:
@@ -142,19 +170,19 @@ def _max_or_zero(values: np.ndarray) -> float:
 
 
 # ============================================================ Sousa Table 1.3
-@feature("new_functions", "Sousa 1.3", "New functionality or refactoring can change overall performance.")
+@feature("new_functions", "Sousa 1.3", "New functionality or refactoring can change overall performance.", per_pair=True)
 def new_functions(t: TupleView) -> float:
     """Number of functions in c_n's binary that are not in c_o's."""
     return float(len(t.diff.new))
 
 
-@feature("deleted_functions", "Sousa 1.3", "Removed functionality or refactoring can change overall performance.")
+@feature("deleted_functions", "Sousa 1.3", "Removed functionality or refactoring can change overall performance.", per_pair=True)
 def deleted_functions(t: TupleView) -> float:
     """Number of functions in c_o's binary that are not in c_n's."""
     return float(len(t.diff.deleted))
 
 
-@feature("instruction_difference", "Sousa 1.3", "Executing more (or fewer) instructions changes performance.")
+@feature("instruction_difference", "Sousa 1.3", "Executing more (or fewer) instructions changes performance.", per_pair=True)
 def instruction_difference(t: TupleView) -> float:
     """Sum over all functions of the absolute change of the static instruction count
     (a new function counts all its instructions, a deleted one all it had)."""
@@ -168,11 +196,11 @@ def reached_instruction_difference(t: TupleView) -> float:
     (changed ones by their change, deleted ones by all they had)."""
     in_changed, _ = t.changed_reached
     changed = np.abs(t.diff.changed_new_instructions[in_changed] - t.diff.changed_old_instructions[in_changed]).sum()
-    _, in_deleted, _ = np.intersect1d(t.diff.deleted, t.profile.codes, assume_unique=True, return_indices=True)
+    in_deleted, _ = t.deleted_reached
     return float(changed + t.diff.deleted_instructions[in_deleted].sum())
 
 
-@feature("changed_functions", "Sousa 1.3", "A changed function means a bug fix or code improvement.")
+@feature("changed_functions", "Sousa 1.3", "A changed function means a bug fix or code improvement.", per_pair=True)
 def changed_functions(t: TupleView) -> float:
     """Number of functions present in both binaries whose code (shift-invariant fingerprint) differs."""
     return float(len(t.diff.changed))
@@ -196,51 +224,51 @@ def relevance_by_instructions(t: TupleView) -> float:
     return float(t.profile.rank_instructions[t.changed_reached[1]].sum())
 
 
-def _count_in_top(codes: np.ndarray, top: np.ndarray) -> float:
-    return float(len(np.intersect1d(codes, top, assume_unique=True)))
+def _count_in_top(codes: frozenset[int], top: list[int]) -> float:
+    return float(sum(code in codes for code in top))
 
 
 @feature("changed_in_top_cycles", "Sousa 1.3", "Changing one of the hottest functions is likely to change performance.")
 def changed_in_top_cycles(t: TupleView) -> float:
     """How many of the TOP_N functions with the most cycles in c_o's profile changed."""
-    return _count_in_top(t.diff.changed, t.profile.top("cycles"))
+    return _count_in_top(t.diff.changed_set, t.profile.top("cycles"))
 
 
 @feature("deleted_in_top_cycles", "Sousa 1.3", "Removing one of the hottest functions changes where time goes.")
 def deleted_in_top_cycles(t: TupleView) -> float:
     """How many of the TOP_N functions with the most cycles in c_o's profile were deleted."""
-    return _count_in_top(t.diff.deleted, t.profile.top("cycles"))
+    return _count_in_top(t.diff.deleted_set, t.profile.top("cycles"))
 
 
 @feature("changed_in_top_calls", "Sousa 1.3", "Changing one of the most called functions multiplies its effect.")
 def changed_in_top_calls(t: TupleView) -> float:
     """How many of the TOP_N most called functions in c_o's profile changed."""
-    return _count_in_top(t.diff.changed, t.profile.top("calls"))
+    return _count_in_top(t.diff.changed_set, t.profile.top("calls"))
 
 
 @feature("deleted_in_top_calls", "Sousa 1.3", "Removing one of the most called functions changes the hot path.")
 def deleted_in_top_calls(t: TupleView) -> float:
     """How many of the TOP_N most called functions in c_o's profile were deleted."""
-    return _count_in_top(t.diff.deleted, t.profile.top("calls"))
+    return _count_in_top(t.diff.deleted_set, t.profile.top("calls"))
 
 
 @feature("changed_in_top_instructions", "Sousa 1.3", "Changing one of the functions that execute the most instructions is likely to matter.")
 def changed_in_top_instructions(t: TupleView) -> float:
     """How many of the TOP_N functions executing the most instructions in c_o's profile changed."""
-    return _count_in_top(t.diff.changed, t.profile.top("instructions"))
+    return _count_in_top(t.diff.changed_set, t.profile.top("instructions"))
 
 
 @feature("deleted_in_top_instructions", "Sousa 1.3", "Removing one of the functions that execute the most instructions changes the hot path.")
 def deleted_in_top_instructions(t: TupleView) -> float:
     """How many of the TOP_N functions executing the most instructions in c_o's profile were deleted."""
-    return _count_in_top(t.diff.deleted, t.profile.top("instructions"))
+    return _count_in_top(t.diff.deleted_set, t.profile.top("instructions"))
 
 
 # ========================================================= Perphecy Table 6.2
 @feature("reached_functions_deleted", "Perphecy 6.2", "Deleting code the benchmark runs changes what it runs.")
 def reached_functions_deleted(t: TupleView) -> float:
     """Number of deleted functions that c_o's profile shows the benchmark executing."""
-    return float(len(np.intersect1d(t.diff.deleted, t.profile.codes, assume_unique=True)))
+    return float(len(t.deleted_reached[0]))
 
 
 @feature("top_changed_rank_by_instructions", "Perphecy 6.2", "Changes in the longest-running functions matter most (Amdahl's law).")
@@ -264,7 +292,7 @@ def top_changed_rank_by_calls_big_change(t: TupleView) -> float:
     return _max_or_zero(t.profile.rank_calls[in_profile[big]])
 
 
-@feature("top_function_length_change", "Perphecy 6.2", "A large change of a function's length suggests a large change of its work.")
+@feature("top_function_length_change", "Perphecy 6.2", "A large change of a function's length suggests a large change of its work.", per_pair=True)
 def top_function_length_change(t: TupleView) -> float:
     """Largest change of a changed function's static instruction count, in percent of its old count."""
     return 100.0 * _max_or_zero(t.length_change)
@@ -298,19 +326,19 @@ def changed_data_reached(t: TupleView) -> float:
     return float(len(t.diff.changed_objects & t.profile.data_refs))
 
 
-@feature("build_config_changed", "extension", "New compiler flags or toolchain change all code at once.")
+@feature("build_config_changed", "extension", "New compiler flags or toolchain change all code at once.", per_pair=True)
 def build_config_changed(t: TupleView) -> float:
     """1 when the build files (Makefile, CMakeLists.txt, ...) or the toolchain differ between c_o and c_n."""
     return float(t.build_config_changed)
 
 
-@feature("commit_hops", "extension", "The further apart two versions, the likelier a change.")
+@feature("commit_hops", "extension", "The further apart two versions, the likelier a change.", per_pair=True)
 def commit_hops(t: TupleView) -> float:
     """Number of commits from c_n back to c_o in the commit graph."""
     return float(t.hops)
 
 
-@feature("commit_days", "extension", "Time apart, the other measure of distance.")
+@feature("commit_days", "extension", "Time apart, the other measure of distance.", per_pair=True)
 def commit_days(t: TupleView) -> float:
     """Days between the author dates of c_o and c_n."""
     return float(t.days)
@@ -335,7 +363,7 @@ def allocator_calls(t: TupleView) -> float:
     return float(t.profile.allocator_calls)
 
 
-@feature("changed_calls_allocator", "extension", "A changed function that allocates may change allocation behaviour.")
+@feature("changed_calls_allocator", "extension", "A changed function that allocates may change allocation behaviour.", per_pair=True)
 def changed_calls_allocator(t: TupleView) -> float:
     """1 when a changed or new function of c_n calls an allocator (malloc, free, mmap, new, delete)."""
     return float(t.diff.changed_calls_allocator)

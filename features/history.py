@@ -42,12 +42,18 @@ class History:
         if self.measurements.empty:
             return set()
         good = self.measurements[(self.measurements["repetition"] >= 0) & (self.measurements["status"] == "ok")]
-        return set(zip(good["commit"], good["benchmark"]))
+        return _pairs(good)
 
     def profiled(self) -> set[tuple[str, str]]:
         if self.profiles.empty:
             return set()
-        return set(zip(self.profiles["commit"], self.profiles["benchmark"]))
+        return _pairs(self.profiles)
+
+
+def _pairs(frame: pd.DataFrame) -> set[tuple[str, str]]:
+    # de-duplicate in pandas first: iterating a million Arrow-backed strings in Python is slow
+    unique = frame[["commit", "benchmark"]].drop_duplicates()
+    return set(zip(unique["commit"].tolist(), unique["benchmark"].tolist()))
 
 
 def name_codes(names: pd.Series) -> tuple[np.ndarray, pd.Index]:

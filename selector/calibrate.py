@@ -2,7 +2,9 @@
 
 One build is measured against itself (A/A): each round runs 2N repetitions of a
 benchmark in random order and splits them into two groups of N, which the labeler then
-compares.  Any positive is a false positive.  A metric whose runs are all identical is
+compares.  Any positive is a false positive.  Collection, though, compares commits
+measured minutes apart, so consecutive rounds are compared too (session A/A): drift of
+the machine between sessions shows there, not in the interleaved rounds.  A metric whose runs are all identical is
 *exact*: labels of that benchmark then use the effect alone (DESIGN.md), and one round
 is enough to show it.
 """
@@ -61,6 +63,7 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
                    on_round) -> dict:
     doubled = dataclasses.replace(spec, repetitions=2 * spec.repetitions)
     values: list[float] = []
+    sessions: list[list[float]] = []  # group A of each round: one separate session each
     false_positives = 0
     done = 0
     for round_number in range(rounds):
@@ -74,12 +77,20 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
         group_a = [run.value for run in runs if run.repetition < spec.repetitions]
         group_b = [run.value for run in runs if run.repetition >= spec.repetitions]
         values += group_a + group_b
+        sessions.append(group_a)
         label = label_pair(group_a, group_b, config.labels.alpha, config.labels.min_effect, exact=False, direction=spec.direction)
         false_positives += bool(label.label)
         done += 1
         on_round(spec.name, done)
         if round_number == 0 and len(set(values)) == 1:
             break  # identical runs: the metric is exact, more rounds cannot say otherwise
+    # Collection compares commits measured at different times: consecutive rounds are
+    # A/A comparisons across sessions, which also see the machine's drift.
+    session_pairs = [
+        label_pair(first, second, config.labels.alpha, config.labels.min_effect, exact=False, direction=spec.direction)
+        for first, second in zip(sessions, sessions[1:])
+    ]
+    session_positives = sum(bool(label.label) for label in session_pairs)
     mean = statistics.fmean(values)
     return {
         "benchmark": spec.name,
@@ -93,6 +104,8 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
         "exact": len(set(values)) == 1,
         "false_positives": false_positives,
         "false_positive_rate": false_positives / done,
+        "session_false_positives": session_positives,
+        "session_false_positive_rate": session_positives / len(session_pairs) if session_pairs else 0.0,
         "alpha": config.labels.alpha,
         "min_effect": config.labels.min_effect,
         "measured_at": datetime.now(timezone.utc),

@@ -203,10 +203,13 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
         "median": table["median"].map(lambda v: f"{v:.6g}"), "cv": table["cv"].map(lambda v: f"{v:.2%}"),
         "exact": table["exact"],
         "false positives": [f"{fp}/{r} ({rate:.0%})" for fp, r, rate in zip(table["false_positives"], table["rounds"], table["false_positive_rate"])],
+        "across sessions": [f"{fp}/{max(r - 1, 0)} ({rate:.0%})" for fp, r, rate in
+                            zip(table["session_false_positives"], table["rounds"], table["session_false_positive_rate"])],
     })
     print_table(shown, title=f"A/A calibration of {table['commit'].iloc[0][:12]} (alpha {config.labels.alpha:g}, min_effect {config.labels.min_effect:g})")
-    stdout.print("Exact benchmarks are labelled by the effect alone. For the others, a false-positive rate well above "
-                 "alpha means the runs drift: pin a CPU (\\[run] cpu), add repetitions, or raise min_effect above the CV.")
+    stdout.print("Exact benchmarks are labelled by the effect alone. For the others, compare the false-positive rates "
+                 "with alpha: 'across sessions' is what labels between commits will see; well above alpha means the "
+                 "machine drifts: pin a CPU (\\[run] cpu), add repetitions, or raise min_effect above the CV.")
 
 
 # ------------------------------------------------------------------- features

@@ -19,7 +19,7 @@ def load_history(store: Store) -> History:
         raise UserError(f"{store.location}: the store holds no commits; run `selector collect` first")
     return History(
         commits=commits,
-        functions=store.read("functions"),
+        functions=store.read("functions", arrow_dtypes=True),
         objects=store.read("objects"),
         profiles=store.read("profiles"),
         measurements=store.read("measurements"),

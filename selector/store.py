@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import fsspec
@@ -27,6 +28,13 @@ from collectors.errors import UserError
 TABLES = ("commits", "functions", "objects", "measurements", "profiles", "labels", "calibration")
 SUFFIX = ".parquet"
 TEMPORARY = ".tmp-"
+READ_THREADS = 8  # files read at once: I/O and Parquet decoding overlap
+
+
+def _arrow_backed(arrow_type: pa.DataType):
+    if pa.types.is_list(arrow_type) or pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return pd.ArrowDtype(arrow_type)
+    return None
 
 
 class StoreError(UserError):
@@ -65,24 +73,41 @@ class Store:
         names = (Path(p).name for p in self.fs.ls(directory, detail=False))
         return sorted(n[: -len(SUFFIX)] for n in names if n.endswith(SUFFIX) and TEMPORARY not in n)
 
-    def read(self, table: str, keys: list[str] | None = None) -> pd.DataFrame:
-        """All rows of a table (or of the given keys), one DataFrame."""
-        keys = self.keys(table) if keys is None else keys
-        frames = [self.read_one(table, key) for key in keys]
-        frames = [f for f in frames if len(f.columns)]
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    def read(self, table: str, keys: list[str] | None = None, arrow_dtypes: bool = False) -> pd.DataFrame:
+        """All rows of a table (or of the given keys), one DataFrame.
 
-    def read_one(self, table: str, key: str) -> pd.DataFrame:
+        Files are read in parallel threads (pyarrow releases the GIL) and converted to
+        pandas once; columns added by later versions are filled with nulls in older
+        files.  ``arrow_dtypes`` keeps strings and lists Arrow-backed, which the feature
+        builder reads without conversion.
+        """
+        keys = self.keys(table) if keys is None else keys
+        if not keys:
+            return pd.DataFrame()
+        with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+            tables = list(pool.map(lambda key: self._read_arrow(table, key), keys))
+        tables = [t for t in tables if t.num_columns]
+        if not tables:
+            return pd.DataFrame()
+        combined = pa.concat_tables(tables, promote_options="permissive")
+        if arrow_dtypes:
+            return combined.to_pandas(types_mapper=_arrow_backed)
+        return combined.to_pandas()
+
+    def _read_arrow(self, table: str, key: str) -> pa.Table:
         path = self.path(table, key)
         try:
             with self.fs.open(path, "rb") as handle:
-                return pq.read_table(handle).to_pandas()
+                return pq.read_table(handle)
         except FileNotFoundError:
             raise StoreError(f"{path}: not in the store") from None
         except (pa.ArrowInvalid, OSError) as error:
             raise StoreError(
                 f"{path}: corrupted or truncated store file ({error}); delete it and run `selector collect` again"
             ) from None
+
+    def read_one(self, table: str, key: str) -> pd.DataFrame:
+        return self._read_arrow(table, key).to_pandas()
 
     def delete(self, table: str, key: str) -> None:
         path = self.path(table, key)
