@@ -176,3 +176,24 @@ def test_closest_ancestor_through_merges_and_failed_builds(tmp_path):
     assert f2 not in tuples.index  # a failed build has no tuple of its own
     pairs = ancestor_pairs(history, ["fib"])
     assert {(n, o) for n, o in zip(pairs["new"], pairs["old"])} >= {(h, x), (m, s), (m, x), (m, commits[0].sha)}
+
+
+def test_cycle_features_from_a_perf_profile(tmp_path):
+    """With perf as the profiler, "cycles" are samples: the hot commit's changed checksum()
+    is the hottest function of the checksum benchmark."""
+    root = tmp_path / "project"
+    commits = make_sample_history(root, benchmarks=False)
+    config = root / "perf.toml"
+    config.write_text(config.parent.joinpath("selector.toml").read_text().replace('tool = "callgrind"', 'tool = "perf"')
+                      + '\n[[benchmark]]\nname = "checksum"\ncommand = "{binary} checksum 3000"\nrepetitions = 2\nwarmup = 0\n')
+    hot = next(c.sha for c in commits if c.step.kind == "hot")
+    result = run_selector("collect", hot, "-n", "2", "--repo", str(root), "--config", str(config), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    store = Store(root / ".selector")
+    assert set(store.read("profiles")["profiler"]) == {"perf"}
+    row = feature_table(store).set_index("new").loc[hot]
+    assert row["top_changed_rank_by_counter"] == 100.0
+    assert row["relevance_by_cycles"] == 100.0
+    assert row["changed_in_top_cycles"] == 1.0
+    assert row["deleted_in_top_cycles"] == 0.0
+    assert row["relevance_by_calls"] == 0.0  # perf counts no calls
