@@ -135,8 +135,11 @@ class AddressResolver:
             resolved = self._cache[key] = self._resolve(target, MEMORY, 0)
         return resolved[0]
 
-    def _resolve(self, target: int, kind: int, size: int) -> tuple[str, str | None, str | None, bool]:
-        """(token, callee, data object, may be a jump table) for an address outside the current function."""
+    def _resolve(self, target: int, kind: int, size: int, through_slot: bool = True) -> tuple[str, str | None, str | None, bool]:
+        """(token, callee, data object, may be a jump table) for an address outside the current function.
+
+        A GOT slot filled at load time is followed once (`through_slot`): a malformed
+        file whose slot points at itself must not send the resolver round in circles."""
         code = self.code_at(target)
         if code is not None:
             offset = target - code.address
@@ -155,9 +158,9 @@ class AddressResolver:
                 return slot, None, self._data_by_token[name], False
             return slot, f"{name}@plt", None, False
         relocation = self.image.relocations.get(target)
-        if relocation is not None and relocation[0] == R_X86_64_RELATIVE:
+        if relocation is not None and relocation[0] == R_X86_64_RELATIVE and through_slot:
             # A GOT slot filled at load time with a local address: name what it holds.
-            token, callee, data_name, _ = self._resolve(relocation[2], MEMORY, 0)
+            token, callee, data_name, _ = self._resolve(relocation[2], MEMORY, 0, through_slot=False)
             return "got:" + token, callee, data_name, False
         section = self.image.section_at(target)
         if section is None:

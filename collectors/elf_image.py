@@ -14,10 +14,11 @@ import bisect
 import hashlib
 import io
 import os
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
-from elftools.common.exceptions import ELFError
+from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
 
 from collectors.errors import BinaryError
@@ -30,6 +31,9 @@ STT_OBJECT, STT_FUNC, STT_FILE, STT_GNU_IFUNC = 1, 2, 4, 10
 STB_LOCAL = 0
 R_X86_64_64, R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT, R_X86_64_RELATIVE = 1, 6, 7, 8
 R_X86_64_IRELATIVE = 37
+
+_PARSE_ERRORS = (ELFError, ELFParseError, OverflowError, ValueError, EOFError, struct.error, UnicodeDecodeError,
+                 IndexError, KeyError, MemoryError)
 
 SYMBOL_DTYPE = np.dtype(
     [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")]
@@ -91,11 +95,16 @@ class ElfImage:
         path = str(path)
         data = _read_file(path)
         try:
-            elf = ELFFile(io.BytesIO(data))
-            _check_architecture(path, elf)
-            sections = _read_sections(path, elf, len(data))
-        except ELFError as error:
-            raise BinaryError(f"{path}: truncated or malformed ELF file ({error})") from None
+            return cls._parse(path, data)
+        except _PARSE_ERRORS as error:
+            # pyelftools reads wherever the headers point; nonsense there surfaces as these
+            raise BinaryError(f"{path}: truncated or malformed ELF file ({type(error).__name__}: {error})") from None
+
+    @classmethod
+    def _parse(cls, path: str, data: bytes) -> "ElfImage":
+        elf = ELFFile(io.BytesIO(data))
+        _check_architecture(path, elf)
+        sections = _read_sections(path, elf, len(data))
         image = cls(
             path=path,
             data=data,
