@@ -14,6 +14,7 @@ from collectors.git_history import open_repository, select_commits
 from collectors.static_analysis import analyse_binary
 from collectors.static_diff import diff_functions, diff_objects
 from selector import __version__
+from selector.collect import connect_scheduler
 from selector.collect_report import report_collection, run_collection
 from selector.config import find_config, load_config
 from selector.store import Store
@@ -147,10 +148,12 @@ def _repository_options(command):
               help="Follow only first parents (the mainline) or every parent of merges.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Commits built in parallel.")
 @click.option("--retry-failed", is_flag=True, help="Build again the commits whose build failed before.")
+@click.option("--scheduler", metavar="tcp://HOST:PORT",
+              help="Run the commits on a Dask distributed cluster instead of local processes (see README).")
 @format_option
 def collect_command(
     revision: str, repository: Path, config_path: Path | None, store_location: str | None, since: str | None,
-    max_count: int | None, first_parent: bool, jobs: int, retry_failed: bool, output_format: str,
+    max_count: int | None, first_parent: bool, jobs: int, retry_failed: bool, scheduler: str | None, output_format: str,
 ) -> None:
     """Build the commits of REVISION (a commit, branch or A..B range; default HEAD and
     its ancestors) and store each binary's functions.
@@ -166,7 +169,9 @@ def collect_command(
     commits = select_commits(repo, revision, since=since, max_count=max_count, first_parent=first_parent)
     if not commits:
         raise UserError(f"no commits in {revision!r}" + (f" since {since}" if since else ""))
-    summary = run_collection(top, config, store, commits, jobs, retry_failed)
+    if scheduler:
+        connect_scheduler(scheduler).close()  # fail before the progress bar starts
+    summary = run_collection(top, config, store, commits, jobs, retry_failed, scheduler)
     report_collection(summary, store, output_format)
 
 

@@ -94,8 +94,15 @@ def collect(
     jobs: int = 1,
     retry_failed: bool = False,
     on_outcome: Callable[[CommitOutcome], None] = lambda outcome: None,
+    scheduler: str | None = None,
 ) -> CollectSummary:
-    """Collect `commits` (oldest first) into `store`; already stored commits are skipped."""
+    """Collect `commits` (oldest first) into `store`; already stored commits are skipped.
+
+    With `scheduler` (a Dask distributed address, tcp://host:8786) each commit is one
+    task on the cluster: its build, benchmarks and profiles stay on one worker, which
+    writes to the store itself, so the store and the repository must be reachable from
+    every worker under the same path or URL.
+    """
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1 (got {jobs})")
     store.sweep_temporaries()
@@ -107,7 +114,9 @@ def collect(
         on_outcome(outcome)
     toolchain = toolchain_version()
     arguments = (str(repository), config, store.location, toolchain)
-    if jobs == 1:
+    if scheduler:
+        _collect_on_cluster(todo, arguments, scheduler, summary, on_outcome)
+    elif jobs == 1:
         for commit in todo:
             outcome = collect_commit(commit, *arguments)
             summary.outcomes.append(outcome)
@@ -117,6 +126,32 @@ def collect(
     if config.benchmark:
         summary.labels = update_labels(store, config)
     return summary
+
+
+def connect_scheduler(scheduler: str):
+    """A client of the Dask scheduler at `scheduler`, or a one-line UserError."""
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout="10s")
+    except (OSError, TimeoutError, ValueError) as error:
+        raise UserError(f"cannot reach the Dask scheduler at {scheduler} ({error})") from None
+
+
+def _collect_on_cluster(todo, arguments, scheduler: str, summary, on_outcome) -> None:
+    from distributed import as_completed
+
+    with connect_scheduler(scheduler) as client:
+        # pure=False: a task's result is its side effects in the store, never reuse a cached one
+        futures = [client.submit(collect_commit, commit, *arguments, pure=False, key=f"collect-{commit.sha}") for commit in todo]
+        try:
+            for future in as_completed(futures):
+                outcome = future.result()
+                summary.outcomes.append(outcome)
+                on_outcome(outcome)
+        except BaseException:
+            client.cancel(futures)
+            raise
 
 
 def _collect_in_pool(todo, arguments, jobs, summary, on_outcome) -> None:

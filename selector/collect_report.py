@@ -15,7 +15,8 @@ from selector.tables import print_json, print_table, records, stderr
 
 
 def run_collection(
-    top: Path, config: Config, store: Store, commits: list[CommitInfo], jobs: int = 1, retry_failed: bool = False
+    top: Path, config: Config, store: Store, commits: list[CommitInfo], jobs: int = 1, retry_failed: bool = False,
+    scheduler: str | None = None,
 ) -> CollectSummary:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=stderr, transient=False) as progress:
@@ -25,7 +26,7 @@ def run_collection(
             label = {"ok": "built", SKIPPED: "stored", "failed": "FAILED"}.get(outcome.status, outcome.status)
             progress.update(task, advance=1, description=f"{outcome.sha[:10]} {label}")
 
-        return collect(top, config, store, commits, jobs=jobs, retry_failed=retry_failed, on_outcome=advance)
+        return collect(top, config, store, commits, jobs=jobs, retry_failed=retry_failed, on_outcome=advance, scheduler=scheduler)
 
 
 def report_collection(summary: CollectSummary, store: Store, output_format: str) -> None:

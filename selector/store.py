@@ -43,8 +43,9 @@ class StoreError(UserError):
 
 class Store:
     def __init__(self, location: str | os.PathLike[str]) -> None:
-        self.location = str(location)
-        self.fs, self.root = fsspec.core.url_to_fs(self.location)
+        self.fs, self.root = fsspec.core.url_to_fs(str(location))
+        # Local paths become absolute, so worker processes started elsewhere find the same store.
+        self.location = self.root if isinstance(self.fs, fsspec.implementations.local.LocalFileSystem) else str(location)
         self.fs.makedirs(self.root, exist_ok=True)
 
     def __repr__(self) -> str:
