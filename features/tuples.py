@@ -8,6 +8,8 @@ pair any ancestor with any descendant instead: :func:`ancestor_pairs`.
 
 from __future__ import annotations
 
+from typing import Iterable, Mapping, Sequence
+
 import pandas as pd
 
 from collectors.commit_graph import closest_ancestor
@@ -16,19 +18,29 @@ from features.history import History
 TUPLE_KEYS = ["new", "old", "benchmark"]
 
 
-def closest_tuples(history: History, benchmarks: list[str], new_commits: list[str] | None = None) -> pd.DataFrame:
-    """One row per (built commit, benchmark) that has a usable ancestor: new, old, benchmark, hops."""
-    parents = history.parents
-    measured, profiled = history.measured(), history.profiled()
-    needs_profile = len(history.profiles) > 0
-    rows = []
-    for sha in new_commits if new_commits is not None else history.built():
+def closest_pairs(
+    new_commits: Iterable[str], benchmarks: list[str], parents: Mapping[str, Sequence[str]],
+    measured: set[tuple[str, str]], profiled: set[tuple[str, str]] | None,
+) -> list[tuple[str, str, str, int]]:
+    """The pairing rule shared by labels and features: (new, old, benchmark, hops) where
+    old is the closest ancestor measured for the benchmark and, unless `profiled` is
+    None (profiling off), profiled for it too."""
+    pairs = []
+    for sha in new_commits:
         for benchmark in benchmarks:
-            usable = lambda candidate, b=benchmark: (candidate, b) in measured and (not needs_profile or (candidate, b) in profiled)
+            usable = lambda candidate, b=benchmark: (candidate, b) in measured and (profiled is None or (candidate, b) in profiled)
             found = closest_ancestor(sha, parents, usable)
             if found is not None:
-                rows.append((sha, found[0], benchmark, found[1]))
-    return pd.DataFrame(rows, columns=[*TUPLE_KEYS, "hops"])
+                pairs.append((sha, found[0], benchmark, found[1]))
+    return pairs
+
+
+def closest_tuples(history: History, benchmarks: list[str], new_commits: list[str] | None = None) -> pd.DataFrame:
+    """One row per (built commit, benchmark) that has a usable ancestor: new, old, benchmark, hops."""
+    profiled = history.profiled() if len(history.profiles) else None
+    pairs = closest_pairs(new_commits if new_commits is not None else history.built(), benchmarks,
+                          history.parents, history.measured(), profiled)
+    return pd.DataFrame(pairs, columns=[*TUPLE_KEYS, "hops"])
 
 
 def ancestor_pairs(history: History, benchmarks: list[str], commits: list[str] | None = None) -> pd.DataFrame:

@@ -73,13 +73,14 @@ def pending_commits(
     when benchmarks are configured and it has no measurements yet (it was collected
     before the suite was set up).
     """
+    stored = store.read("commits")
+    built = dict(zip(stored["sha"], stored["build_status"] == OK)) if len(stored) else {}
+    measured = set(store.keys("measurements")) if needs_measurements else set()
     todo, done = [], []
     for commit in commits:
-        if not store.has("commits", commit.sha):
+        if commit.sha not in built:
             todo.append(commit)
-            continue
-        built = store.read_one("commits", commit.sha)["build_status"].iloc[0] == OK
-        if (retry_failed and not built) or (built and needs_measurements and not store.has("measurements", commit.sha)):
+        elif (retry_failed and not built[commit.sha]) or (built[commit.sha] and needs_measurements and commit.sha not in measured):
             todo.append(commit)
         else:
             done.append(commit)
@@ -215,7 +216,7 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
                 row.update(build_status="failed", build_reason=f"analysis: {error}")
                 outcome.status, outcome.reason = "failed", f"analysis: {error}"
         if outcome.status == OK and config.benchmark:
-            _measure(store, commit.sha, config, checkout, row, outcome)
+            _measure(store, commit.sha, config, checkout, row, outcome, timing)
     row["child_seconds"] = outcome.child_seconds
     row["collected_at"] = datetime.now(timezone.utc)
     store.write("commits", commit.sha, pd.DataFrame([row]))
@@ -223,11 +224,10 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
     return outcome
 
 
-def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, outcome: CommitOutcome) -> None:
+def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, outcome: CommitOutcome, timing: bool) -> None:
     """Run the benchmarks and profilers on the built checkout; store measurements and profiles."""
     specs = benchmark_specs(config)
     suite = Path(config.project.suite) if config.project.suite else None
-    timing = any(spec.metric != INSTRUCTIONS for spec in specs)
     with tempfile.TemporaryDirectory(prefix="selector-runs-") as workdir, _machine_lock(timing, exclusive=True):
         runner = BenchmarkRunner(
             specs, checkout / config.project.binary, checkout, suite, cpu=config.run.cpu,

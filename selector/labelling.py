@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from collectors.commit_graph import closest_ancestor
 from collectors.labels import label_pair
+from features.tuples import closest_pairs
 from selector.config import Config
 from selector.store import Store
 
@@ -50,23 +50,20 @@ def update_labels(store: Store, config: Config) -> LabelSummary:
     values = good.groupby(["commit", "benchmark"])["value"].apply(list).to_dict()
     profiles = store.read("profiles")
     profiled = set(zip(profiles["commit"], profiles["benchmark"])) if not profiles.empty else set()
-    needs_profile = config.profile.tool != "none"
     exact = exact_benchmarks(store, config)
+    specs = {spec.name: spec for spec in config.benchmark}
 
     rows = defaultdict(list)
-    for sha in sorted({commit for commit, _ in values}):
-        for spec in config.benchmark:
-            if (sha, spec.name) not in values:
-                continue
-            usable = lambda candidate, b=spec.name: (candidate, b) in values and (not needs_profile or (candidate, b) in profiled)
-            found = closest_ancestor(sha, parents, usable)
-            if found is None:
-                continue
-            old, hops = found
-            label = label_pair(values[(old, spec.name)], values[(sha, spec.name)], config.labels.alpha,
-                               config.labels.min_effect, exact.get(spec.name, False), spec.direction)
-            rows[sha].append({"new": sha, "old": old, "benchmark": spec.name, "metric": spec.metric, "hops": hops,
-                              "alpha": config.labels.alpha, "min_effect": config.labels.min_effect, **label.as_row()})
+    pairs = closest_pairs(sorted({commit for commit, _ in values}), list(specs), parents, set(values),
+                          profiled if config.profile.tool != "none" else None)
+    for sha, old, benchmark, hops in pairs:
+        if (sha, benchmark) not in values:
+            continue  # a new commit is labelled only where it was measured itself
+        spec = specs[benchmark]
+        label = label_pair(values[(old, benchmark)], values[(sha, benchmark)], config.labels.alpha,
+                           config.labels.min_effect, exact.get(benchmark, False), spec.direction)
+        rows[sha].append({"new": sha, "old": old, "benchmark": benchmark, "metric": spec.metric, "hops": hops,
+                          "alpha": config.labels.alpha, "min_effect": config.labels.min_effect, **label.as_row()})
     frames = []
     for sha, commit_rows in rows.items():
         frame = pd.DataFrame(commit_rows)
