@@ -54,13 +54,13 @@ def ancestor_pairs(history: History, benchmarks: list[str], commits: list[str] |
         pool = [c for c in (commits if commits is not None else history.built()) if c in usable]
         pool_set = set(pool)
         for sha in pool:
-            for ancestor, hops in _ancestors(sha, parents).items():
+            for ancestor, hops in ancestors(sha, parents).items():
                 if ancestor in pool_set:
                     rows.append((sha, ancestor, benchmark, hops))
     return pd.DataFrame(rows, columns=[*TUPLE_KEYS, "hops"])
 
 
-def _ancestors(sha: str, parents: dict[str, list[str]]) -> dict[str, int]:
+def ancestors(sha: str, parents: dict[str, list[str]]) -> dict[str, int]:
     """All proper ancestors with their shortest hop distance."""
     distance: dict[str, int] = {}
     frontier = [(p, 1) for p in parents.get(sha, ())]

@@ -13,6 +13,7 @@ from collectors.errors import UserError
 from collectors.git_history import open_repository, select_commits
 from collectors.static_analysis import analyse_binary
 from collectors.static_diff import diff_functions, diff_objects
+from models.names import MODEL_NAMES
 from selector import __version__
 from selector.collect import connect_scheduler
 from selector.collect_report import report_collection, run_collection
@@ -240,6 +241,194 @@ def features_command(store_location: str, output: Path, output_format: str) -> N
     print_table(per_benchmark, title=f"{len(table)} tuples written to {output}")
     if constant:
         stdout.print(f"constant in this history ({len(constant)}): {', '.join(constant)}")
+
+
+# ---------------------------------------------------------- backtest / train
+def _project(repository: Path, config_path: Path | None, store_location: str | None):
+    """(config, store) for commands that read the store: the repository need not be a git checkout."""
+    top = repository
+    try:
+        top = Path(open_repository(repository).working_tree_dir)
+    except UserError:
+        if config_path is None or store_location is None:
+            raise
+    return load_config(find_config(top, config_path)), Store(store_location or top / DEFAULT_STORE)
+
+
+def _comma_list(choices):
+    def parse(ctx, param, value):
+        if value is None:
+            return None
+        items = [item.strip() for item in value.split(",") if item.strip()]
+        unknown = [item for item in items if choices is not None and item not in choices]
+        if unknown:
+            raise click.BadParameter(f"unknown: {', '.join(unknown)}; choose from {', '.join(choices)}")
+        return items
+    return parse
+
+
+def _tracking_option(command):
+    return click.option("--tracking-uri", metavar="URI",
+                        help="MLflow tracking server or database [default: sqlite database in <store>/mlflow/].")(
+        click.option("--no-tracking", is_flag=True, help="Do not log an MLflow run.")(command))
+
+
+@cli.command("backtest")
+@_repository_options
+@click.option("--models", callback=_comma_list(MODEL_NAMES),
+              help="Comma-separated models [default: all]: random-forest, svm, xgboost, logistic, perphecy, "
+                   "always-run, reached-changed, history-only.")
+@click.option("--method", type=click.Choice(["method4", "method1", "method2", "method3", "kfold"]), default="method4",
+              show_default=True, help="Sampling protocol (Sousa 1.7); only method4 keeps the future out of training.")
+@click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Method 4: test commits per epoch.")
+@click.option("--first", type=click.IntRange(min=1), help="Method 4: training commits of the first epoch [default: a fifth, at least 5].")
+@click.option("--epoch-days", type=click.FloatRange(min=0, min_open=True),
+              help="Method 4: epochs by commit date, one per this many days, instead of every k commits.")
+@click.option("--folds", type=click.IntRange(min=2), default=10, show_default=True, help="kfold: number of folds.")
+@click.option("--scope", "scopes", type=click.Choice(["per-benchmark", "pooled", "both"]), default="both", show_default=True,
+              help="One model per benchmark, one pooled model (benchmark as a feature), or both.")
+@click.option("--benchmarks", callback=_comma_list(None), help="Comma-separated benchmarks [default: all measured].")
+@click.option("--target-hit-rate", type=click.FloatRange(0, 1, min_open=True), default=0.95, show_default=True,
+              help="The operating point keeps this share of training changes.")
+@click.option("--search", is_flag=True, help="Grid-search hyperparameters on time-ordered folds of each training set.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where results go [default: <store>/backtests/<time>-<method>/].")
+@click.option("--report/--no-report", default=True, show_default=True, help="Write report.html beside the results.")
+@_tracking_option
+@format_option
+def backtest_command(repository, config_path, store_location, models, method, k, first, epoch_days, folds, scopes,
+                     benchmarks, target_hit_rate, search, seed, out_dir, report, tracking_uri, no_tracking, output_format):
+    """Evaluate the models on the stored history the way Sousa (2019) does.
+
+    Method 4 (default) cuts the history into epochs: each trains on every commit up to
+    its boundary and tests the next k commits against the boundary; nothing newer
+    than the boundary reaches training. Prints AUROC, and hit rate, dismiss rate and
+    benchmark time saved at the operating point chosen on training data.
+    """
+    from datetime import datetime, timezone
+
+    from models.backtest import count_fits
+    from selector.evaluation import evaluation_data, results_table, run_backtest, save_backtest
+
+    config, store = _project(repository, config_path, store_location)
+    options = {"method4": {"k": k, "first": first, "epoch_days": epoch_days}, "kfold": {"folds": folds, "seed": seed},
+               "method1": {"seed": seed}, "method2": {"seed": seed}, "method3": {}}[method]
+    models = models or list(MODEL_NAMES)
+    scope_list = ["per-benchmark", "pooled"] if scopes == "both" else [scopes]
+    with stderr.status("building tuples and features"):
+        data = evaluation_data(store, config, method, options, benchmarks)
+    from rich.progress import Progress
+
+    with Progress(console=stderr, transient=True) as progress:
+        task = progress.add_task("fitting models", total=count_fits(data.plan, data.table, models, scope_list))
+        result = run_backtest(data, models, scope_list, target_hit_rate, seed, search,
+                              progress=lambda n: progress.advance(task, n))
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out_dir = out_dir or Path(_local_root(store, "--out")) / "backtests" / f"{stamp}-{method}"
+    settings = {"models": models, "scopes": scope_list, "target_hit_rate": target_hit_rate, "seed": seed, "search": search,
+                "benchmarks": data.benchmarks}
+    document = save_backtest(out_dir, result, data, settings)
+    if report:
+        from selector.report import write_report
+
+        write_report(out_dir)
+    run_id = None
+    if not no_tracking:
+        from selector.evaluation import track_backtest
+
+        run_id = track_backtest(out_dir, document, *_tracking(store, tracking_uri))
+    if output_format == "json":
+        print_json({"directory": str(out_dir), "mlflow_run": run_id, **document})
+        return
+    results = results_table(result.predictions)
+    overall = results[results["benchmark"] == "(all)"].drop(columns=["benchmark", "run_share"])
+    print_table(overall.round(3), title=f"{method}: {len(data.plan.splits)} splits, pooled over all benchmarks "
+                                         f"(operating point for hit rate {target_hit_rate:g})")
+    per_benchmark = results[results["benchmark"] != "(all)"].pivot_table(index=["model", "scope"], columns="benchmark",
+                                                                        values="auroc", sort=False).round(3).reset_index()
+    print_table(per_benchmark, title="AUROC per benchmark")
+    for note in document["notes"]:
+        stderr.print(f"note: {note}")
+    if data.plan.leaks_future:
+        stderr.print(f"[yellow]warning:[/] {method} lets newer commits train for older ones; its scores are optimistic")
+    stdout.print(f"results in {out_dir}" + (f"; MLflow run {run_id}" if run_id else ""))
+
+
+def _local_root(store: Store, option: str) -> str:
+    if store.location != store.root:
+        raise UserError(f"the store is not a local directory; give {option}")
+    return store.root
+
+
+def _tracking(store: Store, tracking_uri: str | None) -> tuple[str, Path | None]:
+    """--tracking-uri as given (the server decides where artifacts go), else the store's own database."""
+    from models.tracking import default_tracking
+
+    if tracking_uri:
+        return tracking_uri, None
+    return default_tracking(Path(_local_root(store, "--tracking-uri")))
+
+
+@cli.command("train")
+@_repository_options
+@click.option("--model", type=click.Choice(MODEL_NAMES),
+              default="xgboost", show_default=True, help="Which model selects (compare them with `selector backtest`).")
+@click.option("--scope", type=click.Choice(["per-benchmark", "pooled"]), default="pooled", show_default=True)
+@click.option("--benchmarks", callback=_comma_list(None), help="Comma-separated benchmarks [default: all measured].")
+@click.option("--target-hit-rate", type=click.FloatRange(0, 1, min_open=True), default=0.95, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the model bundle goes [default: <store>/models, where `selector select` looks].")
+@_tracking_option
+@format_option
+def train_command(repository, config_path, store_location, model, scope, benchmarks, target_hit_rate, seed, bundle_path,
+                  tracking_uri, no_tracking, output_format):
+    """Train the selecting model on the whole stored history and choose its operating
+    point (on out-of-fold training scores, for the target hit rate).
+
+    The bundle holds no pickle: it loads without running code from the file, and a
+    modified file is refused.
+    """
+    from selector.training import default_bundle_path, train_bundle
+
+    config, store = _project(repository, config_path, store_location)
+    bundle_path = bundle_path or default_bundle_path(store)
+    with stderr.status(f"training {model}"):
+        bundle, summary = train_bundle(store, config, model, scope, target_hit_rate, seed, bundle_path, benchmarks)
+    run_id = None
+    if not no_tracking:
+        from selector.evaluation import track_training
+
+        run_id = track_training(bundle_path, bundle, *_tracking(store, tracking_uri))
+    if output_format == "json":
+        print_json({"bundle": str(bundle_path), "mlflow_run": run_id, "trained_on": bundle.trained_on,
+                    "settings": bundle.settings, "models": records(summary)})
+        return
+    print_table(summary, title=f"{model} ({scope}) trained on {bundle.trained_on['tuples']} tuples")
+    stdout.print(f"bundle in {bundle_path}" + (f"; MLflow run {run_id}" if run_id else ""))
+
+
+@cli.command("report")
+@click.argument("backtest_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--store", "store_location", help="Use the newest backtest of this store when BACKTEST_DIR is not given.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="[default: report.html in the backtest folder]")
+def report_command(backtest_dir: Path | None, store_location: str | None, output: Path | None) -> None:
+    """Write the self-contained HTML report of a backtest: ROC curves per benchmark and
+    model, the AUROC table, AUROC per epoch, the hit/dismiss trade-off and feature
+    importances.
+    """
+    from selector.report import write_report
+
+    if backtest_dir is None:
+        store = Store(store_location or DEFAULT_STORE)
+        runs = sorted((Path(_local_root(store, "BACKTEST_DIR")) / "backtests").glob("*/results.json"))
+        if not runs:
+            raise UserError(f"no backtest in {store.location}; run `selector backtest` first")
+        backtest_dir = runs[-1].parent
+    if not (backtest_dir / "results.json").is_file():
+        raise UserError(f"{backtest_dir}: not a backtest folder (no results.json)")
+    stdout.print(f"report written to {write_report(backtest_dir, output)}")
 
 
 # ----------------------------------------------------------------------- demo

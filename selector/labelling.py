@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from collectors.labels import label_pair
+from collectors.labels import Label, label_pair
 from features.tuples import closest_pairs
 from selector.config import Config
 from selector.store import Store
@@ -40,30 +40,54 @@ def exact_benchmarks(store: Store, config: Config) -> dict[str, bool]:
     }
 
 
+class PairLabeller:
+    """Labels any (new, old, benchmark) pair from the stored measurements, with the
+    project's statistics (alpha, minimum effect, exactness from calibration, direction)."""
+
+    def __init__(self, store: Store, config: Config, measurements: pd.DataFrame | None = None) -> None:
+        measurements = store.read("measurements") if measurements is None else measurements
+        good = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")] if len(measurements) else measurements
+        self.values = good.groupby(["commit", "benchmark"])["value"].apply(list).to_dict() if len(good) else {}
+        self.config = config
+        self.exact = exact_benchmarks(store, config)
+        self.specs = {spec.name: spec for spec in config.benchmark}
+
+    def label(self, new: str, old: str, benchmark: str) -> Label | None:
+        """None when either side was never measured or the benchmark is not configured."""
+        if (new, benchmark) not in self.values or (old, benchmark) not in self.values or benchmark not in self.specs:
+            return None
+        return label_pair(self.values[(old, benchmark)], self.values[(new, benchmark)], self.config.labels.alpha,
+                          self.config.labels.min_effect, self.exact.get(benchmark, False), self.specs[benchmark].direction)
+
+    def labels(self, tuples: pd.DataFrame) -> pd.Series:
+        """The label (nullable bool) of each row of a (new, old, benchmark) frame."""
+        values = []
+        for new, old, benchmark in tuples[["new", "old", "benchmark"]].itertuples(index=False):
+            found = self.label(new, old, benchmark)
+            values.append(pd.NA if found is None or found.label is None else found.label)
+        return pd.Series(values, index=tuples.index, dtype="boolean")
+
+
 def update_labels(store: Store, config: Config) -> LabelSummary:
     commits = store.read("commits")
     measurements = store.read("measurements")
     if commits.empty or measurements.empty:
         return LabelSummary(_summarize(pd.DataFrame(columns=["benchmark", "label"])))
     parents = {row.sha: list(row.parents) for row in commits.itertuples()}
-    good = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]
-    values = good.groupby(["commit", "benchmark"])["value"].apply(list).to_dict()
+    labeller = PairLabeller(store, config, measurements)
+    values = labeller.values
     profiles = store.read("profiles")
     profiled = set(zip(profiles["commit"], profiles["benchmark"])) if not profiles.empty else set()
-    exact = exact_benchmarks(store, config)
-    specs = {spec.name: spec for spec in config.benchmark}
 
     rows = defaultdict(list)
-    pairs = closest_pairs(sorted({commit for commit, _ in values}), list(specs), parents, set(values),
+    pairs = closest_pairs(sorted({commit for commit, _ in values}), list(labeller.specs), parents, set(values),
                           profiled if config.profile.tool != "none" else None)
     for sha, old, benchmark, hops in pairs:
         if (sha, benchmark) not in values:
             continue  # a new commit is labelled only where it was measured itself
-        spec = specs[benchmark]
-        label = label_pair(values[(old, benchmark)], values[(sha, benchmark)], config.labels.alpha,
-                           config.labels.min_effect, exact.get(benchmark, False), spec.direction)
-        rows[sha].append({"new": sha, "old": old, "benchmark": benchmark, "metric": spec.metric, "hops": hops,
-                          "alpha": config.labels.alpha, "min_effect": config.labels.min_effect, **label.as_row()})
+        label = labeller.label(sha, old, benchmark)
+        rows[sha].append({"new": sha, "old": old, "benchmark": benchmark, "metric": labeller.specs[benchmark].metric,
+                          "hops": hops, "alpha": config.labels.alpha, "min_effect": config.labels.min_effect, **label.as_row()})
     frames = []
     for sha, commit_rows in rows.items():
         frame = pd.DataFrame(commit_rows)

@@ -15,6 +15,8 @@ table).
 from __future__ import annotations
 
 import os
+import random
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -293,6 +295,106 @@ DEFAULT_STEPS: tuple[Step, ...] = (
     Step("flags", "Build with a different optimization level", _raise_optimization),
 )
 KINDS = tuple(step.kind for step in DEFAULT_STEPS)
+
+# ------------------------------------------------------------------ evolution
+# After the scripted steps, a longer history for the models: tuning knobs in a header,
+# turned by later commits.  Some turns change what a benchmark executes (positives),
+# some change a hot function without changing its cost (checksum's shift amount), some
+# change code every benchmark reaches but runs once (main's argument clamp), some are
+# cold, new-but-unused or comment-only.  The mix is drawn from a seeded generator.
+
+TUNING_H = """\
+#ifndef TUNING_H
+#define TUNING_H
+#define CHECKSUM_MIX 1
+#define CHECKSUM_SHIFT 7
+#define SORT_PAD 0
+#define FIB_CUTOFF 2
+#define CLAMP_N 0
+#define USAGE_REV 1
+#endif
+"""
+
+
+def _introduce_knobs(root: Path) -> None:
+    (root / "src" / "tuning.h").write_text(TUNING_H)
+    _chain(
+        _replace("src/kernels.c", '#include "kernels.h"\n', '#include "kernels.h"\n#include "tuning.h"\n\nvolatile long sort_sink;\n'),
+        _replace("src/kernels.c", "        sum ^= sum >> 7;\n", "#if CHECKSUM_MIX\n        sum ^= sum >> CHECKSUM_SHIFT;\n#endif\n"),
+        _replace("src/kernels.c", "            values[j + 1] = values[j];\n",
+                 "            values[j + 1] = values[j];\n            for (int p = 0; p < SORT_PAD; p++)\n                sort_sink += p;\n"),
+        _replace("src/kernels.c", "return n < 2 ? n :", "return n < FIB_CUTOFF ? n :"),
+        _replace("src/main.c", '#include "kernels.h"\n', '#include "kernels.h"\n#include "tuning.h"\n'),
+        _replace("src/main.c", "    int n = atoi(argv[2]);\n", "    int n = atoi(argv[2]);\n#if CLAMP_N\n    if (n < 0)\n        n = 0;\n#endif\n"),
+        _replace("src/report.c", '#include "kernels.h"\n', '#include "kernels.h"\n#include "tuning.h"\n'),
+        _replace("src/report.c", '"usage: %s MODE N\\n', '"usage (rev %d): %s MODE N\\n'),
+        _replace("src/report.c", "  MODE is checksum, sort, fib or weights\\n\", program);",
+                 "  MODE is checksum, sort, fib or weights\\n\", USAGE_REV, program);"),
+    )(root)
+
+
+def _turn(knob: str, values: tuple[int, ...]) -> Callable[[Path], None]:
+    """Move a knob of tuning.h to the next value of its cycle."""
+    def edit(root: Path) -> None:
+        path = root / "src" / "tuning.h"
+        text = path.read_text()
+        match = re.search(rf"#define {knob} (-?\d+)", text)
+        current = int(match.group(1))
+        following = values[(values.index(current) + 1) % len(values)] if current in values else values[0]
+        path.write_text(text.replace(match.group(0), f"#define {knob} {following}"))
+    return edit
+
+
+def _append_comment(root: Path) -> None:
+    path = root / "src" / "table.c"
+    path.write_text(path.read_text() + f"/* reviewed: {path.read_text().count('reviewed') + 1} */\n")
+
+
+def _add_helper(root: Path) -> None:
+    path = root / "src" / "report.c"
+    text = path.read_text()
+    number = text.count("int helper_") + 1
+    path.write_text(text + f"\nint helper_{number}(int value)\n{{\n    return value * {number + 2} - {number};\n}}\n")
+
+
+def _weights_value(root: Path) -> None:
+    path = root / "src" / "table.c"
+    text = path.read_text()
+    match = re.search(r"int weights\[8\] = \{([^}]*)\}", text)
+    values = [int(v) for v in match.group(1).split(",")]
+    values[7] = {60: 30, 30: 45, 45: 60}.get(values[7], 60)
+    path.write_text(text.replace(match.group(0), "int weights[8] = {" + ", ".join(map(str, values)) + "}"))
+
+
+EVOLUTION_KINDS: dict[str, tuple[float, str, Callable[[Path], None]]] = {
+    # kind: (weight in the draw, commit message, edit)
+    "neutral": (0.18, "Review notes in table.c", _append_comment),
+    "cold": (0.10, "Number the usage message", _turn("USAGE_REV", (1, 2, 3, 4, 5, 6, 7, 8, 9))),
+    "unused-helper": (0.10, "Add a helper", _add_helper),
+    "reached-once": (0.10, "Toggle the argument clamp in main", _turn("CLAMP_N", (0, 1))),
+    "hot-same-cost": (0.12, "checksum: another shift amount", _turn("CHECKSUM_SHIFT", (7, 9, 11, 5))),
+    "checksum-mix": (0.08, "checksum: toggle the extra mixing step", _turn("CHECKSUM_MIX", (1, 0))),
+    "sort-pad": (0.08, "sort: change the padding work", _turn("SORT_PAD", (0, 1, 2))),
+    "fib-cutoff": (0.08, "fib: change the recursion cutoff", _turn("FIB_CUTOFF", (2, 3))),
+    "weights-data": (0.08, "weights: retune the last weight", _weights_value),
+    "sort-and-fib": (0.04, "Tune sort and fib together", _chain(_turn("SORT_PAD", (0, 1, 2)), _turn("FIB_CUTOFF", (2, 3)))),
+}
+
+
+def evolution_steps(count: int = 28, seed: int = 36) -> tuple[Step, ...]:
+    """The knobs' introduction, then `count` commits drawn from EVOLUTION_KINDS."""
+    rng = random.Random(seed)
+    kinds = list(EVOLUTION_KINDS)
+    weights = [EVOLUTION_KINDS[kind][0] for kind in kinds]
+    steps = [Step("knobs", "Move tuning constants into tuning.h", _introduce_knobs)]
+    for _ in range(count):
+        kind = rng.choices(kinds, weights)[0]
+        _, message, edit = EVOLUTION_KINDS[kind]
+        steps.append(Step(kind, message, edit))
+    return tuple(steps)
+
+
+DEMO_STEPS = DEFAULT_STEPS + evolution_steps()
 
 
 def sample_cflags(optimization: str = "-O2", pie: bool = True) -> str:

@@ -64,3 +64,20 @@ def collected_sample(tmp_path_factory):
     calibration = cli("calibrate", commits[0].sha, "--repo", str(root), "--rounds", "2")
     report = cli("collect", "--repo", str(root), "-j", "2")
     return root, commits, calibration, report
+
+
+@pytest.fixture(scope="session")
+def evolved_sample(tmp_path_factory):
+    """The demo history (scripted steps, then 28 knob turns: 39 commits, 4 benchmarks),
+    calibrated and collected through the real CLI.  Returns (project root, commits)."""
+    import sys
+
+    from selector.sample_history import DEMO_STEPS
+
+    root = tmp_path_factory.mktemp("evolved") / "project"
+    commits = make_sample_history(root, steps=DEMO_STEPS)
+    for arguments in (["calibrate", commits[0].sha, "--rounds", "2"], ["collect", "-j", "2"]):
+        result = subprocess.run([sys.executable, "-m", "selector", *arguments, "--repo", str(root), "--format", "json"],
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+    return root, commits

@@ -1,0 +1,209 @@
+"""Running a sampling plan: fit every model on each split's training tuples, score its tests.
+
+Per split (an epoch of Method 4), per scope and per model:
+
+* **scope** ``per-benchmark`` trains one model per benchmark on that benchmark's tuples;
+  ``pooled`` trains one model on all benchmarks, the benchmark one-hot encoded as
+  features (Perphecy's "All Tests" predictor);
+* the **operating point** is chosen on the training tuples only: for learned models,
+  on out-of-fold scores of a stratified split of the training data (in-sample scores of
+  a forest are all perfect and would say nothing); rules keep their own point;
+* a model whose training tuples hold a single class cannot learn: it predicts that
+  class's prior, and without a training positive its threshold runs everything.
+
+The predictions frame has one row per (model, scope, test tuple); everything the
+report and the metrics need comes from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.dummy import DummyClassifier
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, TimeSeriesSplit
+
+from features.scaling import distance_weights
+from models.evaluation import RUN_EVERYTHING, operating_threshold
+from models.names import SCOPES
+from models.registry import ModelSpec, fit_model, model_spec, positive_scores
+from models.sampling import Plan
+
+BENCHMARK_PREFIX = "benchmark="
+PREDICTION_COLUMNS = ["model", "scope", "epoch", "new", "old", "benchmark", "hops", "label", "score", "threshold", "run", "cost"]
+
+
+@dataclass
+class BacktestResult:
+    plan: Plan
+    predictions: pd.DataFrame  # PREDICTION_COLUMNS
+    importances: pd.DataFrame  # model, scope, feature, importance (mean over fits)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FittedModel:
+    """One trained model with its operating point, ready to score new tuples."""
+
+    spec_name: str
+    scope: str
+    benchmark: str | None  # None for the pooled model
+    estimator: object
+    threshold: float
+    columns: list[str]
+    training_tuples: int
+    training_positives: int
+    fallback: bool  # single-class training: predicts the prior
+
+
+def design_matrix(table: pd.DataFrame, feature_columns: Sequence[str], scope: str, benchmarks: Sequence[str]) -> pd.DataFrame:
+    """The model inputs: the features, plus the benchmark one-hot encoded for the pooled scope."""
+    X = table[list(feature_columns)].astype(float)
+    if scope == "pooled":
+        for benchmark in benchmarks:
+            X[f"{BENCHMARK_PREFIX}{benchmark}"] = (table["benchmark"] == benchmark).astype(float).to_numpy()
+    return X
+
+
+def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray, scope: str, benchmark: str | None,
+              target_hit_rate: float, seed: int, threshold_folds: int = 3, search: bool = False) -> FittedModel:
+    """Fit one model and choose its operating point, from training data only."""
+    weights = distance_weights(hops) if spec.weighted else None
+    learnable = spec.kind != "ml" or len(np.unique(y)) == 2  # rules and history-only cope with one class
+    if learnable:
+        estimator = _maybe_search(spec, seed, X, y, search)
+        fit_model(estimator, X, y, weights)
+    else:
+        estimator = DummyClassifier(strategy="prior").fit(X, y)
+    if spec.rule_threshold is not None:
+        threshold = spec.rule_threshold
+    elif not y.any():
+        threshold = RUN_EVERYTHING
+    else:
+        threshold = operating_threshold(_training_scores(spec, estimator, X, y, weights, seed, threshold_folds, learnable), y,
+                                        target_hit_rate)
+    return FittedModel(spec.name, scope, benchmark, estimator, threshold, list(X.columns), len(y), int(y.sum()), not learnable)
+
+
+def _maybe_search(spec: ModelSpec, seed: int, X: pd.DataFrame, y: np.ndarray, search: bool):
+    """A fresh estimator; with `search`, its grid searched on time-ordered folds of the training data."""
+    estimator = clone(spec.build(seed))
+    if not search or not spec.search or int(y.sum()) < 3:
+        return estimator
+    grid = GridSearchCV(estimator, spec.search, cv=TimeSeriesSplit(n_splits=3), scoring="roc_auc", error_score=np.nan)
+    grid.fit(X, y)  # training rows are in time order: each fold validates on later commits than it trains on
+    if np.all(np.isnan(grid.cv_results_["mean_test_score"])):
+        return estimator
+    return clone(estimator).set_params(**grid.best_params_)
+
+
+def _training_scores(spec, estimator, X, y, weights, seed, folds, learnable) -> np.ndarray:
+    """Out-of-fold scores on the training data (in-sample only when too few positives to fold)."""
+    minority = int(min(y.sum(), (~y).sum()))
+    if not learnable or minority < 2 or folds < 2:
+        return positive_scores(estimator, X)
+    scores = np.empty(len(y))
+    splitter = StratifiedKFold(n_splits=min(folds, minority), shuffle=True, random_state=seed)
+    for train, held_out in splitter.split(X, y):
+        part = clone(spec.build(seed)) if len(np.unique(y[train])) == 2 else DummyClassifier(strategy="prior")
+        fit_model(part, X.iloc[train], y[train], None if weights is None or isinstance(part, DummyClassifier) else weights[train])
+        scores[held_out] = positive_scores(part, X.iloc[held_out])
+    return scores
+
+
+def backtest(
+    plan: Plan,
+    table: pd.DataFrame,
+    feature_columns: Sequence[str],
+    models: Sequence[str],
+    scopes: Sequence[str] = SCOPES,
+    target_hit_rate: float = 0.95,
+    seed: int = 0,
+    search: bool = False,
+    threshold_folds: int = 3,
+    progress: Callable[[int], None] | None = None,
+) -> BacktestResult:
+    """Evaluate `models` on `plan`.  `table` is aligned with ``plan.tuples`` (same row order)
+    and holds the feature columns, ``label`` (nullable bool) and ``cost`` (seconds)."""
+    if len(table) != len(plan.tuples):
+        raise ValueError("the feature table must have one row per tuple of the plan")
+    for scope in scopes:
+        if scope not in SCOPES:
+            raise ValueError(f"unknown scope {scope!r}; choose from {', '.join(SCOPES)}")
+    specs = [model_spec(name) for name in models]
+    labelled = table["label"].notna().to_numpy()
+    notes = []
+    if (~labelled).any():
+        notes.append(f"{int((~labelled).sum())} tuples have no label (too few successful runs) and are left out")
+    benchmarks = sorted(table["benchmark"].unique())
+    rows, importances = [], []
+    for split in plan.splits:
+        train_rows = split.train[labelled[split.train]]
+        test_rows = split.test[labelled[split.test]]
+        for scope in scopes:
+            groups = [(None, train_rows, test_rows)] if scope == "pooled" else [
+                (b, train_rows[table["benchmark"].to_numpy()[train_rows] == b], test_rows[table["benchmark"].to_numpy()[test_rows] == b])
+                for b in benchmarks
+            ]
+            for benchmark, train, test in groups:
+                if len(test) == 0:
+                    continue
+                if len(train) == 0:
+                    notes.append(f"epoch {split.epoch}: no training tuples for {benchmark or 'any benchmark'}; skipped")
+                    continue
+                train_frame, test_frame = table.iloc[train], table.iloc[test]
+                X_train = design_matrix(train_frame, feature_columns, scope, benchmarks)
+                X_test = design_matrix(test_frame, feature_columns, scope, benchmarks)
+                y_train = train_frame["label"].to_numpy(bool)
+                for spec in specs:
+                    fitted = train_one(spec, X_train, y_train, train_frame["hops"].to_numpy(), scope, benchmark,
+                                       target_hit_rate, seed, threshold_folds, search)
+                    scores = positive_scores(fitted.estimator, X_test)
+                    rows.append(pd.DataFrame({
+                        "model": spec.name, "scope": scope, "epoch": split.epoch,
+                        "new": test_frame["new"].to_numpy(), "old": test_frame["old"].to_numpy(),
+                        "benchmark": test_frame["benchmark"].to_numpy(), "hops": test_frame["hops"].to_numpy(),
+                        "label": test_frame["label"].to_numpy(bool), "score": scores, "threshold": fitted.threshold,
+                        "run": scores >= fitted.threshold, "cost": test_frame["cost"].to_numpy(float),
+                    }))
+                    importance = feature_importances(fitted)
+                    if importance is not None:
+                        importances.append(pd.DataFrame({"model": spec.name, "scope": scope, "feature": importance.index,
+                                                         "importance": importance.to_numpy()}))
+                    if progress:
+                        progress(1)
+    predictions = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=PREDICTION_COLUMNS)
+    importance_table = (
+        pd.concat(importances).groupby(["model", "scope", "feature"], as_index=False)["importance"].mean()
+        if importances else pd.DataFrame(columns=["model", "scope", "feature", "importance"])
+    )
+    return BacktestResult(plan, predictions, importance_table, notes)
+
+
+def count_fits(plan: Plan, table: pd.DataFrame, models: Sequence[str], scopes: Sequence[str]) -> int:
+    """How many (split, scope, group, model) fits :func:`backtest` will make, for a progress bar."""
+    benchmarks = table["benchmark"].to_numpy()
+    total = 0
+    for split in plan.splits:
+        for scope in scopes:
+            groups = 1 if scope == "pooled" and len(split.test) else len(set(benchmarks[split.test]))
+            total += groups * len(models)
+    return total
+
+
+def feature_importances(fitted: FittedModel) -> pd.Series | None:
+    """Impurity importances of forests and boosted trees, |coefficients| of a logistic regression."""
+    estimator = fitted.estimator
+    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    if hasattr(final, "feature_importances_"):
+        values = np.asarray(final.feature_importances_, dtype=float)
+    elif hasattr(final, "coef_") and getattr(final, "coef_").ndim == 2:
+        values = np.abs(final.coef_[0])
+    else:
+        return None
+    if len(values) != len(fitted.columns):
+        return None
+    return pd.Series(values, index=fitted.columns)

@@ -1,0 +1,119 @@
+"""The baselines a sceptical user tries first, as scikit-learn estimators.
+
+* :class:`AlwaysRun`: run every benchmark on every commit (hit rate 1, dismiss rate 0).
+* :class:`ReachedChanged`: safe selection in the manner of Ekstazi: run a benchmark when
+  anything it reached in c_o's profile changed (a changed or deleted reached function, a
+  changed data object a reached function reads) or the build configuration changed.
+* :class:`HistoryOnly`: a logistic regression that sees nothing of the code, only the
+  benchmark's recent change history, its noise, and how far apart the two commits are.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+REACHED_CHANGE_COLUMNS = (
+    "top_changed_rank_by_instructions",
+    "top_changed_rank_by_calls",
+    "reached_functions_deleted",
+    "changed_data_reached",
+    "build_config_changed",
+)
+HISTORY_COLUMNS = ("benchmark_recent_change_rate", "benchmark_noise", "commit_hops", "commit_days")
+
+
+def binary_classes(y: np.ndarray) -> np.ndarray:
+    """Both classes, even when the training labels hold one: a rule still says yes or no.
+    Labels are booleans (or 0/1); anything else keeps the classes seen."""
+    if y.dtype == bool:
+        return np.array([False, True])
+    seen = np.unique(y)
+    if set(seen.tolist()) <= {0, 1}:
+        return np.array([0, 1], dtype=seen.dtype)
+    return seen
+
+
+class _ColumnsBaseline(ClassifierMixin, BaseEstimator):
+    """Shared plumbing: classes, and columns chosen by name from a DataFrame."""
+
+    def _fit_classes(self, X, y):
+        X, y = validate_data(self, X, y, dtype=float, ensure_all_finite="allow-nan")
+        self.classes_ = binary_classes(y)
+        return X, y
+
+    def _columns(self, wanted: Sequence[str]) -> np.ndarray:
+        names = list(getattr(self, "feature_names_in_", []))
+        missing = [name for name in wanted if name not in names]
+        if missing:
+            raise ValueError(f"{type(self).__name__} needs the feature columns {missing} (fit it on a DataFrame)")
+        return np.asarray([names.index(name) for name in wanted], dtype=int)
+
+    @staticmethod
+    def _proba(positive: np.ndarray) -> np.ndarray:
+        return np.column_stack([1.0 - positive, positive])
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[(self.predict_proba(X)[:, 1] >= 0.5).astype(int)]
+
+
+class AlwaysRun(_ColumnsBaseline):
+    """The conservative baseline: every tuple is predicted to change."""
+
+    def fit(self, X, y, sample_weight=None) -> "AlwaysRun":
+        self._fit_classes(X, y)
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        check_is_fitted(self, "classes_")
+        X = validate_data(self, X, dtype=float, reset=False, ensure_all_finite="allow-nan")
+        return self._proba(np.ones(len(X)))
+
+
+class ReachedChanged(_ColumnsBaseline):
+    """Run when anything the benchmark reached changed (safe selection, Ekstazi-style)."""
+
+    def __init__(self, columns: Sequence[str] = REACHED_CHANGE_COLUMNS) -> None:
+        self.columns = columns
+
+    def fit(self, X, y, sample_weight=None) -> "ReachedChanged":
+        self._fit_classes(X, y)
+        self.columns_ = self._columns(self.columns)
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        check_is_fitted(self, "columns_")
+        X = validate_data(self, X, dtype=float, reset=False, ensure_all_finite="allow-nan")
+        touched = (np.nan_to_num(X[:, self.columns_]) > 0).any(axis=1)
+        return self._proba(touched.astype(float))
+
+
+class HistoryOnly(_ColumnsBaseline):
+    """Logistic regression on the benchmark's history and the commit distance, blind to code."""
+
+    def __init__(self, columns: Sequence[str] = HISTORY_COLUMNS, random_state: int | None = None) -> None:
+        self.columns = columns
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None) -> "HistoryOnly":
+        X, y = self._fit_classes(X, y)
+        self.columns_ = self._columns(self.columns)
+        history = np.nan_to_num(X[:, self.columns_])
+        self.scale_ = np.maximum(np.abs(history).max(axis=0), 1e-12) if len(history) else np.ones(len(self.columns_))
+        self.prior_ = float(np.mean(y == self.classes_[1])) if len(y) else 0.0
+        self.model_ = None
+        if len(np.unique(y)) == 2:
+            self.model_ = LogisticRegression(class_weight="balanced", random_state=self.random_state)
+            self.model_.fit(history / self.scale_, y, sample_weight=sample_weight)
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        check_is_fitted(self, "columns_")
+        X = validate_data(self, X, dtype=float, reset=False, ensure_all_finite="allow-nan")
+        if self.model_ is None:  # one class in training: its prior
+            return self._proba(np.full(len(X), self.prior_))
+        return self.model_.predict_proba(np.nan_to_num(X[:, self.columns_]) / self.scale_)

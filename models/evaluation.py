@@ -1,0 +1,92 @@
+"""Scoring predictions: ROC and AUROC, operating points, hit and dismiss rates, time saved.
+
+Hit rate is Perphecy's name for the true-positive rate (share of real changes that
+would run), dismiss rate its name for the true-negative rate (share of unchanged
+tuples correctly skipped).  The operating point is a threshold on the score, chosen
+on training data for a target hit rate: the highest threshold that still keeps at
+least that share of the training positives.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score, roc_curve
+
+RUN_EVERYTHING = -np.inf  # the threshold when training holds no positive: when in doubt, run
+
+
+def operating_threshold(scores: np.ndarray, labels: np.ndarray, target_hit_rate: float = 0.95) -> float:
+    """Highest threshold t with share(positive scores >= t) >= target (run everything without positives)."""
+    if not 0 < target_hit_rate <= 1:
+        raise ValueError("the target hit rate must be in (0, 1]")
+    positives = np.sort(np.asarray(scores, dtype=float)[np.asarray(labels, dtype=bool)])[::-1]
+    if len(positives) == 0:
+        return RUN_EVERYTHING
+    needed = math.ceil(target_hit_rate * len(positives) - 1e-9)
+    return float(positives[needed - 1])
+
+
+@dataclass(frozen=True)
+class Scores:
+    tuples: int
+    positives: int
+    auroc: float  # nan when the tuples hold one class only
+    hit_rate: float  # nan without positives
+    dismiss_rate: float  # nan without negatives
+    run_share: float  # share of tuples that would run
+    time_saved: float  # share of benchmark seconds not spent (dismissed tuples' cost / all)
+    missed: int  # real changes predicted "skip"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def score_predictions(frame: pd.DataFrame) -> Scores:
+    """Scores of a predictions frame with columns label (bool), score, run (bool), cost (seconds)."""
+    labels = frame["label"].to_numpy(bool)
+    run = frame["run"].to_numpy(bool)
+    cost = frame["cost"].to_numpy(float)
+    positives, negatives = labels.sum(), (~labels).sum()
+    auroc = float(roc_auc_score(labels, frame["score"].to_numpy(float))) if positives and negatives else math.nan
+    total_cost = cost.sum()
+    return Scores(
+        tuples=len(frame),
+        positives=int(positives),
+        auroc=auroc,
+        hit_rate=float((run & labels).sum() / positives) if positives else math.nan,
+        dismiss_rate=float((~run & ~labels).sum() / negatives) if negatives else math.nan,
+        run_share=float(run.mean()) if len(run) else math.nan,
+        time_saved=float(cost[~run].sum() / total_cost) if total_cost > 0 else math.nan,
+        missed=int((~run & labels).sum()),
+    )
+
+
+def roc_points(frame: pd.DataFrame) -> pd.DataFrame:
+    """The ROC curve (fpr, tpr, threshold) of a predictions frame; empty with one class only."""
+    labels = frame["label"].to_numpy(bool)
+    if labels.all() or not labels.any():
+        return pd.DataFrame(columns=["fpr", "tpr", "threshold"])
+    fpr, tpr, thresholds = roc_curve(labels, frame["score"].to_numpy(float))
+    return pd.DataFrame({"fpr": fpr, "tpr": tpr, "threshold": thresholds})
+
+
+def tradeoff_curve(frame: pd.DataFrame, targets: np.ndarray | None = None) -> pd.DataFrame:
+    """Hit rate against dismiss rate and time saved as the threshold sweeps the test scores."""
+    labels = frame["label"].to_numpy(bool)
+    scores = frame["score"].to_numpy(float)
+    cost = frame["cost"].to_numpy(float)
+    thresholds = np.unique(np.concatenate([scores, [np.inf]]))
+    rows = []
+    for threshold in thresholds:
+        run = scores >= threshold
+        rows.append({
+            "threshold": threshold,
+            "hit_rate": (run & labels).sum() / labels.sum() if labels.any() else math.nan,
+            "dismiss_rate": (~run & ~labels).sum() / (~labels).sum() if (~labels).any() else math.nan,
+            "time_saved": cost[~run].sum() / cost.sum() if cost.sum() > 0 else math.nan,
+        })
+    return pd.DataFrame(rows)

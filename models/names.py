@@ -1,0 +1,4 @@
+"""Model names, importable without loading scikit-learn or XGBoost (the CLI starts faster)."""
+
+MODEL_NAMES = ("random-forest", "svm", "xgboost", "logistic", "perphecy", "always-run", "reached-changed", "history-only")
+SCOPES = ("per-benchmark", "pooled")

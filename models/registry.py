@@ -1,0 +1,152 @@
+"""The models the tool compares, by name: fresh, unfitted scikit-learn estimators.
+
+Machine-learning models (Sousa 2019) are pipelines: max-absolute scaling (keeps the
+many zeros of unchanged code at zero, Sousa 1.6), then the classifier.  Class imbalance
+(performance changes are rare) is handled by class weights, or for XGBoost by
+``scale_pos_weight`` = negatives / positives of the training data.  Every model gives
+probabilities, so every one has an ROC curve and an operating point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import MaxAbsScaler
+from sklearn.svm import SVC
+from sklearn.utils.validation import check_is_fitted, validate_data
+from xgboost import XGBClassifier
+
+from models.names import MODEL_NAMES
+from models.baselines import AlwaysRun, HistoryOnly, ReachedChanged
+from models.perphecy import PerphecyPredictor
+
+
+class PlattSVC(ClassifierMixin, BaseEstimator):
+    """An SVM (balanced class weights) with Platt-scaled probabilities.
+
+    What ``SVC(probability=True)`` did before scikit-learn 1.9 deprecated it: a sigmoid
+    fitted on cross-validated decision values.  The folds adapt to the minority class,
+    so the few positives of a young history still give probabilities.
+    """
+
+    def __init__(self, kernel: str = "rbf", C: float = 1.0, gamma: str | float = "scale", random_state: int | None = None):
+        self.kernel = kernel
+        self.C = C
+        self.gamma = gamma
+        self.random_state = random_state
+
+    def _svc(self) -> SVC:
+        return SVC(kernel=self.kernel, C=self.C, gamma=self.gamma, class_weight="balanced", random_state=self.random_state)
+
+    def fit(self, X, y, sample_weight=None) -> "PlattSVC":
+        X, y = validate_data(self, X, y)
+        self.classes_ = np.unique(y)
+        if len(self.classes_) != 2:
+            raise ValueError("PlattSVC needs both classes in its training data")
+        self.svc_ = self._svc().fit(X, y, sample_weight=sample_weight)
+        minority = int(np.min(np.bincount(np.searchsorted(self.classes_, y))))
+        if minority >= 2:
+            folds = StratifiedKFold(n_splits=min(3, minority), shuffle=True, random_state=self.random_state)
+            decision = cross_val_predict(self._svc(), X, y, cv=folds, method="decision_function",
+                                         params={"sample_weight": sample_weight} if sample_weight is not None else None)
+        else:
+            decision = self.svc_.decision_function(X)
+        self.platt_ = LogisticRegression().fit(decision.reshape(-1, 1), y)
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        check_is_fitted(self, "svc_")
+        return self.svc_.decision_function(validate_data(self, X, reset=False))
+
+    def predict_proba(self, X) -> np.ndarray:
+        return self.platt_.predict_proba(self.decision_function(X).reshape(-1, 1))
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class BalancedXGBClassifier(XGBClassifier):
+    """XGBoost with ``scale_pos_weight`` set from the training labels at each fit."""
+
+    def fit(self, X, y, *, sample_weight=None, **kwargs):
+        positives = int(np.sum(np.asarray(y).astype(bool)))
+        self.set_params(scale_pos_weight=max(len(y) - positives, 1) / max(positives, 1))
+        return super().fit(X, y, sample_weight=sample_weight, **kwargs)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    kind: str  # "ml" (learned from features), "perphecy", or "baseline"
+    description: str
+    build: Callable[[int], BaseEstimator]  # seed -> a fresh estimator
+    weighted: bool = True  # accepts Sousa's distance sample weights
+    rule_threshold: float | None = None  # a rule's own operating point (else chosen for the target hit rate)
+    search: dict | None = None  # a small grid for the optional time-ordered search
+
+
+def _pipeline(classifier: BaseEstimator) -> Pipeline:
+    return Pipeline([("scale", MaxAbsScaler()), ("classifier", classifier)])
+
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec("random-forest", "ml", "Random Forest, balanced class weights (Sousa's RFC)",
+                  lambda seed: _pipeline(RandomForestClassifier(
+                      n_estimators=200, min_samples_leaf=1, class_weight="balanced", random_state=seed, n_jobs=1)),
+                  search={"classifier__n_estimators": [100, 300], "classifier__max_depth": [None, 6]}),
+        ModelSpec("svm", "ml", "SVM, RBF kernel, Platt-scaled probabilities, balanced class weights",
+                  lambda seed: _pipeline(PlattSVC(kernel="rbf", C=1.0, random_state=seed)),
+                  search={"classifier__C": [0.3, 1.0, 3.0], "classifier__kernel": ["rbf", "sigmoid", "poly"]}),
+        ModelSpec("xgboost", "ml", "XGBoost gradient-boosted trees, scale_pos_weight = negatives/positives",
+                  lambda seed: _pipeline(BalancedXGBClassifier(
+                      n_estimators=200, max_depth=4, learning_rate=0.1, subsample=1.0, random_state=seed,
+                      n_jobs=1, eval_metric="logloss", verbosity=0)),
+                  search={"classifier__max_depth": [2, 4, 6], "classifier__n_estimators": [100, 300]}),
+        ModelSpec("logistic", "ml", "Logistic regression, balanced class weights",
+                  lambda seed: _pipeline(LogisticRegression(class_weight="balanced", max_iter=2000, random_state=seed)),
+                  search={"classifier__C": [0.1, 1.0, 10.0]}),
+        ModelSpec("perphecy", "perphecy", "Perphecy's greedy indicator thresholds (de Oliveira 2015, Algorithm 1)",
+                  lambda seed: PerphecyPredictor(), weighted=False, rule_threshold=0.5),
+        ModelSpec("always-run", "baseline", "Run every benchmark on every commit",
+                  lambda seed: AlwaysRun(), weighted=False, rule_threshold=0.5),
+        ModelSpec("reached-changed", "baseline", "Run when anything the benchmark reached changed (safe selection)",
+                  lambda seed: ReachedChanged(), weighted=False, rule_threshold=0.5),
+        ModelSpec("history-only", "baseline", "Logistic regression on the benchmark's change history and commit distance",
+                  lambda seed: HistoryOnly(random_state=seed)),
+    )
+}
+DEFAULT_MODELS = tuple(MODELS)
+assert DEFAULT_MODELS == MODEL_NAMES, "models.names.MODEL_NAMES must list the registry's models"
+
+
+def model_spec(name: str) -> ModelSpec:
+    if name not in MODELS:
+        raise KeyError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
+    return MODELS[name]
+
+
+def fit_model(estimator: BaseEstimator, X, y, sample_weight: np.ndarray | None = None) -> BaseEstimator:
+    """Fit, routing the sample weights to the final step of a pipeline."""
+    if sample_weight is None:
+        return estimator.fit(X, y)
+    if isinstance(estimator, Pipeline):
+        return estimator.fit(X, y, **{f"{estimator.steps[-1][0]}__sample_weight": sample_weight})
+    return estimator.fit(X, y, sample_weight=sample_weight)
+
+
+def positive_scores(estimator: BaseEstimator, X) -> np.ndarray:
+    """Probability of the positive class (True), whatever classes the training data had."""
+    proba = estimator.predict_proba(X)
+    classes = list(estimator.classes_)
+    if True in classes or 1 in classes:
+        return proba[:, classes.index(True) if True in classes else classes.index(1)]
+    return np.zeros(len(proba))

@@ -1,0 +1,177 @@
+"""`selector backtest`: the store's history evaluated under a sampling protocol.
+
+The store gives the history; :mod:`models.sampling` says which tuples train and test
+in each split; the feature builder computes every tuple's features once; each tuple
+is labelled from the stored measurements with the project's statistics (the same
+test as `selector collect` uses, for pairs further apart too); and each test tuple
+carries the cost of running its benchmark on its new commit, so the time saved can
+be weighted by what the benchmarks really cost.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from collectors.errors import UserError
+from features.builder import build_feature_table
+from features.catalogue import FEATURE_NAMES
+from features.history import History
+from models.backtest import BacktestResult, backtest
+from models.evaluation import roc_points, score_predictions
+from models.sampling import Plan, make_plan
+from selector.config import Config
+from selector.feature_table import benchmarks_of, load_history
+from selector.labelling import PairLabeller
+from selector.store import Store
+
+
+@dataclass
+class EvaluationData:
+    history: History
+    plan: Plan
+    table: pd.DataFrame  # plan.tuples + features + label + cost, same row order
+    benchmarks: list[str]
+
+
+def benchmark_costs(measurements: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """Seconds spent running each benchmark on each commit (every run, warm-ups included)."""
+    if measurements.empty:
+        return {}
+    return measurements.groupby(["commit", "benchmark"])["seconds"].sum().astype(float).to_dict()
+
+
+def evaluation_data(store: Store, config: Config, method: str, options: dict,
+                    benchmarks: Sequence[str] | None = None) -> EvaluationData:
+    history = load_history(store)
+    known = benchmarks_of(history)
+    chosen = list(benchmarks) if benchmarks else known
+    unknown = sorted(set(chosen) - set(known))
+    if unknown:
+        raise UserError(f"no measurements of benchmark(s) {', '.join(unknown)} in the store; known: {', '.join(known) or 'none'}")
+    if not chosen:
+        raise UserError(f"{store.location}: no measurements; configure [[benchmark]] and run `selector collect`")
+    try:
+        plan = make_plan(method, history, chosen, **options)
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    if not plan.splits:
+        raise UserError(f"{method}: the history is too short for these settings "
+                        f"({len(history.built())} built commits; lower --first or -k, or collect more commits)")
+    table = build_feature_table(history, plan.tuples).drop(columns=["label"])
+    table["hops"] = plan.tuples["hops"].to_numpy()
+    table["label"] = PairLabeller(store, config, history.measurements).labels(table).to_numpy()
+    table["label"] = table["label"].astype("boolean")
+    costs = benchmark_costs(history.measurements)
+    typical = pd.Series(costs).groupby(level=1).median().to_dict() if costs else {}
+    table["cost"] = [costs.get((new, b), typical.get(b, 1.0)) for new, b in zip(table["new"], table["benchmark"])]
+    return EvaluationData(history, plan, table, chosen)
+
+
+def run_backtest(data: EvaluationData, models: Sequence[str], scopes: Sequence[str], target_hit_rate: float, seed: int,
+                 search: bool = False, progress: Callable[[int], None] | None = None) -> BacktestResult:
+    return backtest(data.plan, data.table, FEATURE_NAMES, models, scopes, target_hit_rate, seed, search, progress=progress)
+
+
+def results_table(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Per model, scope and benchmark (and "all" benchmarks pooled): AUROC, hit and dismiss rates, time saved."""
+    rows = []
+    for (model, scope), group in predictions.groupby(["model", "scope"], sort=False):
+        for benchmark, part in [*group.groupby("benchmark"), ("(all)", group)]:
+            rows.append({"model": model, "scope": scope, "benchmark": benchmark, **score_predictions(part).as_dict()})
+    return pd.DataFrame(rows)
+
+
+def epoch_table(predictions: pd.DataFrame) -> pd.DataFrame:
+    """AUROC per epoch (all benchmarks of the epoch pooled) for each model and scope."""
+    rows = []
+    for (model, scope, epoch), part in predictions.groupby(["model", "scope", "epoch"]):
+        scores = score_predictions(part)
+        rows.append({"model": model, "scope": scope, "epoch": epoch, "tuples": scores.tuples,
+                     "positives": scores.positives, "auroc": scores.auroc, "hit_rate": scores.hit_rate,
+                     "dismiss_rate": scores.dismiss_rate})
+    return pd.DataFrame(rows)
+
+
+def save_backtest(directory: Path, result: BacktestResult, data: EvaluationData, settings: dict) -> dict:
+    """predictions.parquet, importances.parquet and results.json in `directory`; returns the results document."""
+    directory.mkdir(parents=True, exist_ok=True)
+    result.predictions.to_parquet(directory / "predictions.parquet", index=False)
+    result.importances.to_parquet(directory / "importances.parquet", index=False)
+    results = results_table(result.predictions)
+    document = {
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "settings": settings,
+        "protocol": {"method": data.plan.method, **data.plan.parameters, "splits": len(data.plan.splits),
+                     "leaks_future": data.plan.leaks_future},
+        "tuples": {"distinct": len(data.table), "labelled": int(data.table["label"].notna().sum()),
+                   "positive": int((data.table["label"] == True).sum())},  # noqa: E712
+        "notes": sorted(set(result.notes)),
+        "results": _json_ready(results),
+        "epochs": _json_ready(epoch_table(result.predictions)),
+    }
+    (directory / "results.json").write_text(json.dumps(document, indent=2))
+    return document
+
+
+def _json_ready(frame: pd.DataFrame) -> list[dict]:
+    return [
+        {key: (None if isinstance(value, float) and math.isnan(value) else _plain(value)) for key, value in row.items()}
+        for row in frame.to_dict(orient="records")
+    ]
+
+
+def _plain(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return None if np.isnan(value) else float(value)
+    return value
+
+
+def roc_by(predictions: pd.DataFrame, keys: list[str]) -> dict[tuple, pd.DataFrame]:
+    return {key: roc_points(part) for key, part in predictions.groupby(keys)}
+
+
+def track_backtest(directory: Path, document: dict, tracking_uri: str, artifact_root: Path | None) -> str:
+    """One MLflow run: settings as parameters, AUROC / hit / dismiss / time saved as metrics, results as artifacts."""
+    from models.tracking import log_run, metric_name
+
+    params = {**{f"protocol.{k}": v for k, v in document["protocol"].items()},
+              **{f"settings.{k}": v for k, v in document["settings"].items()}}
+    metrics = {}
+    for row in document["results"]:
+        for measure in ("auroc", "hit_rate", "dismiss_rate", "time_saved"):
+            if row[measure] is not None:
+                benchmark = "all" if row["benchmark"] == "(all)" else row["benchmark"]
+                metrics[metric_name(measure, row["scope"], row["model"], benchmark)] = row[measure]
+    return log_run(f"backtest {document['protocol']['method']}", tracking_uri, params, metrics,
+                   [directory / name for name in ("results.json", "predictions.parquet", "importances.parquet", "report.html")],
+                   artifact_root, tags={"kind": "backtest"})
+
+
+def track_training(bundle_path: Path, bundle, tracking_uri: str, artifact_root: Path | None) -> str:
+    """One MLflow run: the settings, training sizes, the bundle as artifacts and each model as a logged model."""
+    from models.tracking import log_run, metric_name
+
+    metrics = {}
+    for entry in bundle.entries:
+        name = entry.benchmark or "pooled"
+        metrics[metric_name("training_tuples", name)] = entry.training_tuples
+        metrics[metric_name("training_positives", name)] = entry.training_positives
+        if math.isfinite(entry.threshold):
+            metrics[metric_name("threshold", name)] = entry.threshold
+    from models.bundle import load_bundle
+
+    loaded = load_bundle(bundle_path)
+    models = {f"model-{(entry.benchmark or 'pooled')}": loaded.estimators[entry.file] for entry in loaded.entries}
+    models = {"".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name): model for name, model in models.items()}
+    return log_run("train", tracking_uri, {**bundle.settings, **{f"trained_on.{k}": v for k, v in bundle.trained_on.items()}},
+                   metrics, [bundle_path], artifact_root, tags={"kind": "train"}, models=models)

@@ -1,0 +1,195 @@
+"""`selector report`: one self-contained HTML file from a backtest's results.
+
+Figures are drawn with matplotlib and embedded as PNG data, tables as plain HTML, so
+the file can be attached to a CI run or mailed around and still open anywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: CI machines and hooks have none
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from models.evaluation import roc_points, tradeoff_curve  # noqa: E402
+from selector.evaluation import epoch_table, results_table  # noqa: E402
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f3f3f3; } td.text, th.text { text-align: left; }
+.warning { background: #fff4e5; border-left: 4px solid #f0a020; padding: 0.6em 1em; }
+.note { color: #555; font-size: 0.9em; }
+img { max-width: 100%; }
+"""
+
+
+def write_report(backtest_dir: Path, output: Path | None = None) -> Path:
+    """Render `report.html` (or `output`) from predictions.parquet, importances.parquet and results.json."""
+    backtest_dir = Path(backtest_dir)
+    predictions = pd.read_parquet(backtest_dir / "predictions.parquet")
+    importances = pd.read_parquet(backtest_dir / "importances.parquet")
+    document = json.loads((backtest_dir / "results.json").read_text())
+    output = output or backtest_dir / "report.html"
+    output.write_text(render(predictions, importances, document))
+    return output
+
+
+def render(predictions: pd.DataFrame, importances: pd.DataFrame, document: dict) -> str:
+    protocol = document["protocol"]
+    settings = document["settings"]
+    results = results_table(predictions)
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>perf-selector backtest</title>",
+        f"<style>{STYLE}</style></head><body>",
+        "<h1>Backtest report</h1>",
+        f"<p>Protocol <b>{html.escape(protocol['method'])}</b> ({_describe(protocol)}); "
+        f"{document['tuples']['labelled']} labelled tuples, {document['tuples']['positive']} with a performance change; "
+        f"operating point for a target hit rate of {settings.get('target_hit_rate')}, chosen on each split's training data. "
+        f"Created {html.escape(document['created'])}.</p>",
+    ]
+    if protocol.get("leaks_future"):
+        parts.append("<p class='warning'>This protocol lets newer commits train models that are then tested on older ones "
+                     "(Sousa 1.7.1): its scores are optimistic. Method 4 is the honest estimate.</p>")
+    parts += ["<h2>AUROC</h2>", "<p class='note'>Pooled over all splits; blank where the tests hold one class only.</p>"]
+    for scope, part in results.groupby("scope", sort=False):
+        parts.append(f"<h3>{html.escape(scope)}</h3>")
+        parts.append(_html_table(part.pivot(index="model", columns="benchmark", values="auroc").reindex(part["model"].unique()),
+                                 index=True))
+    parts += ["<h2>At the operating point</h2>",
+              "<p class='note'>Hit rate: share of real changes that would run. Dismiss rate: share of unchanged "
+              "tuples skipped. Time saved: benchmark seconds not spent, each benchmark weighted by its measured cost.</p>"]
+    overall = results[results["benchmark"] == "(all)"][["model", "scope", "tuples", "positives", "auroc", "hit_rate",
+                                                       "dismiss_rate", "time_saved", "missed"]]
+    parts.append(_html_table(overall))
+    parts += ["<h2>ROC curves</h2>", _image(_roc_figure(predictions))]
+    epochs = epoch_table(predictions)
+    if epochs["epoch"].nunique() > 1:
+        parts += ["<h2>AUROC per epoch</h2>", "<p class='note'>All benchmarks of an epoch pooled; gaps where an epoch's "
+                  "tests hold one class only.</p>", _image(_epoch_figure(epochs))]
+    parts += ["<h2>Hit rate against dismiss rate</h2>",
+              "<p class='note'>As the threshold sweeps the test scores (all benchmarks pooled); the marker is the "
+              "operating point chosen on training data.</p>", _image(_tradeoff_figure(predictions))]
+    if len(importances):
+        parts += ["<h2>Feature importances</h2>", "<p class='note'>Mean over all fits: impurity importance for trees, "
+                  "|coefficient| (on max-abs scaled features) for logistic regression.</p>", _image(_importance_figure(importances))]
+    if document.get("notes"):
+        parts += ["<h2>Notes</h2><ul>", *(f"<li>{html.escape(note)}</li>" for note in document["notes"]), "</ul>"]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _describe(protocol: dict) -> str:
+    shown = {key: value for key, value in protocol.items() if key not in ("method", "leaks_future") and value is not None}
+    return ", ".join(f"{key} {value}" for key, value in shown.items())
+
+
+def _html_table(frame: pd.DataFrame, index: bool = False) -> str:
+    frame = frame.reset_index() if index else frame
+    header = "".join(f"<th class='{'text' if not _numeric(frame[c]) else ''}'>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = []
+    for row in frame.itertuples(index=False):
+        cells = []
+        for value in row:
+            if isinstance(value, float):
+                cells.append(f"<td>{'' if math.isnan(value) else f'{value:.2f}'}</td>")
+            else:
+                cells.append(f"<td class='text'>{html.escape(str(value))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><tr>{header}</tr>{''.join(rows)}</table>"
+
+
+def _numeric(column: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(column)
+
+
+def _image(figure) -> str:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    plt.close(figure)
+    return f"<img alt='figure' src='data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}'>"
+
+
+def _colour(model: str, models: list[str]) -> str:
+    """One colour per model across all figures; the line style tells the scopes apart."""
+    return f"C{models.index(model) % 10}" if model in models else "C9"
+
+
+def _roc_figure(predictions: pd.DataFrame):
+    models = list(predictions["model"].unique())
+    benchmarks = sorted(predictions["benchmark"].unique())
+    panels = [*benchmarks, "(all)"]
+    columns = min(3, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.8 * rows), squeeze=False)
+    for axis, panel in zip(axes.flat, panels):
+        part = predictions if panel == "(all)" else predictions[predictions["benchmark"] == panel]
+        for (model, scope), group in part.groupby(["model", "scope"], sort=False):
+            curve = roc_points(group)
+            if len(curve):
+                axis.plot(curve["fpr"], curve["tpr"], linestyle="-" if scope == "per-benchmark" else "--",
+                          label=f"{model} ({scope})", linewidth=1.2, color=_colour(model, models))
+        axis.plot([0, 1], [0, 1], color="#999", linewidth=0.8, linestyle=":")
+        axis.set_title(panel)
+        axis.set_xlabel("false positive rate (1 - dismiss rate)")
+        axis.set_ylabel("hit rate")
+    for axis in list(axes.flat)[len(panels):]:
+        axis.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.02 - 0.02 * len(labels) / 4))
+    figure.tight_layout()
+    return figure
+
+
+def _epoch_figure(epochs: pd.DataFrame):
+    figure, axis = plt.subplots(figsize=(9, 4))
+    models = list(epochs["model"].unique())
+    for (model, scope), group in epochs.groupby(["model", "scope"], sort=False):
+        axis.plot(group["epoch"], group["auroc"], marker="o", markersize=3, color=_colour(model, models),
+                  linestyle="-" if scope == "per-benchmark" else "--", label=f"{model} ({scope})")
+    axis.axhline(0.5, color="#999", linewidth=0.8, linestyle=":")
+    axis.set_xlabel("epoch")
+    axis.set_ylabel("AUROC")
+    axis.set_ylim(0, 1.02)
+    axis.legend(fontsize=7, ncol=2, loc="lower right")
+    return figure
+
+
+def _tradeoff_figure(predictions: pd.DataFrame):
+    figure, axis = plt.subplots(figsize=(9, 5))
+    models = list(predictions["model"].unique())
+    for (model, scope), group in predictions.groupby(["model", "scope"], sort=False):
+        curve = tradeoff_curve(group)
+        line, = axis.plot(curve["dismiss_rate"], curve["hit_rate"], linestyle="-" if scope == "per-benchmark" else "--",
+                          label=f"{model} ({scope})", linewidth=1.1, color=_colour(model, models))
+        labels, run = group["label"].to_numpy(bool), group["run"].to_numpy(bool)
+        if labels.any() and (~labels).any():
+            axis.plot([(~run & ~labels).sum() / (~labels).sum()], [(run & labels).sum() / labels.sum()], marker="o",
+                      color=line.get_color())
+    axis.set_xlabel("dismiss rate")
+    axis.set_ylabel("hit rate")
+    axis.legend(fontsize=7, ncol=2, loc="lower left")
+    return figure
+
+
+def _importance_figure(importances: pd.DataFrame):
+    groups = list(importances.groupby(["model", "scope"], sort=False))
+    figure, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 5), squeeze=False)
+    for axis, ((model, scope), group) in zip(axes.flat, groups):
+        top = group.sort_values("importance", ascending=True).tail(12)
+        share = top["importance"] / max(group["importance"].sum(), 1e-12)
+        axis.barh(top["feature"], share)
+        axis.set_title(f"{model} ({scope})", fontsize=9)
+        axis.tick_params(axis="y", labelsize=7)
+        axis.set_xlabel("share of importance")
+    figure.tight_layout()
+    return figure

@@ -1,0 +1,76 @@
+"""`selector train`: final models on the whole history, with operating points, into a bundle.
+
+Training uses every labelled closest-ancestor tuple in the store (what Method 4's
+last epoch would train on), chooses each model's operating point on out-of-fold
+scores of that data for the target hit rate, and writes a bundle
+(:mod:`models.bundle`) that `selector select` loads.  A benchmark whose history holds
+no performance change yet gets a model that runs it every time: when in doubt, run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from collectors.errors import UserError
+from features.builder import build_feature_table
+from features.catalogue import FEATURE_NAMES
+from features.tuples import closest_tuples
+from models.backtest import FittedModel, design_matrix, train_one
+from models.bundle import Bundle, save_bundle
+from models.registry import model_spec
+from selector.config import Config
+from selector.feature_table import benchmarks_of, load_history
+from selector.labelling import PairLabeller
+from selector.store import Store
+
+BUNDLE_DIRECTORY = "models"
+
+
+def default_bundle_path(store: Store) -> Path:
+    if store.location != store.root:
+        raise UserError("the store is not a local directory; give --bundle PATH for the model bundle")
+    return Path(store.root) / BUNDLE_DIRECTORY
+
+
+def train_bundle(store: Store, config: Config, model: str, scope: str, target_hit_rate: float, seed: int,
+                 bundle_path: Path, benchmarks: Sequence[str] | None = None) -> tuple[Bundle, pd.DataFrame]:
+    """Train and save; returns the bundle and a summary table (one row per benchmark)."""
+    spec = model_spec(model)
+    history = load_history(store)
+    chosen = list(benchmarks) if benchmarks else benchmarks_of(history)
+    if not chosen:
+        raise UserError(f"{store.location}: no measurements; configure [[benchmark]] and run `selector collect`")
+    tuples = closest_tuples(history, chosen)
+    if tuples.empty:
+        raise UserError(f"{store.location}: no commit has a measured ancestor yet; collect at least two commits")
+    table = build_feature_table(history, tuples).drop(columns=["label"])
+    table["hops"] = tuples["hops"].to_numpy()
+    table["label"] = PairLabeller(store, config, history.measurements).labels(table).to_numpy()
+    table = table[table["label"].notna()].reset_index(drop=True)
+    fitted: list[FittedModel] = []
+    groups = [(None, table)] if scope == "pooled" else [(b, table[table["benchmark"] == b]) for b in chosen]
+    for benchmark, part in groups:
+        if part.empty:
+            continue
+        X = design_matrix(part, FEATURE_NAMES, scope, chosen)
+        fitted.append(train_one(spec, X, part["label"].to_numpy(bool), part["hops"].to_numpy(), scope, benchmark,
+                                target_hit_rate, seed))
+    newest = history.commits.sort_values("author_time").iloc[-1]
+    trained_on = {
+        "commits": int(history.commits["sha"].nunique()), "tuples": len(table), "benchmarks": chosen,
+        "newest_commit": str(newest["sha"]), "newest_time": str(newest["author_time"]),
+        "store": str(store.location),
+    }
+    settings = {"model": model, "scope": scope, "target_hit_rate": target_hit_rate, "seed": seed}
+    bundle = save_bundle(bundle_path, fitted, list(FEATURE_NAMES), trained_on, settings)
+    summary = pd.DataFrame([{
+        "benchmark": m.benchmark or "(all, pooled)", "model": m.spec_name, "tuples": m.training_tuples,
+        "positives": m.training_positives,
+        "threshold": m.threshold if np.isfinite(m.threshold) else None,
+        "note": "no change in its history yet: always run" if not m.training_positives else "",
+    } for m in fitted])
+    return bundle, summary

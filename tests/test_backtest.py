@@ -1,0 +1,168 @@
+"""Backtesting, training and bundles end to end on the collected demo history (real gcc,
+git, valgrind; real scikit-learn, XGBoost, MLflow), through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io as sio
+
+from features.builder import build_feature_table
+from features.catalogue import FEATURE_NAMES
+from features.history import History
+from models.bundle import MANIFEST, BundleError, load_bundle
+from models.perphecy import PerphecyPredictor
+from selector.config import load_config
+from selector.evaluation import evaluation_data
+from selector.store import Store
+
+pytestmark = pytest.mark.slow
+
+
+def cli(*arguments: str, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, "-m", "selector", *arguments], capture_output=True, text=True)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.fixture(scope="module")
+def backtest_run(evolved_sample, tmp_path_factory):
+    root, _ = evolved_sample
+    out = tmp_path_factory.mktemp("backtest")
+    result = cli("backtest", "--repo", str(root), "--models", "random-forest,xgboost,perphecy,reached-changed,always-run",
+                 "--out", str(out), "--format", "json")
+    return root, out, json.loads(result.stdout)
+
+
+def _overall(document: dict, model: str, scope: str) -> dict:
+    return next(r for r in document["results"] if r["model"] == model and r["scope"] == scope and r["benchmark"] == "(all)")
+
+
+def test_classifiers_separate_the_planted_changes(backtest_run):
+    _, _, document = backtest_run
+    assert document["protocol"]["method"] == "method4" and not document["protocol"]["leaks_future"]
+    assert document["tuples"]["positive"] >= 15
+    for model in ("random-forest", "xgboost"):
+        assert _overall(document, model, "pooled")["auroc"] > 0.75, model
+    always = _overall(document, "always-run", "per-benchmark")
+    assert always["auroc"] == 0.5 and always["hit_rate"] == 1.0 and always["dismiss_rate"] == 0.0
+    # the learned models skip work the safe rule cannot: main's argument clamp is reached but costs nothing
+    best = max(_overall(document, m, "pooled")["dismiss_rate"] for m in ("random-forest", "xgboost"))
+    assert best > _overall(document, "reached-changed", "pooled")["dismiss_rate"] - 0.1
+
+
+def test_results_report_and_mlflow_run(backtest_run):
+    root, out, document = backtest_run
+    predictions = pd.read_parquet(out / "predictions.parquet")
+    assert set(predictions["model"]) == {"random-forest", "xgboost", "perphecy", "reached-changed", "always-run"}
+    assert predictions["epoch"].nunique() == document["protocol"]["splits"] >= 5
+    report = (out / "report.html").read_text()
+    assert report.count("<img") >= 4 and "AUROC" in report and "Feature importances" in report
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{root / '.selector' / 'mlflow' / 'mlflow.db'}")
+    run = mlflow.get_run(document["mlflow_run"])
+    assert run.data.params["protocol.method"] == "method4"
+    assert run.data.metrics["auroc/pooled/xgboost/all"] == pytest.approx(_overall(document, "xgboost", "pooled")["auroc"])
+    artifacts = {item.path for item in mlflow.MlflowClient().list_artifacts(run.info.run_id)}
+    assert {"results.json", "report.html", "predictions.parquet"} <= artifacts
+
+
+def test_report_command_rewrites_the_report(backtest_run, tmp_path):
+    _, out, _ = backtest_run
+    cli("report", str(out), "--output", str(tmp_path / "again.html"))
+    assert "<img" in (tmp_path / "again.html").read_text()
+
+
+def test_training_sees_nothing_newer_than_its_epoch(evolved_sample):
+    """Features of an epoch's training tuples are the same when every commit after the
+    boundary is removed from the history: no information from the future."""
+    root, _ = evolved_sample
+    store = Store(root / ".selector")
+    data = evaluation_data(store, load_config(root / "selector.toml"), "method4", {"k": 5})
+    history = data.history
+    time = history.commits.set_index("sha")["author_time"]
+    for split in data.plan.splits[::3]:
+        known = set(time[time <= split.boundary_time].index)
+        past = History(
+            commits=history.commits[history.commits["sha"].isin(known)],
+            functions=history.functions[history.functions["commit"].isin(known)],
+            objects=history.objects[history.objects["commit"].isin(known)],
+            profiles=history.profiles[history.profiles["commit"].isin(known)],
+            measurements=history.measurements[history.measurements["commit"].isin(known)],
+            labels=history.labels[history.labels["new"].isin(known)],
+        )
+        train = data.plan.tuples.iloc[split.train]
+        assert set(train["new"]) | set(train["old"]) <= known
+        again = build_feature_table(past, train.reset_index(drop=True))
+        pd.testing.assert_frame_equal(again[FEATURE_NAMES], data.table.iloc[split.train][FEATURE_NAMES].reset_index(drop=True))
+
+
+def test_perphecy_hits_every_change_of_its_training_data(evolved_sample):
+    root, _ = evolved_sample
+    data = evaluation_data(Store(root / ".selector"), load_config(root / "selector.toml"), "method4", {"k": 5})
+    last = data.plan.splits[-1]
+    train = data.table.iloc[last.train]
+    train = train[train["label"].notna()]
+    for benchmark, part in train.groupby("benchmark"):
+        labels = part["label"].to_numpy(bool)
+        model = PerphecyPredictor().fit(part[FEATURE_NAMES], labels)
+        assert model.predict(part[FEATURE_NAMES])[labels].all(), benchmark
+
+
+def test_other_protocols_run_and_say_they_leak(evolved_sample, tmp_path):
+    root, _ = evolved_sample
+    for method in ("method1", "method3", "kfold"):
+        result = cli("backtest", "--repo", str(root), "--method", method, "--models", "logistic,perphecy", "--scope", "pooled",
+                     "--no-tracking", "--no-report", "--out", str(tmp_path / method), "--format", "json")
+        document = json.loads(result.stdout)
+        assert document["protocol"]["leaks_future"] == (method != "method3")
+        assert _overall(document, "logistic", "pooled")["tuples"] > 0
+
+
+def test_train_writes_a_bundle_that_refuses_tampering(evolved_sample, tmp_path):
+    root, _ = evolved_sample
+    bundle_dir = tmp_path / "bundle"
+    result = cli("train", "--repo", str(root), "--model", "random-forest", "--scope", "per-benchmark",
+                 "--bundle", str(bundle_dir), "--format", "json")
+    document = json.loads(result.stdout)
+    assert {m["benchmark"] for m in document["models"]} == {"checksum", "fib", "sort", "weights"}
+    bundle = load_bundle(bundle_dir)
+    assert len(bundle.estimators) == 4 and bundle.trained_on["commits"] == 39
+
+    entry = bundle.entries[0]
+    model_file = bundle_dir / entry.file
+    original = model_file.read_bytes()
+    model_file.write_bytes(original[:-10] + bytes(10))
+    with pytest.raises(BundleError, match="SHA-256"):
+        load_bundle(bundle_dir)
+
+    # a file carrying a callable the tool never writes, with the manifest "fixed" to match: refused
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer
+    import hashlib
+    import os
+
+    sio.dump(Pipeline([("evil", FunctionTransformer(os.system))]), model_file)
+    manifest = json.loads((bundle_dir / MANIFEST).read_text())
+    manifest["entries"][0]["sha256"] = hashlib.sha256(model_file.read_bytes()).hexdigest()
+    (bundle_dir / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match="never writes"):
+        load_bundle(bundle_dir)
+
+
+def test_bad_backtest_settings_give_one_line_errors(evolved_sample):
+    root, _ = evolved_sample
+    result = cli("backtest", "--repo", str(root), "--first", "500", "--no-tracking", check=False)
+    assert result.returncode == 2 and "too short" in result.stderr and "Traceback" not in result.stderr
+    result = cli("backtest", "--repo", str(root), "--models", "random-forest,gpt", check=False)
+    assert result.returncode == 2 and "unknown: gpt" in result.stderr
+    result = cli("backtest", "--repo", str(root), "--benchmarks", "nosuch", "--no-tracking", check=False)
+    assert result.returncode == 2 and "nosuch" in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,172 @@
+"""The estimators, the operating point and the sampling protocols, on small known inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from features.catalogue import FEATURE_NAMES
+from features.history import History
+from models.baselines import AlwaysRun, HistoryOnly, ReachedChanged
+from models.evaluation import RUN_EVERYTHING, operating_threshold, score_predictions
+from models.perphecy import PerphecyPredictor, greedy_thresholds
+from models.registry import MODELS, fit_model, positive_scores
+from models.sampling import kfold, method1, method2, method3, method4
+
+
+def _features(rows: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame(0.0, index=range(len(rows)), columns=FEATURE_NAMES)
+    for index, row in enumerate(rows):
+        for name, value in row.items():
+            frame.loc[index, name] = value
+    return frame
+
+
+# ------------------------------------------------------------------ Perphecy
+def test_greedy_thresholds_follow_algorithm_1():
+    # two indicators; hits 0 and 1 are cheapest on indicator 0, hit 2 only on indicator 1
+    hits = np.array([[90.0, 0.0], [80.0, 5.0], [0.0, 50.0]])
+    negatives = np.array([[85.0, 0.0], [10.0, 0.0], [0.0, 10.0], [70.0, 1.0]])
+    chosen = greedy_thresholds(hits, negatives)
+    # prices: hit0 s0 -> negatives >= 90: 0; hit1 s0 -> >= 80: 1 (85), s1 -> >= 5: 1 (10) -> first (s0);
+    # hit2 s1 -> >= 50: 0.  The highest-priced hit (hit1, 1 FP) goes first: s0 >= 80 covers hits 0 and 1.
+    assert chosen[0] == (0, 80.0)
+    assert chosen[1] == (1, 50.0)
+    assert len(chosen) == 2
+
+
+def test_zero_price_hits_are_covered_and_the_loop_ends():
+    hits = np.array([[5.0], [7.0]])
+    negatives = np.array([[1.0], [2.0]])
+    assert greedy_thresholds(hits, negatives) == [(0, 5.0)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_perphecy_hit_rate_is_one_on_its_training_data(seed):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.integers(0, 100, size=(300, len(FEATURE_NAMES))).astype(float), columns=FEATURE_NAMES)
+    y = rng.random(300) < 0.15
+    model = PerphecyPredictor().fit(X, y)
+    predicted = model.predict(X)
+    assert predicted[y].all()  # every training hit is covered
+    assert {name for name, _ in model.thresholds_} <= set(model._names())
+    proba = model.predict_proba(X)[:, 1]
+    assert ((proba >= 0.5) == predicted).all()
+
+
+def test_perphecy_without_hits_dismisses_everything():
+    X = _features([{"top_changed_rank_by_instructions": 100}, {"new_functions": 3}])
+    model = PerphecyPredictor().fit(X, np.array([False, False]))
+    assert model.thresholds_ == []
+    assert not model.predict(X).any()
+
+
+def test_perphecy_uses_only_its_indicators():
+    X = _features([{"changed_data_reached": 1}, {}, {"top_changed_rank_by_calls": 40}, {}])
+    y = np.array([True, False, True, False])
+    model = PerphecyPredictor().fit(X, y)
+    # the data-only hit has every Perphecy indicator at 0: covering it needs a threshold of 0 (always true)
+    assert model.predict(X).all()
+    assert any(threshold == 0 for _, threshold in model.thresholds_)
+
+
+# ----------------------------------------------------------------- baselines
+def test_baselines():
+    X = _features([{"top_changed_rank_by_instructions": 50}, {"changed_data_reached": 1}, {"new_functions": 4},
+                   {"build_config_changed": 1}])
+    y = np.array([True, True, False, True])
+    assert (AlwaysRun().fit(X, y).predict_proba(X)[:, 1] == 1).all()
+    assert ReachedChanged().fit(X, y).predict(X).tolist() == [True, True, False, True]
+    history = HistoryOnly().fit(X, np.array([False, False, False, False]))  # one class: its prior
+    assert (positive_scores(history, X) == 0).all()
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_every_model_fits_scores_and_clones(name):
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.random((120, len(FEATURE_NAMES))) * 100, columns=FEATURE_NAMES)
+    y = (X["top_changed_rank_by_instructions"] > 75).to_numpy()
+    spec = MODELS[name]
+    model = fit_model(clone(spec.build(0)), X, y, np.ones(len(y)) if spec.weighted else None)
+    scores = positive_scores(model, X)
+    assert scores.shape == (len(X),) and ((scores >= 0) & (scores <= 1)).all()
+    if spec.kind == "ml":
+        assert scores[y].mean() > scores[~y].mean()  # learned the planted rule
+
+
+# ------------------------------------------------------------ operating point
+def test_operating_threshold_keeps_the_target_share_of_positives():
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.2, 0.1])
+    labels = np.array([True, True, True, True, False, False])
+    assert operating_threshold(scores, labels, 1.0) == 0.6
+    assert operating_threshold(scores, labels, 0.75) == 0.7
+    assert operating_threshold(scores, labels, 0.95) == 0.6  # ceil(0.95 * 4) = 4 positives kept
+    assert operating_threshold(scores, np.zeros(6, dtype=bool)) == RUN_EVERYTHING
+
+
+def test_scores_weight_time_saved_by_cost():
+    frame = pd.DataFrame({"label": [True, False, False], "score": [0.9, 0.1, 0.6], "run": [True, False, True],
+                          "cost": [1.0, 3.0, 1.0]})
+    scores = score_predictions(frame)
+    assert scores.hit_rate == 1.0 and scores.dismiss_rate == 0.5
+    assert scores.time_saved == pytest.approx(3.0 / 5.0)
+    assert scores.auroc == 1.0
+
+
+# ------------------------------------------------------------------ sampling
+def _graph_history() -> History:
+    """c0 - c1 - c2 - c3 - m5 - c6 - ... with a side branch c4 (from c2) merged at m5; c3 failed to build."""
+    shas = [f"c{i}" for i in range(12)]
+    parents = {"c0": [], "c1": ["c0"], "c2": ["c1"], "c3": ["c2"], "c4": ["c2"], "c5": ["c3", "c4"]}
+    for i in range(6, 12):
+        parents[f"c{i}"] = [f"c{i - 1}"]
+    times = pd.date_range("2024-01-01", periods=12, freq="D", tz="UTC")
+    commits = pd.DataFrame({"sha": shas, "parents": [parents[s] for s in shas], "author_time": times,
+                            "build_status": ["failed" if s == "c3" else "ok" for s in shas]})
+    built = [s for s in shas if s != "c3"]
+    functions = pd.DataFrame({"commit": built, "name": "f", "fingerprint": "x", "instructions": 1})
+    measurements = pd.DataFrame([{"commit": s, "benchmark": b, "repetition": 0, "status": "ok", "value": 1.0}
+                                 for s in built for b in ("b1", "b2")])
+    profiles = pd.DataFrame([{"commit": s, "benchmark": b, "function": "f"} for s in built for b in ("b1", "b2")])
+    return History(commits, functions, None, profiles, measurements, None)
+
+
+def test_method4_keeps_the_future_out_of_training():
+    history = _graph_history()
+    time = history.commits.set_index("sha")["author_time"]
+    plan = method4(history, ["b1", "b2"], k=2, first=3)
+    assert len(plan.splits) >= 3
+    for split in plan.splits:
+        train, test = plan.tuples.iloc[split.train], plan.tuples.iloc[split.test]
+        # nothing authored after the boundary in training, on either side of a tuple
+        assert time[train["new"]].max() <= split.boundary_time and time[train["old"]].max() <= split.boundary_time
+        assert (time[test["new"]] > split.boundary_time).all()
+        assert (time[test["old"]] <= split.boundary_time).all()
+    merge_epoch = next(s for s in plan.splits if "c5" in set(plan.tuples.iloc[s.test]["new"]))
+    merged = plan.tuples.iloc[merge_epoch.test]
+    assert merged[merged["new"] == "c5"]["old"].iloc[0] == merge_epoch.boundary  # closest known ancestor, via the branch
+
+
+def test_method4_by_date():
+    history = _graph_history()
+    plan = method4(history, ["b1"], k=1, first=2, epoch_days=3)
+    # daily commits (c3 failed to build): the last commit of each 3-day period from c1 on
+    assert [s.boundary for s in plan.splits] == ["c1", "c4", "c7", "c10"]
+    assert [list(plan.tuples.iloc[s.test]["new"]) for s in plan.splits] == [["c2"], ["c5"], ["c8"], ["c11"]]
+
+
+def test_methods_1_to_3_and_kfold():
+    history = _graph_history()
+    one = method1(history, ["b1"], seed=1)
+    assert one.leaks_future and len(one.splits[0].train) + len(one.splits[0].test) == len(one.tuples)
+    two = method2(history, ["b1"], seed=1)
+    train_commits = set(two.tuples.iloc[two.splits[0].train][["new", "old"]].to_numpy().ravel())
+    test_commits = set(two.tuples.iloc[two.splits[0].test][["new", "old"]].to_numpy().ravel())
+    assert not train_commits & test_commits  # Method 2: no commit on both sides
+    three = method3(history, ["b1"])
+    assert set(three.tuples.iloc[three.splits[0].test]["old"]) == {three.splits[0].boundary}
+    folds = kfold(history, ["b1", "b2"], folds=4)
+    tested = np.concatenate([s.test for s in folds.splits])
+    assert sorted(tested) == list(range(len(folds.tuples)))  # every tuple tested exactly once
