@@ -118,7 +118,7 @@ def backtest(
     plan: Plan,
     table: pd.DataFrame,
     feature_columns: Sequence[str],
-    models: Sequence[str],
+    models: Sequence[str | ModelSpec],
     scopes: Sequence[str] = SCOPES,
     target_hit_rate: float = 0.95,
     seed: int = 0,

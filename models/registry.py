@@ -92,7 +92,8 @@ class ModelSpec:
     search: dict | None = None  # a small grid for the optional time-ordered search
 
 
-def _pipeline(classifier: BaseEstimator) -> Pipeline:
+def scaled_pipeline(classifier: BaseEstimator) -> Pipeline:
+    """Max-absolute scaling, then the classifier (Sousa 1.6)."""
     return Pipeline([("scale", MaxAbsScaler()), ("classifier", classifier)])
 
 
@@ -100,19 +101,19 @@ MODELS: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
         ModelSpec("random-forest", "ml", "Random Forest, balanced class weights (Sousa's RFC)",
-                  lambda seed: _pipeline(RandomForestClassifier(
+                  lambda seed: scaled_pipeline(RandomForestClassifier(
                       n_estimators=200, min_samples_leaf=1, class_weight="balanced", random_state=seed, n_jobs=1)),
                   search={"classifier__n_estimators": [100, 300], "classifier__max_depth": [None, 6]}),
         ModelSpec("svm", "ml", "SVM, RBF kernel, Platt-scaled probabilities, balanced class weights",
-                  lambda seed: _pipeline(PlattSVC(kernel="rbf", C=1.0, random_state=seed)),
+                  lambda seed: scaled_pipeline(PlattSVC(kernel="rbf", C=1.0, random_state=seed)),
                   search={"classifier__C": [0.3, 1.0, 3.0], "classifier__kernel": ["rbf", "sigmoid", "poly"]}),
         ModelSpec("xgboost", "ml", "XGBoost gradient-boosted trees, scale_pos_weight = negatives/positives",
-                  lambda seed: _pipeline(BalancedXGBClassifier(
+                  lambda seed: scaled_pipeline(BalancedXGBClassifier(
                       n_estimators=200, max_depth=4, learning_rate=0.1, subsample=1.0, random_state=seed,
                       n_jobs=1, eval_metric="logloss", verbosity=0)),
                   search={"classifier__max_depth": [2, 4, 6], "classifier__n_estimators": [100, 300]}),
         ModelSpec("logistic", "ml", "Logistic regression, balanced class weights",
-                  lambda seed: _pipeline(LogisticRegression(class_weight="balanced", max_iter=2000, random_state=seed)),
+                  lambda seed: scaled_pipeline(LogisticRegression(class_weight="balanced", max_iter=2000, random_state=seed)),
                   search={"classifier__C": [0.1, 1.0, 10.0]}),
         ModelSpec("perphecy", "perphecy", "Perphecy's greedy indicator thresholds (de Oliveira 2015, Algorithm 1)",
                   lambda seed: PerphecyPredictor(), weighted=False, rule_threshold=0.5),
@@ -128,7 +129,10 @@ DEFAULT_MODELS = tuple(MODELS)
 assert DEFAULT_MODELS == MODEL_NAMES, "models.names.MODEL_NAMES must list the registry's models"
 
 
-def model_spec(name: str) -> ModelSpec:
+def model_spec(name: "str | ModelSpec") -> ModelSpec:
+    """The spec of a registered model; a ModelSpec passes through (for variants in studies)."""
+    if isinstance(name, ModelSpec):
+        return name
     if name not in MODELS:
         raise KeyError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
     return MODELS[name]
