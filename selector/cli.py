@@ -431,6 +431,106 @@ def report_command(backtest_dir: Path | None, store_location: str | None, output
     stdout.print(f"report written to {write_report(backtest_dir, output)}")
 
 
+# --------------------------------------------------------------------- select
+def _select_and_print(repository, config_path, store_location, revision, binary, against, bundle_path, strict,
+                      output_format) -> int:
+    """Select and print; returns the exit status.  Without `strict`, an internal failure selects everything."""
+    from selector.selection import run_everything, select
+    from selector.selection_output import EXIT_INTERNAL, exit_status, print_selection
+
+    config, store = _project(repository, config_path, store_location)
+    try:
+        selection = select(Path(repository), config, store, revision, binary, against, bundle_path)
+    except UserError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the hook must not break a push on our bug
+        if strict:
+            click.echo(f"selector: internal error: {type(error).__name__}: {error}", err=True)
+            return EXIT_INTERNAL
+        selection = run_everything(config, revision, f"selector failed ({type(error).__name__}: {error}); running everything")
+    print_selection(selection, output_format)
+    return exit_status(selection)
+
+
+@cli.command("select")
+@click.argument("revision", default="HEAD")
+@_repository_options
+@click.option("--binary", type=click.Path(dir_okay=False, path_type=Path),
+              help="The commit's built binary [default: the stored one, else built in a clean worktree].")
+@click.option("--against", metavar="COMMIT", help="Compare with this profiled commit instead of the closest one.")
+@click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, path_type=Path),
+              help="Model bundle [default: <store>/models, written by selector train].")
+@click.option("--strict", is_flag=True, help="Exit 3 on an internal error instead of selecting every benchmark.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
+              help="text for people; json (docs/select.schema.json); github writes run/matrix/any to $GITHUB_OUTPUT.")
+def select_command(revision, repository, config_path, store_location, binary, against, bundle_path, strict, output_format):
+    """Say which benchmarks REVISION (default HEAD) needs, and why.
+
+    Each benchmark is compared with its closest ancestor that has stored
+    measurements and a profile. When in doubt it runs: no ancestor, no model, a
+    stale model, a changed harness or build configuration. Exit status: 0 some
+    benchmark should run, 1 none needs to, 2 bad input, 3 internal error (--strict).
+    """
+    sys.exit(_select_and_print(repository, config_path, store_location, revision, binary, against, bundle_path, strict,
+                               output_format))
+
+
+# ----------------------------------------------------------------------- hook
+@cli.group("hook")
+def hook_group() -> None:
+    """git pre-push hook: install, uninstall, and what it runs."""
+
+
+@hook_group.command("install")
+@click.option("--repo", "repository", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True)
+@click.option("--strict", is_flag=True, help="Let the hook block a push when selector itself fails.")
+@click.option("--run-benchmarks", is_flag=True, help="Also run the selected benchmarks and report changes against the ancestor.")
+@click.option("--store", "store_location", help="Store the hook reads [default: .selector/ in the repository].")
+def hook_install(repository: Path, strict: bool, run_benchmarks: bool, store_location: str | None) -> None:
+    """Install the pre-push hook (an existing hook is kept and runs first)."""
+    from selector.hook import install
+
+    hook, kept = install(open_repository(repository), strict, run_benchmarks, store_location)
+    stdout.print(f"installed {hook}" + (" (the previous hook runs first)" if kept else ""))
+
+
+@hook_group.command("uninstall")
+@click.option("--repo", "repository", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True)
+def hook_uninstall(repository: Path) -> None:
+    """Remove the pre-push hook and restore the one it replaced."""
+    from selector.hook import uninstall
+
+    hook, restored = uninstall(open_repository(repository))
+    stdout.print(f"removed {hook}" + ("; the previous hook is back" if restored else ""))
+
+
+@hook_group.command("run", context_settings={"ignore_unknown_options": True})
+@click.option("--strict", is_flag=True)
+@click.option("--run-benchmarks", is_flag=True)
+@click.option("--store", "store_location")
+@click.argument("git_arguments", nargs=-1, type=click.UNPROCESSED)
+def hook_run(strict: bool, run_benchmarks: bool, store_location: str | None, git_arguments) -> None:
+    """What the installed hook (or pre-commit at the pre-push stage) runs; reads git's
+    pre-push lines on stdin. Advisory: exits 0 unless --strict and selector failed."""
+    from selector.hook import pushed_commits
+
+    lines = [] if sys.stdin.isatty() else sys.stdin.read().splitlines()
+    commits = pushed_commits(lines, dict(os.environ))
+    failed = False
+    for commit in commits:
+        try:
+            status = _select_and_print(Path("."), None, store_location, commit, None, None, None, strict, "text")
+            failed |= status == 3
+            if run_benchmarks and status == 0:
+                from selector.verify import verify_and_print
+
+                verify_and_print(Path("."), store_location, commit)
+        except Exception as error:  # noqa: BLE001 - advisory: report, never block unless strict
+            click.echo(f"selector: {error}", err=True)
+            failed = True
+    sys.exit(1 if strict and failed else 0)
+
+
 # ----------------------------------------------------------------------- demo
 @cli.command()
 @click.option("--out", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("selector-demo"),

@@ -148,3 +148,14 @@ def _first_problem(error: ValidationError) -> str:
     if isinstance(given, (str, int, float, bool)) and problem["type"] != "value_error":
         return f"{location}: {message} (got {given!r})"
     return f"{location}: {message}"
+
+
+def harness_digest(config: Config, benchmark: str) -> str:
+    """What defines a benchmark's harness: its configured command, metric, runs and suite.
+    A model trained under another harness is stale for that benchmark."""
+    import hashlib
+    import json
+
+    spec = next((b for b in config.benchmark if b.name == benchmark), None)
+    text = json.dumps([spec.model_dump() if spec else None, config.project.suite], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -22,7 +22,7 @@ from features.tuples import closest_tuples
 from models.backtest import FittedModel, design_matrix, train_one
 from models.bundle import Bundle, save_bundle
 from models.registry import model_spec
-from selector.config import Config
+from selector.config import Config, harness_digest
 from selector.feature_table import benchmarks_of, load_history
 from selector.labelling import PairLabeller
 from selector.store import Store
@@ -65,7 +65,8 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         "newest_commit": str(newest["sha"]), "newest_time": str(newest["author_time"]),
         "store": str(store.location),
     }
-    settings = {"model": model, "scope": scope, "target_hit_rate": target_hit_rate, "seed": seed}
+    settings = {"model": model, "scope": scope, "target_hit_rate": target_hit_rate, "seed": seed,
+                "harness": {benchmark: harness_digest(config, benchmark) for benchmark in chosen}}
     bundle = save_bundle(bundle_path, fitted, list(FEATURE_NAMES), trained_on, settings)
     summary = pd.DataFrame([{
         "benchmark": m.benchmark or "(all, pooled)", "model": m.spec_name, "tuples": m.training_tuples,

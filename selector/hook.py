@@ -1,0 +1,86 @@
+"""git's pre-push hook: `selector hook install` / `uninstall`, and what the hook runs.
+
+The installed hook is a small shell script.  An existing pre-push hook is kept: it
+is moved to ``pre-push.before-selector`` and run first, its verdict respected; the
+uninstall puts it back.  The selector part is advisory: it prints which benchmarks
+the pushed commits need and why, and never blocks the push because of its own
+failure, unless the hook was installed with ``--strict``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+import sys
+from pathlib import Path
+
+from collectors.errors import UserError
+
+MARKER = "# installed by perf-selector"
+KEPT = "pre-push.before-selector"
+ZERO = "0" * 40
+
+
+def hooks_directory(repository) -> Path:
+    """Where git looks for hooks (core.hooksPath respected)."""
+    path = repository.git.rev_parse("--git-path", "hooks")
+    return (Path(repository.working_tree_dir) / path).resolve() if not os.path.isabs(path) else Path(path)
+
+
+def hook_script(strict: bool, run_benchmarks: bool, store: str | None) -> str:
+    options = " ".join(filter(None, ["--strict" if strict else "", "--run-benchmarks" if run_benchmarks else "",
+                                     f"--store {shlex.quote(store)}" if store else ""]))
+    python = shlex.quote(sys.executable)
+    return f"""#!/bin/sh
+{MARKER}
+# Chains to the hook that was here before (if any), then asks perf-selector which
+# benchmarks the pushed commits need. Remove with: selector hook uninstall
+input=$(cat)
+here=$(dirname "$0")
+if [ -x "$here/{KEPT}" ]; then
+    printf '%s\\n' "$input" | "$here/{KEPT}" "$@" || exit $?
+fi
+printf '%s\\n' "$input" | {python} -m selector hook run {options} -- "$@"
+"""
+
+
+def install(repository, strict: bool = False, run_benchmarks: bool = False, store: str | None = None) -> tuple[Path, bool]:
+    """Write the hook; returns its path and whether an existing hook was kept (chained)."""
+    directory = hooks_directory(repository)
+    directory.mkdir(parents=True, exist_ok=True)
+    hook = directory / "pre-push"
+    kept = False
+    if hook.exists() and MARKER not in hook.read_text(errors="replace"):
+        if (directory / KEPT).exists():
+            raise UserError(f"{hook} is not ours and {directory / KEPT} exists already; merge them by hand")
+        hook.rename(directory / KEPT)
+        kept = True
+    hook.write_text(hook_script(strict, run_benchmarks, store))
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return hook, kept or (directory / KEPT).exists()
+
+
+def uninstall(repository) -> tuple[Path, bool]:
+    """Remove our hook and put back the one it chained to; returns (hook path, restored)."""
+    directory = hooks_directory(repository)
+    hook = directory / "pre-push"
+    if not hook.exists() or MARKER not in hook.read_text(errors="replace"):
+        raise UserError(f"{hook} was not installed by selector; nothing to uninstall")
+    hook.unlink()
+    if (directory / KEPT).exists():
+        (directory / KEPT).rename(hook)
+        return hook, True
+    return hook, False
+
+
+def pushed_commits(lines: list[str], environment: dict[str, str]) -> list[str]:
+    """The local commits being pushed, from git's pre-push input or pre-commit's environment."""
+    if environment.get("PRE_COMMIT_TO_REF"):
+        return [environment["PRE_COMMIT_TO_REF"]]
+    commits = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 4 and parts[1] != ZERO:  # a deleted ref pushes nothing
+            commits.append(parts[1])
+    return commits

@@ -1,0 +1,293 @@
+"""`selector select`: which benchmarks a commit needs, and why.
+
+For a commit (HEAD by default) the binary is analysed (given with ``--binary``, taken
+from the store when the commit was collected, or built in a clean worktree), each
+benchmark's closest profiled ancestor is found by walking git's commit graph, the
+features are computed against it, and the trained model decides.  When in doubt the
+decision is *run*, with the reason: no profiled ancestor, no model or a stale one,
+the benchmark's harness changed since training, the build configuration or toolchain
+changed.  Every decision names the changed functions behind it, with their rank in
+the ancestor's profile and their change in static instructions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from collectors.builds import Worktree, build_config_digest, run_build, toolchain_version
+from collectors.commit_graph import closest_ancestor
+from collectors.errors import UserError
+from collectors.static_analysis import analyse_binary
+from selector.config import Config, harness_digest
+from selector.store import Store
+
+SCHEMA_VERSION = 1
+MAX_WALK = 5000  # commits of git history searched for a profiled ancestor
+DRIVERS_SHOWN = 5
+
+
+@dataclass
+class Driver:
+    function: str
+    change: str  # changed | deleted | data
+    rank_instructions: float  # 0-100 in the ancestor's profile
+    rank_calls: float
+    instruction_delta: int  # static instructions, new - old
+
+
+@dataclass
+class Decision:
+    name: str
+    decision: str  # run | skip
+    reason: str
+    probability: float | None = None
+    threshold: float | None = None
+    against: str | None = None
+    hops: int | None = None
+    drivers: list[Driver] = field(default_factory=list)
+
+
+@dataclass
+class Selection:
+    commit: str
+    binary: str | None
+    benchmarks: list[Decision]
+    model: dict | None
+    notes: list[str]
+    seconds: float = 0.0
+
+    @property
+    def run(self) -> list[str]:
+        return [d.name for d in self.benchmarks if d.decision == "run"]
+
+    def document(self) -> dict:
+        """The JSON form (docs/select.schema.json)."""
+        return {
+            "schema_version": SCHEMA_VERSION, "commit": self.commit, "binary": self.binary,
+            "run": self.run, "skip": [d.name for d in self.benchmarks if d.decision == "skip"],
+            "benchmarks": [_finite(asdict(d)) for d in self.benchmarks], "model": self.model,
+            "notes": self.notes, "seconds": round(self.seconds, 3),
+        }
+
+
+def run_everything(config: Config, commit: str, reason: str, notes: list[str] | None = None) -> Selection:
+    """The safe answer: every benchmark runs, for one reason (used when selection itself fails)."""
+    return Selection(commit, None, [Decision(b.name, "run", reason) for b in config.benchmark], None, notes or [])
+
+
+def select(top: Path, config: Config, store: Store, revision: str = "HEAD", binary: Path | None = None,
+           against: str | None = None, bundle_path: Path | None = None) -> Selection:
+    started = time.monotonic()
+    from collectors.git_history import open_repository
+
+    repository = open_repository(top)
+    try:
+        commit = repository.commit(revision)
+    except Exception:
+        raise UserError(f"{revision!r} is not a commit of {top}") from None
+    sha = commit.hexsha
+    notes: list[str] = []
+    benchmarks = [b.name for b in config.benchmark]
+    if not benchmarks:
+        raise UserError("selector.toml configures no [[benchmark]]; there is nothing to select")
+
+    stored = store.read("commits")
+    stored_ok = stored[stored["build_status"] == "ok"] if len(stored) else stored
+    build_config = build_config_digest(repository, sha, config.build.config_files)
+    functions, objects, binary_label = _new_analysis(repository, config, store, sha, binary, stored_ok, build_config, notes)
+
+    measurements = store.read("measurements", keys=_keys(store, "measurements", stored_ok))
+    profiles_keys = _keys(store, "profiles", stored_ok)
+    usable = _usable(measurements, store, profiles_keys, config)
+    parents = _parents(repository, sha, stored)
+    if against:
+        try:
+            against_sha = repository.commit(against).hexsha
+        except Exception:
+            raise UserError(f"--against {against!r} is not a commit") from None
+    pairs = {}
+    for benchmark in benchmarks:
+        if against:
+            if (against_sha, benchmark) in usable:
+                pairs[benchmark] = (against_sha, _hops(sha, against_sha, parents))
+        else:
+            found = closest_ancestor(sha, parents, lambda c, b=benchmark: (c, b) in usable)
+            if found:
+                pairs[benchmark] = found
+
+    decisions: dict[str, Decision] = {}
+    for benchmark in benchmarks:
+        if benchmark not in pairs:
+            decisions[benchmark] = Decision(benchmark, "run", "no ancestor with stored measurements and a profile "
+                                            "(collect or record one)" if not against else f"{against} has no measurements "
+                                            "and profile of this benchmark")
+    if not pairs:
+        return Selection(sha, binary_label, [decisions[b] for b in benchmarks], None, notes, time.monotonic() - started)
+
+    from features.builder import FeatureBuilder
+    from features.catalogue import FEATURE_NAMES
+    from features.history import History
+
+    olds = sorted({old for old, _ in pairs.values()})
+    commit_rows = stored[stored["sha"].isin(olds)][["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]]
+    new_row = pd.DataFrame([{"sha": sha, "parents": [p.hexsha for p in commit.parents],
+                             "author_time": pd.Timestamp(commit.authored_datetime).tz_convert("UTC"), "build_status": "ok",
+                             "build_config": build_config, "toolchain": toolchain_version()}])
+    history = History(
+        commits=pd.concat([commit_rows, new_row], ignore_index=True),
+        functions=pd.concat([store.read("functions", keys=olds), functions.assign(commit=sha)], ignore_index=True),
+        objects=pd.concat([store.read("objects", keys=olds), objects.assign(commit=sha)], ignore_index=True),
+        profiles=store.read("profiles", keys=olds),
+        measurements=measurements[measurements["commit"].isin(olds)],
+        labels=store.read("labels"),
+    )
+    tuples = pd.DataFrame([(sha, old, b, hops) for b, (old, hops) in pairs.items()], columns=["new", "old", "benchmark", "hops"])
+    builder = FeatureBuilder(history)
+    table = builder.table(tuples)
+    bundle, model_note = _bundle(bundle_path or Path(store.root) / "models", notes)
+
+    for row in table.itertuples(index=False):
+        benchmark, old = row.benchmark, row.old
+        decision = Decision(benchmark, "run", "", against=old, hops=int(pairs[benchmark][1]))
+        decision.drivers = _drivers(builder, sha, old, benchmark)
+        entry = bundle.entry_for(benchmark) if bundle else None
+        features = table[table["benchmark"] == benchmark]
+        if getattr(row, "build_config_changed") > 0:
+            decision.reason = "the build configuration or toolchain changed: every function may have changed"
+        elif bundle is None:
+            decision.reason = model_note
+        elif entry is None:
+            decision.reason = "the model bundle has no model for this benchmark (run selector train)"
+        elif bundle.feature_names != list(FEATURE_NAMES):
+            decision.reason = "the model was trained on another feature catalogue (run selector train)"
+        elif bundle.settings.get("harness", {}).get(benchmark) not in (None, harness_digest(config, benchmark)):
+            decision.reason = "the benchmark's configuration changed since the model was trained (run selector train)"
+        else:
+            from models.backtest import design_matrix
+            from models.registry import positive_scores
+
+            X = design_matrix(features, FEATURE_NAMES, entry.scope, bundle.trained_on["benchmarks"])
+            X = X.reindex(columns=entry.columns, fill_value=0.0)
+            probability = float(positive_scores(bundle.estimators[entry.file], X)[0])
+            decision.probability, decision.threshold = probability, entry.threshold
+            runs = probability >= entry.threshold
+            decision.decision = "run" if runs else "skip"
+            decision.reason = _explain(runs, probability, entry, decision.drivers)
+        decisions[benchmark] = decision
+    model = None
+    if bundle is not None:
+        model = {"bundle": str(bundle_path or Path(store.root) / "models"), "model": bundle.settings.get("model"),
+                 "scope": bundle.settings.get("scope"), "trained_on_commits": bundle.trained_on.get("commits"),
+                 "newest_commit": bundle.trained_on.get("newest_commit"), "created": bundle.created}
+    return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, notes, time.monotonic() - started)
+
+
+def _new_analysis(repository, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pd.DataFrame,
+                  build_config: str, notes: list[str]):
+    if binary is not None:
+        analysis = analyse_binary(binary)
+        notes.extend(analysis.notes)
+        return analysis.functions, analysis.objects, str(binary)
+    if len(stored_ok) and sha in set(stored_ok["sha"]) and store.has("functions", sha):
+        return store.read_one("functions", sha), store.read_one("objects", sha), None
+    with Worktree(repository, sha) as checkout:
+        build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout, build_config)
+        if build.status != "ok":
+            raise UserError(f"building {sha[:12]} failed ({build.reason}); pass --binary, or fix the build:\n{build.log_tail}")
+        analysis = analyse_binary(build.binary)
+    notes.append(f"built {sha[:12]} with `{config.build.command}` in a clean worktree")
+    return analysis.functions, analysis.objects, None
+
+
+def _keys(store: Store, table: str, stored_ok: pd.DataFrame) -> list[str]:
+    present = set(store.keys(table))
+    return [sha for sha in stored_ok["sha"] if sha in present] if len(stored_ok) else []
+
+
+def _usable(measurements: pd.DataFrame, store: Store, profile_keys: list[str], config: Config) -> set[tuple[str, str]]:
+    if measurements.empty:
+        return set()
+    good = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]
+    measured = set(zip(good["commit"], good["benchmark"]))
+    if config.profile.tool == "none":
+        return measured
+    profiles = store.read("profiles", keys=profile_keys) if profile_keys else pd.DataFrame(columns=["commit", "benchmark"])
+    return measured & set(zip(profiles["commit"], profiles["benchmark"]))
+
+
+def _parents(repository, sha: str, stored: pd.DataFrame) -> dict[str, list[str]]:
+    """Parents of `sha`'s ancestry from git (bounded), plus what the store knows."""
+    parents: dict[str, list[str]] = {}
+    for line in repository.git.rev_list("--parents", f"--max-count={MAX_WALK}", sha).splitlines():
+        commit, *its_parents = line.split()
+        parents[commit] = its_parents
+    if len(stored):
+        for commit, its_parents in zip(stored["sha"], stored["parents"]):
+            parents.setdefault(commit, list(its_parents))
+    return parents
+
+
+def _hops(sha: str, target: str, parents: dict[str, list[str]]) -> int:
+    found = closest_ancestor(sha, parents, lambda c: c == target)
+    return found[1] if found else 0
+
+
+def _bundle(path: Path, notes: list[str]):
+    from models.bundle import BundleError, load_bundle
+
+    if not (path / "manifest.json").exists():
+        return None, "no trained model (run selector train)"
+    try:
+        return load_bundle(path), ""
+    except BundleError as error:
+        notes.append(f"model bundle refused: {error}")
+        return None, "the model bundle was refused (see notes); run selector train"
+
+
+def _drivers(builder, new: str, old: str, benchmark: str) -> list[Driver]:
+    """Changed and deleted functions the benchmark reached, hottest first, and changed data it reads."""
+    diff, profile = builder.pair(new, old), builder.profile(old, benchmark)
+    drivers = []
+    changed_pos, profile_pos = _common(diff.changed, profile.codes)
+    for c, p in zip(changed_pos, profile_pos):
+        drivers.append(Driver(str(builder.names[diff.changed[c]]), "changed",
+                              float(profile.rank_instructions[p]), float(profile.rank_calls[p]),
+                              int(diff.changed_new_instructions[c]) - int(diff.changed_old_instructions[c])))
+    deleted_pos, profile_pos = _common(diff.deleted, profile.codes)
+    for d, p in zip(deleted_pos, profile_pos):
+        drivers.append(Driver(str(builder.names[diff.deleted[d]]), "deleted", float(profile.rank_instructions[p]),
+                              float(profile.rank_calls[p]), -int(diff.deleted_instructions[d])))
+    drivers.sort(key=lambda d: (-d.rank_instructions, -d.rank_calls, d.function))
+    for name in sorted(diff.changed_objects & profile.data_refs):
+        drivers.append(Driver(name, "data", 0.0, 0.0, 0))
+    return drivers[:DRIVERS_SHOWN] + [d for d in drivers[DRIVERS_SHOWN:] if d.change == "data"]
+
+
+def _common(a: np.ndarray, b: np.ndarray):
+    from features.catalogue import common_indices
+
+    return common_indices(a, b)
+
+
+def _explain(runs: bool, probability: float, entry, drivers: list[Driver]) -> str:
+    comparison = f"p={probability:.2f} {'>=' if runs else '<'} {entry.threshold:.2f}" if np.isfinite(entry.threshold) else \
+        "no performance change in the training history yet: always run"
+    if not drivers:
+        return f"{comparison}; nothing this benchmark reached changed"
+    top = drivers[0]
+    what = f"{top.function} {top.change}" + (f" (rank {top.rank_instructions:.0f} by instructions, {top.instruction_delta:+d} "
+                                              "instructions)" if top.change != "data" else " (a data object it reads)")
+    more = f" and {len(drivers) - 1} more" if len(drivers) > 1 else ""
+    return f"{comparison}; {what}{more}"
+
+
+def _finite(document: dict) -> dict:
+    """JSON has no infinity: a threshold that runs everything is written as null."""
+    if document.get("threshold") is not None and not np.isfinite(document["threshold"]):
+        document["threshold"] = None
+    return document
