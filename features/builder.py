@@ -180,16 +180,20 @@ class FeatureBuilder:
         )
 
     # --------------------------------------------------------------- tuples
-    def view(self, new: str, old: str, benchmark: str, hops: int) -> TupleView:
+    def view(self, new: str, old: str, benchmark: str, hops: int, profiled: str | None = None) -> TupleView:
+        """The tuple as the features see it.  `profiled` (default `old`) is the commit whose profile
+        and measurements stand for the old side: bisecting compares each commit with its parent,
+        which was never profiled, using the profile of the last known version."""
+        known = profiled or old
         days = (self._seconds[new] - self._seconds[old]) / 86400
         return TupleView(
             diff=self.pair(new, old),
-            profile=self.profile(old, benchmark),
+            profile=self.profile(known, benchmark),
             hops=hops,
             days=days,
             build_config_changed=self._config.get(new) != self._config.get(old),
-            recent_change_rate=self._recent_rate(benchmark, old),
-            noise=self._noise.get((old, benchmark), 0.0),
+            recent_change_rate=self._recent_rate(benchmark, known),
+            noise=self._noise.get((known, benchmark), 0.0),
         )
 
     def _recent_rate(self, benchmark: str, old: str) -> float:
@@ -201,13 +205,15 @@ class FeatureBuilder:
         return (positives[end] - positives[start]) / (end - start) if end > start else 0.0
 
     def table(self, tuples: pd.DataFrame) -> pd.DataFrame:
-        """The feature table of `tuples` (new, old, benchmark, hops), with the label when one is stored."""
+        """The feature table of `tuples` (new, old, benchmark, hops, and optionally `profiled`: see
+        :meth:`view`), with the label when one is stored."""
         pair_features = [f for f in CATALOGUE if f.per_pair]
         tuple_features = [f for f in CATALOGUE if not f.per_pair]
         pair_values: dict[tuple[str, str], dict[str, float]] = {}
         rows = []
-        for new, old, benchmark, hops in tuples[[*TUPLE_KEYS, "hops"]].itertuples(index=False):
-            view = self.view(new, old, benchmark, hops)
+        profiled = tuples["profiled"] if "profiled" in tuples else pd.Series([None] * len(tuples), index=tuples.index)
+        for (new, old, benchmark, hops), known in zip(tuples[[*TUPLE_KEYS, "hops"]].itertuples(index=False), profiled):
+            view = self.view(new, old, benchmark, hops, known)
             if (new, old) not in pair_values:
                 pair_values[(new, old)] = {f.name: f.compute(view) for f in pair_features}
             values = {**pair_values[(new, old)], **{f.name: f.compute(view) for f in tuple_features}}

@@ -433,7 +433,7 @@ def report_command(backtest_dir: Path | None, store_location: str | None, output
 
 # --------------------------------------------------------------------- select
 def _select_and_print(repository, config_path, store_location, revision, binary, against, bundle_path, strict,
-                      output_format) -> int:
+                      output_format, run_benchmarks: bool = False) -> int:
     """Select and print; returns the exit status.  Without `strict`, an internal failure selects everything."""
     from selector.selection import run_everything, select
     from selector.selection_output import EXIT_INTERNAL, exit_status, print_selection
@@ -449,6 +449,16 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
             return EXIT_INTERNAL
         selection = run_everything(config, revision, f"selector failed ({type(error).__name__}: {error}); running everything")
     print_selection(selection, output_format)
+    if run_benchmarks and selection.run:
+        from selector.verify import verify
+
+        with stderr.status("running the selected benchmarks"):
+            compared = verify(Path(repository), config, store, selection)
+        if len(compared):
+            print_table(compared, title="the selected benchmarks against the ancestor (label statistics)")
+            regressions = compared[compared["regression"] == True]  # noqa: E712
+            if len(regressions):
+                stdout.print(f"[bold red]regression[/]: {', '.join(regressions['benchmark'])}")
     return exit_status(selection)
 
 
@@ -461,9 +471,12 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
 @click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, path_type=Path),
               help="Model bundle [default: <store>/models, written by selector train].")
 @click.option("--strict", is_flag=True, help="Exit 3 on an internal error instead of selecting every benchmark.")
+@click.option("--run-benchmarks", is_flag=True,
+              help="Then run the selected benchmarks and compare them with the ancestor (the labels' statistics).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
               help="text for people; json (docs/select.schema.json); github writes run/matrix/any to $GITHUB_OUTPUT.")
-def select_command(revision, repository, config_path, store_location, binary, against, bundle_path, strict, output_format):
+def select_command(revision, repository, config_path, store_location, binary, against, bundle_path, strict, run_benchmarks,
+                   output_format):
     """Say which benchmarks REVISION (default HEAD) needs, and why.
 
     Each benchmark is compared with its closest ancestor that has stored
@@ -472,7 +485,7 @@ def select_command(revision, repository, config_path, store_location, binary, ag
     benchmark should run, 1 none needs to, 2 bad input, 3 internal error (--strict).
     """
     sys.exit(_select_and_print(repository, config_path, store_location, revision, binary, against, bundle_path, strict,
-                               output_format))
+                               output_format, run_benchmarks))
 
 
 # ----------------------------------------------------------------------- hook
@@ -519,16 +532,78 @@ def hook_run(strict: bool, run_benchmarks: bool, store_location: str | None, git
     failed = False
     for commit in commits:
         try:
-            status = _select_and_print(Path("."), None, store_location, commit, None, None, None, strict, "text")
+            status = _select_and_print(Path("."), None, store_location, commit, None, None, None, strict, "text",
+                                       run_benchmarks)
             failed |= status == 3
-            if run_benchmarks and status == 0:
-                from selector.verify import verify_and_print
-
-                verify_and_print(Path("."), store_location, commit)
         except Exception as error:  # noqa: BLE001 - advisory: report, never block unless strict
             click.echo(f"selector: {error}", err=True)
             failed = True
     sys.exit(1 if strict and failed else 0)
+
+
+# --------------------------------------------------------------------- record
+@cli.command("record")
+@click.argument("revision", default="HEAD")
+@_repository_options
+@click.option("--import", "results", type=click.Path(dir_okay=False, path_type=Path),
+              help="Take the measurements from this results file instead of running the benchmarks.")
+@click.option("--import-format", type=click.Choice(["pyperf", "google-benchmark", "asv"]),
+              help="Format of --import [default: recognised from the file].")
+@click.option("--force", is_flag=True, help="Measure a commit that is already recorded again.")
+@format_option
+def record_command(revision, repository, config_path, store_location, results, import_format, force, output_format):
+    """Store REVISION's build, analysis, measurements and profiles: it becomes the next
+    known version that `select` compares with, and `train` learns from it.
+
+    Run it in CI after the benchmarks ran, with --import for results your harness
+    wrote (pyperf, Google Benchmark or asv JSON), or without to run the configured
+    benchmarks now.
+    """
+    from selector.record import record
+
+    repo = open_repository(repository)
+    top = Path(repo.working_tree_dir)
+    config = load_config(find_config(top, config_path))
+    store = Store(store_location or top / DEFAULT_STORE)
+    with stderr.status(f"recording {revision}"):
+        result = record(top, config, store, revision, results, import_format, force)
+    labels = result.labels.per_benchmark
+    if output_format == "json":
+        print_json({"commit": result.outcome.sha, "imported_rows": result.imported, "profiled": result.outcome.profiled,
+                    "labels": records(labels)})
+        return
+    stdout.print(f"recorded {result.outcome.sha[:12]}" + (f" ({result.imported} imported measurements)" if result.imported else ""))
+    if len(labels):
+        print_table(labels, title="labels (each commit against its closest measured ancestor)")
+
+
+# --------------------------------------------------------------------- bisect
+@cli.command("bisect")
+@click.argument("good")
+@click.argument("bad")
+@click.option("--benchmark", required=True, help="The benchmark whose performance changed between GOOD and BAD.")
+@_repository_options
+@click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, path_type=Path))
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Parallel builds of missing commits.")
+@format_option
+def bisect_command(good, bad, benchmark, repository, config_path, store_location, bundle_path, jobs, output_format):
+    """Rank the commits between GOOD and BAD by the predicted probability that they
+    changed BENCHMARK, and print the order in which to test them.
+
+    Each commit is compared with its first parent, with GOOD's profile standing for
+    what the benchmark runs. Commits not in the store are built first.
+    """
+    from selector.bisect import bisect
+
+    config, store = _project(repository, config_path, store_location)
+    result = bisect(Path(repository), config, store, good, bad, benchmark, bundle_path, jobs)
+    if output_format == "json":
+        print_json({"benchmark": benchmark, "profile_of": result.known, "model": result.model,
+                    "order": records(result.ranking)})
+        return
+    shown = result.ranking.assign(commit=result.ranking["commit"].str[:12],
+                                  probability=result.ranking["probability"].map(lambda p: f"{p:.3f}"))
+    print_table(shown, title=f"test in this order for {benchmark} ({result.model}; profile of {result.known[:12]})")
 
 
 # ----------------------------------------------------------------------- demo

@@ -171,8 +171,12 @@ def _collect_in_pool(todo, arguments, jobs, summary, on_outcome) -> None:
             raise
 
 
-def collect_commit(commit: CommitInfo, repository_path: str, config: Config, store_location: str, toolchain: str) -> CommitOutcome:
-    """Build, analyse and store one commit.  Failures are recorded, not raised."""
+def collect_commit(commit: CommitInfo, repository_path: str, config: Config, store_location: str, toolchain: str,
+                   imported: pd.DataFrame | None = None) -> CommitOutcome:
+    """Build, analyse and store one commit.  Failures are recorded, not raised.
+
+    With `imported` measurements (results CI produced with its own harness, see
+    `selector record`), the benchmarks are not run again; only the profiles are made."""
     started = time.monotonic()
     store = Store(store_location)
     repository = open_repository(repository_path)
@@ -216,7 +220,7 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
                 row.update(build_status="failed", build_reason=f"analysis: {error}")
                 outcome.status, outcome.reason = "failed", f"analysis: {error}"
         if outcome.status == OK and config.benchmark:
-            _measure(store, commit.sha, config, checkout, row, outcome, timing)
+            _measure(store, commit.sha, config, checkout, row, outcome, timing, imported)
     row["child_seconds"] = outcome.child_seconds
     row["collected_at"] = datetime.now(timezone.utc)
     store.write("commits", commit.sha, pd.DataFrame([row]))
@@ -224,8 +228,10 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
     return outcome
 
 
-def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, outcome: CommitOutcome, timing: bool) -> None:
-    """Run the benchmarks and profilers on the built checkout; store measurements and profiles."""
+def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, outcome: CommitOutcome, timing: bool,
+             imported: pd.DataFrame | None = None) -> None:
+    """Run the benchmarks (unless their results are `imported`) and the profilers on the built
+    checkout; store measurements and profiles."""
     specs = benchmark_specs(config)
     suite = Path(config.project.suite) if config.project.suite else None
     with tempfile.TemporaryDirectory(prefix="selector-runs-") as workdir, _machine_lock(timing, exclusive=True):
@@ -234,17 +240,21 @@ def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, 
             seed=zlib.crc32(f"{config.run.seed}:{sha}".encode()), workdir=Path(workdir),
         )
         facts = host_facts()
-        result = runner.run()
-        profiles = profile_suite(runner, config.profile.tool, result.callgrind_files)
+        result = runner.run() if imported is None else None
+        profiles = profile_suite(runner, config.profile.tool, result.callgrind_files if result else None)
         outcome.child_seconds += runner.child_seconds
     metrics = {spec.name: spec.metric for spec in specs}
-    measurements = pd.DataFrame(
-        [
-            {"commit": sha, "benchmark": run.benchmark, "metric": metrics[run.benchmark], "repetition": run.repetition,
-             "run_order": run.order, "value": run.value, "status": run.status, "error": run.error, "seconds": run.seconds, **facts}
-            for run in result.runs
-        ]
-    )
+    if imported is not None:
+        measurements = imported.assign(commit=sha)
+    else:
+        measurements = pd.DataFrame(
+            [
+                {"commit": sha, "benchmark": run.benchmark, "metric": metrics[run.benchmark], "repetition": run.repetition,
+                 "run_order": run.order, "value": run.value, "status": run.status, "error": run.error, "seconds": run.seconds,
+                 **facts}
+                for run in result.runs
+            ]
+        )
     store.write("measurements", sha, measurements)
     store.write("profiles", sha, profiles.rows.assign(commit=sha))
     measured = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]["benchmark"].nunique()

@@ -1,0 +1,106 @@
+"""`selector bisect GOOD BAD --benchmark B`: which commits to test first (Perphecy's retroactive use).
+
+Between a version known to be fine and one known to be slower, each commit is compared
+with its first parent, using the profile of the last known version (GOOD, or its
+closest profiled ancestor) to tell what the benchmark runs.  The commits are ranked by
+the model's probability that they change the benchmark: test them in that order.
+Commits missing from the store are built and analysed first (static part only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from collectors.commit_graph import closest_ancestor
+from collectors.errors import UserError
+from collectors.git_history import open_repository, select_commits
+from selector.config import Config
+from selector.store import Store
+
+
+@dataclass
+class BisectResult:
+    benchmark: str
+    known: str  # the profiled version whose profile stands for the old side
+    ranking: pd.DataFrame  # commit, subject, probability, order, drivers (text)
+    model: str
+
+
+def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchmark: str, bundle_path: Path | None = None,
+           jobs: int = 1) -> BisectResult:
+    from features.builder import FeatureBuilder
+    from features.catalogue import FEATURE_NAMES
+    from models.backtest import design_matrix
+    from models.bundle import BundleError, load_bundle
+    from models.registry import positive_scores
+    from selector.collect_report import run_collection
+    from selector.feature_table import load_history
+
+    if benchmark not in {b.name for b in config.benchmark}:
+        raise UserError(f"benchmark {benchmark!r} is not configured; known: {', '.join(b.name for b in config.benchmark)}")
+    repository = open_repository(top)
+    try:
+        good_sha, bad_sha = repository.commit(good).hexsha, repository.commit(bad).hexsha
+    except Exception:
+        raise UserError(f"{good!r} or {bad!r} is not a commit") from None
+    suspects = select_commits(repository, f"{good_sha}..{bad_sha}")
+    suspects = [c for c in suspects if repository.is_ancestor(good_sha, c.sha)]  # the ancestry path only
+    if not suspects:
+        raise UserError(f"no commit between {good} and {bad}; is {good} an ancestor of {bad}?")
+    try:
+        bundle = load_bundle(bundle_path or Path(store.root) / "models")
+    except BundleError as error:
+        raise UserError(str(error)) from None
+    entry = bundle.entry_for(benchmark)
+    if entry is None:
+        raise UserError(f"the model bundle has no model for {benchmark}; run selector train")
+
+    stored = set(store.keys("functions"))
+    first_parents = {c.sha: c.parents[0] for c in suspects if c.parents}
+    missing = sorted(({c.sha for c in suspects} | set(first_parents.values())) - stored)
+    if missing:
+        infos = {c.sha: c for c in select_commits(repository, bad_sha)}
+        to_build = [infos[sha] for sha in missing if sha in infos]
+        summary = run_collection(top, config.model_copy(update={"benchmark": []}), store, to_build, jobs)
+        failed = [o.sha[:12] for o in summary.outcomes if o.status == "failed"]
+        if failed:
+            raise UserError(f"could not build {', '.join(failed)}; bisect needs every suspect built")
+
+    history = load_history(store)
+    usable = history.measured() & (history.profiled() if len(history.profiles) else history.measured())
+    parents = history.parents
+    known = good_sha if (good_sha, benchmark) in usable else None
+    if known is None:
+        found = closest_ancestor(good_sha, parents, lambda c: (c, benchmark) in usable)
+        if found is None:
+            raise UserError(f"neither {good} nor its ancestors have a stored profile of {benchmark}; record one first")
+        known = found[0]
+    tuples = pd.DataFrame([(c.sha, first_parents[c.sha], benchmark, 1, known) for c in suspects if c.sha in first_parents],
+                          columns=["new", "old", "benchmark", "hops", "profiled"])
+    builder = FeatureBuilder(history)
+    table = builder.table(tuples)
+    X = design_matrix(table, FEATURE_NAMES, entry.scope, bundle.trained_on["benchmarks"]).reindex(columns=entry.columns, fill_value=0.0)
+    probability = positive_scores(bundle.estimators[entry.file], X)
+    subjects = {c.sha: c.subject for c in suspects}
+    ranking = pd.DataFrame({
+        "commit": tuples["new"], "subject": tuples["new"].map(subjects), "probability": probability,
+        "drivers": [", ".join(d.function for d in builder_drivers) for builder_drivers in
+                    (_drivers_against(builder, new, old, known, benchmark) for new, old in zip(tuples["new"], tuples["old"]))],
+    }).sort_values("probability", ascending=False, kind="stable").reset_index(drop=True)
+    ranking.insert(0, "order", np.arange(1, len(ranking) + 1))
+    return BisectResult(benchmark, known, ranking, str(bundle.settings.get("model")))
+
+
+def _drivers_against(builder, new: str, old: str, known: str, benchmark: str):
+    """Changed functions of (new vs old) that the known version's profile shows the benchmark running."""
+    from selector.selection import Driver, _common
+
+    diff, profile = builder.pair(new, old), builder.profile(known, benchmark)
+    changed_pos, profile_pos = _common(diff.changed, profile.codes)
+    drivers = [Driver(str(builder.names[diff.changed[c]]), "changed", float(profile.rank_instructions[p]),
+                      float(profile.rank_calls[p]), 0) for c, p in zip(changed_pos, profile_pos)]
+    return sorted(drivers, key=lambda d: -d.rank_instructions)[:3]

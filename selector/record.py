@@ -1,0 +1,56 @@
+"""`selector record`: make a commit CI has benchmarked the next known version.
+
+After CI runs the selected benchmarks on a commit, `record` stores the commit's
+build, static analysis, measurements and profiles, so later commits are compared
+with it and `selector train` learns from it.  Measurements come from the tool's own
+runner (the configured benchmarks run now), or from a results file CI already
+produced (pyperf, Google Benchmark, asv); the profiles are always made here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from collectors.builds import toolchain_version
+from collectors.errors import UserError
+from collectors.git_history import open_repository, select_commits
+from collectors.result_import import import_results
+from selector.collect import CommitOutcome, collect_commit
+from selector.config import Config
+from selector.labelling import LabelSummary, update_labels
+from selector.store import Store
+
+
+@dataclass
+class RecordResult:
+    outcome: CommitOutcome
+    labels: LabelSummary
+    imported: int  # measurement rows taken from a results file
+
+
+def record(top: Path, config: Config, store: Store, revision: str, results: Path | None = None,
+           results_format: str | None = None, force: bool = False) -> RecordResult:
+    repository = open_repository(top)
+    commits = select_commits(repository, revision, max_count=1)
+    if not commits:
+        raise UserError(f"{revision!r} is not a commit of {top}")
+    commit = commits[0]
+    imported = None
+    if results is not None:
+        imported = import_results(results, results_format)
+        configured = {b.name for b in config.benchmark}
+        unknown = sorted(set(imported["benchmark"]) - configured)
+        if unknown:
+            raise UserError(f"{results}: benchmark(s) {', '.join(unknown)} are not configured in selector.toml; add a "
+                            "[[benchmark]] of that name (its command is what profiles it)")
+    if store.has("commits", commit.sha) and store.has("measurements", commit.sha) and not force and imported is None:
+        raise UserError(f"{commit.sha[:12]} is already recorded; pass --force to measure it again")
+    store.sweep_temporaries()
+    outcome = collect_commit(commit, str(top), config, store.location, toolchain_version(), imported=imported)
+    if outcome.status != "ok":
+        raise UserError(f"recording {commit.sha[:12]} failed: {outcome.reason}")
+    labels = update_labels(store, config)
+    return RecordResult(outcome, labels, 0 if imported is None else len(imported))

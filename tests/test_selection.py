@@ -1,0 +1,209 @@
+"""Selection in daily use, end to end through the real CLI on a copy of the collected
+demo history: select, the pre-push hook, GitHub outputs, record, bisect."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from selector.sample_history import _commit
+
+pytestmark = pytest.mark.slow
+SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "select.schema.json").read_text())
+
+
+def cli(*arguments: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "selector", *arguments], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, **(env or {})})
+
+
+def git(root: Path, *arguments: str) -> str:
+    return subprocess.run(["git", *arguments], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def project(evolved_sample, tmp_path_factory):
+    """A private copy of the collected project (history, store), with a trained bundle."""
+    source, _ = evolved_sample
+    root = tmp_path_factory.mktemp("selecting") / "project"
+    shutil.copytree(source, root, symlinks=True)
+    trained = cli("train", "--repo", str(root), "--no-tracking")
+    assert trained.returncode == 0, trained.stderr
+    return root
+
+
+def _edit(root: Path, relative: str, old: str, new: str, message: str) -> str:
+    path = root / relative
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    return _commit(root, message)
+
+
+def _select(root: Path, revision: str = "HEAD", *extra: str) -> tuple[int, dict]:
+    result = cli("select", revision, "--repo", str(root), "--format", "json", *extra)
+    assert result.returncode in (0, 1), result.stderr
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, SCHEMA)
+    return result.returncode, document
+
+
+def _decision(document: dict, name: str) -> dict:
+    return next(b for b in document["benchmarks"] if b["name"] == name)
+
+
+def test_hot_change_selects_the_benchmark_that_reaches_it(project):
+    root = project
+    git(root, "checkout", "-q", "-b", "hot", "main")
+    mix = (root / "src" / "tuning.h").read_text().split("#define CHECKSUM_MIX ")[1][0]
+    _edit(root, "src/tuning.h", f"#define CHECKSUM_MIX {mix}", f"#define CHECKSUM_MIX {1 - int(mix)}", "toggle mixing")
+    status, document = _select(root)
+    assert status == 0 and "checksum" in document["run"]
+    checksum = _decision(document, "checksum")
+    assert checksum["drivers"][0]["function"] == "checksum" and checksum["drivers"][0]["rank_instructions"] == 100
+    assert "checksum" in checksum["reason"] and checksum["probability"] >= checksum["threshold"]
+    for other in ("fib", "sort"):  # they never execute checksum
+        assert _decision(document, other)["decision"] == "skip" and not _decision(document, other)["drivers"]
+    text = cli("select", "--repo", str(root))
+    assert text.returncode == 0 and "checksum changed (rank 100" in text.stdout
+
+
+def test_comment_only_change_selects_nothing(project):
+    root = project
+    git(root, "checkout", "-q", "-b", "comment", "main")
+    _edit(root, "src/kernels.c", "/* Hot path of the \"fib\" benchmark. */", "/* Hot path of the \"fib\" benchmark (recursive). */",
+          "Comment fib")
+    status, document = _select(root)
+    assert status == 1 and document["run"] == [] and len(document["skip"]) == 4
+    assert all(not b["drivers"] for b in document["benchmarks"])
+
+
+def test_build_flag_change_selects_everything_and_says_so(project):
+    root = project
+    git(root, "checkout", "-q", "-b", "flags", "main")
+    makefile = (root / "Makefile").read_text()
+    level = "-O3" if "-O3" in makefile else "-O2"
+    _edit(root, "Makefile", level, "-O1", "Build at -O1")
+    status, document = _select(root)
+    assert status == 0 and sorted(document["run"]) == ["checksum", "fib", "sort", "weights"]
+    assert all("build configuration" in b["reason"] for b in document["benchmarks"])
+
+
+def test_github_actions_outputs(project, tmp_path):
+    root = project
+    git(root, "checkout", "-q", "hot")
+    outputs, summary = tmp_path / "out", tmp_path / "summary.md"
+    result = cli("select", "--repo", str(root), "--format", "github", env={"GITHUB_OUTPUT": str(outputs),
+                                                                         "GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.returncode == 0, result.stderr
+    lines = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    assert "checksum" in json.loads(lines["run"]) and json.loads(lines["matrix"])["benchmark"] == json.loads(lines["run"])
+    assert lines["any"] == "true" and "| checksum | run |" in summary.read_text()
+
+
+def test_missing_model_or_ancestor_means_run(project, tmp_path):
+    root = project
+    git(root, "checkout", "-q", "comment")
+    status, document = _select(root, "HEAD", "--bundle", str(tmp_path / "nothing"))
+    assert status == 0 and len(document["run"]) == 4
+    assert all("no trained model" in b["reason"] for b in document["benchmarks"])
+    empty_store = tmp_path / "empty-store"
+    status, document = _select(root, "HEAD", "--store", str(empty_store))
+    assert status == 0 and all("no ancestor" in b["reason"] for b in document["benchmarks"])
+
+
+def test_pre_push_hook_is_advisory_and_keeps_the_existing_hook(project, tmp_path):
+    root = project
+    git(root, "checkout", "-q", "hot")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(root, "remote", "add", "origin", str(remote))
+    hooks = Path(git(root, "rev-parse", "--git-path", "hooks"))
+    hooks = hooks if hooks.is_absolute() else root / hooks
+    hooks.mkdir(parents=True, exist_ok=True)
+    (hooks / "pre-push").write_text("#!/bin/sh\necho the team hook ran\n")
+    (hooks / "pre-push").chmod(0o755)
+
+    installed = cli("hook", "install", "--repo", str(root))
+    assert installed.returncode == 0 and "previous hook runs first" in installed.stdout
+    push = subprocess.run(["git", "push", "-q", "origin", "hot"], cwd=root, capture_output=True, text=True)
+    assert push.returncode == 0, push.stderr
+    output = push.stdout + push.stderr
+    assert "the team hook ran" in output and "run: checksum" in output.replace("run: checksum ", "run: checksum")
+
+    # selector failing inside the hook never blocks the push
+    (root / ".selector" / "commits").rename(root / ".selector" / "commits-away")
+    git(root, "checkout", "-q", "comment")
+    push = subprocess.run(["git", "push", "-q", "origin", "comment"], cwd=root, capture_output=True, text=True)
+    (root / ".selector" / "commits-away").rename(root / ".selector" / "commits")
+    assert push.returncode == 0, push.stderr
+
+    removed = cli("hook", "uninstall", "--repo", str(root))
+    assert removed.returncode == 0 and "previous hook is back" in removed.stdout
+    assert (hooks / "pre-push").read_text() == "#!/bin/sh\necho the team hook ran\n"
+
+
+def test_record_makes_the_next_known_version(project):
+    root = project
+    git(root, "checkout", "-q", "hot")
+    head = git(root, "rev-parse", "HEAD")
+    recorded = cli("record", "--repo", str(root), "--format", "json")
+    assert recorded.returncode == 0, recorded.stderr
+    labels = {row["benchmark"]: row for row in json.loads(recorded.stdout)["labels"]}
+    assert labels["checksum"]["positive"] >= 1
+    _edit(root, "src/table.c", "#include \"kernels.h\"\n", "#include \"kernels.h\"\n/* after the recorded one */\n", "note")
+    _, document = _select(root)
+    assert {b["against"] for b in document["benchmarks"]} == {head} and all(b["hops"] == 1 for b in document["benchmarks"])
+
+
+def test_record_imports_google_benchmark_results(project, tmp_path):
+    root = project
+    git(root, "checkout", "-q", "comment")
+    results = tmp_path / "gbench.json"
+    results.write_text(json.dumps({
+        "context": {"date": "2026-11-22", "num_cpus": 2},
+        "benchmarks": [
+            *({"name": "fib", "run_name": "fib", "run_type": "iteration", "repetitions": 3, "iterations": 100,
+               "real_time": 1200.0 + i, "cpu_time": 1190.0, "time_unit": "us"} for i in range(3)),
+            {"name": "fib_mean", "run_name": "fib", "run_type": "aggregate", "aggregate_name": "mean",
+             "real_time": 1201.0, "cpu_time": 1190.0, "time_unit": "us"},
+        ],
+    }))
+    recorded = cli("record", "--repo", str(root), "--import", str(results), "--format", "json")
+    assert recorded.returncode == 0, recorded.stderr
+    import pandas as pd
+
+    stored = pd.read_parquet(root / ".selector" / "measurements" / f"{git(root, 'rev-parse', 'HEAD')}.parquet")
+    assert sorted(stored["value"]) == pytest.approx([0.0012, 0.001201, 0.001202]) and set(stored["metric"]) == {"wall_time"}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"context": {}, "benchmarks": [{"name": "nosuch", "real_time": 1, "time_unit": "ns"}]}))
+    refused = cli("record", "--repo", str(root), "--import", str(bad), "--force")
+    assert refused.returncode == 2 and "nosuch" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_bisect_ranks_the_culprit_first(project):
+    root = project
+    subjects = git(root, "log", "--format=%H %s", "main").splitlines()
+    position = next(i for i, line in enumerate(subjects) if line.endswith("fib: change the recursion cutoff"))
+    culprit = subjects[position].split()[0]
+    good = subjects[min(position + 6, len(subjects) - 1)].split()[0]
+    result = cli("bisect", good, "main", "--benchmark", "fib", "--repo", str(root), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    order = json.loads(result.stdout)["order"]
+    import pandas as pd
+
+    labels = pd.read_parquet(root / ".selector" / "labels")
+    changed_fib = set(labels[(labels["benchmark"] == "fib") & (labels["label"] == True)]["new"])  # noqa: E712
+    suspects = {row["commit"] for row in order}
+    assert culprit in suspects and culprit in changed_fib
+    culprits = suspects & changed_fib
+    # the commits that really changed fib are the first to test
+    assert {row["commit"] for row in order[: len(culprits)]} == culprits
+    assert all("fib" in row["drivers"] for row in order[: len(culprits)])
