@@ -10,13 +10,17 @@ Public surface::
     MaxAbsScaler, distance_weights            # preparing features for the models (Sousa 1.6)
 """
 
-from features.builder import build_feature_table
-from features.catalogue import CATALOGUE, FEATURE_NAMES
-from features.history import History
-from features.scaling import MaxAbsScaler, distance_weights
-from features.tuples import ancestor_pairs, closest_tuples
+from importlib import import_module
 
-__all__ = [
-    "CATALOGUE", "FEATURE_NAMES", "History", "MaxAbsScaler", "ancestor_pairs", "build_feature_table",
-    "closest_tuples", "distance_weights",
-]
+# Loaded on first use, so that `selector` starts without scikit-learn (features.scaling).
+_WHERE = {
+    "build_feature_table": "builder", "CATALOGUE": "catalogue", "FEATURE_NAMES": "catalogue", "History": "history",
+    "MaxAbsScaler": "scaling", "distance_weights": "scaling", "ancestor_pairs": "tuples", "closest_tuples": "tuples",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module 'features' has no attribute {name!r}")
+    return getattr(import_module(f"features.{_WHERE[name]}"), name)

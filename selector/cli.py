@@ -11,12 +11,8 @@ import pandas as pd
 
 from collectors.errors import UserError
 from collectors.git_history import open_repository, select_commits
-from collectors.static_analysis import analyse_binary
-from collectors.static_diff import diff_functions, diff_objects
 from models.names import MODEL_NAMES
 from selector import __version__
-from selector.collect import connect_scheduler
-from selector.collect_report import report_collection, run_collection
 from selector.config import find_config, load_config
 from selector.store import Store
 from selector.tables import FORMATS, print_json, print_table, records, stderr, stdout
@@ -70,6 +66,8 @@ def functions(binary: Path, sort: str, limit: int | None, output_format: str) ->
     Compiler clones and split parts (foo.constprop.0, foo.cold) are folded into
     their parent function; PARTS lists them.
     """
+    from collectors.static_analysis import analyse_binary
+
     analysis = analyse_binary(binary, jobs=ANALYSIS_JOBS)
     for note in analysis.notes:
         stderr.print(f"note: {note}")
@@ -104,6 +102,9 @@ def diff(old_binary: Path, new_binary: Path, include_unchanged: bool, output_for
 
     A function is changed only when its code changed, not when the linker moved it.
     """
+    from collectors.static_analysis import analyse_binary
+    from collectors.static_diff import diff_functions, diff_objects
+
     old, new = analyse_binary(old_binary, jobs=ANALYSIS_JOBS), analyse_binary(new_binary, jobs=ANALYSIS_JOBS)
     for note in old.notes + new.notes:
         stderr.print(f"note: {note}")
@@ -163,6 +164,9 @@ def collect_command(
     failed build is recorded with its log tail and collection goes on. Interrupted
     runs resume: commits already stored are not built again.
     """
+    from selector.collect import connect_scheduler
+    from selector.collect_report import report_collection, run_collection
+
     repo = open_repository(repository)
     top = Path(repo.working_tree_dir)
     config = load_config(find_config(top, config_path))
@@ -613,9 +617,10 @@ def bisect_command(good, bad, benchmark, repository, config_path, store_location
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=2, show_default=True)
 @format_option
 def demo(directory: Path, jobs: int, output_format: str) -> None:
-    """Run the tool end to end on a generated sample C project with a scripted
-    history (neutral commits, hot and cold changes, added and deleted functions, a
-    data-only change, a compiler-flag change). Rerunning reuses what is there.
+    """Run the whole tool on a generated sample C project: a 39-commit history with
+    planted performance changes and neutral ones is collected, every model is
+    backtested (HTML report, MLflow runs), the selecting model is trained and asked
+    about the newest commit. Rerunning reuses what is there.
     """
     from selector.demo import run_demo
 

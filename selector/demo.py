@@ -1,4 +1,11 @@
-"""``selector demo``: the whole tool, so far, on the generated sample history."""
+"""``selector demo``: the whole tool on the generated sample history.
+
+Generates the sample C project (39 commits: the scripted kinds of change, then knob
+turns that do or do not change what the benchmarks execute), calibrates and collects
+it, backtests every model (Method 4), writes the HTML report, trains the selecting
+model, selects for the newest commit, and logs the backtest and the training as
+MLflow runs in the store.  Rerunning reuses what is there.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +19,9 @@ from collectors.static_diff import diff_functions, diff_objects
 from selector.calibrate import calibrate
 from selector.collect_report import report_collection, run_collection
 from selector.config import CONFIG_NAME, load_config
-from selector.sample_history import make_sample_history
+from selector.sample_history import DEMO_STEPS, make_sample_history
 from selector.store import Store
+from selector.selection_output import print_selection
 from selector.tables import print_json, print_table, records, stderr, stdout
 
 
@@ -24,7 +32,7 @@ def run_demo(directory: Path, jobs: int = 2, output_format: str = "text") -> pd.
         if directory.exists() and any(directory.iterdir()):
             raise UserError(f"{directory} exists and is not a selector demo; choose another --out")
         stderr.print(f"Creating the sample C project and its history in {project}")
-        make_sample_history(project)
+        make_sample_history(project, steps=DEMO_STEPS)
     elif not (project / CONFIG_NAME).is_file():
         raise UserError(f"{project} exists but holds no {CONFIG_NAME}; choose another --out")
 
@@ -37,20 +45,60 @@ def run_demo(directory: Path, jobs: int = 2, output_format: str = "text") -> pd.
         calibrate(project, config, store, commits[0].sha, rounds=3)
     summary = run_collection(project, config, store, commits, jobs=jobs)
     changes = commit_changes(store, [c.sha for c in commits])
+    evaluation = _evaluate(project, config, store, directory)
     if output_format == "json":
-        print_json({"project": str(project), "store": str(store_path), "commits": records(changes)})
+        print_json({"project": str(project), "store": str(store_path), "commits": records(changes), **evaluation["json"]})
         return changes
     report_collection(summary, store, "text")
-    print_table(changes, title="what each commit changed in the binary (static analysis)")
+    print_table(changes.tail(12), title="what the last commits changed in the binary (static analysis)")
+    print_table(evaluation["results"], title="backtest (Method 4, k=5), all benchmarks pooled: operating point for hit rate 0.95")
+    print_selection(evaluation["selection"], "text")
     stdout.print(
         f"\nWhere to look:\n"
-        f"  sample project   {project}\n"
+        f"  sample project   {project}   (git log shows the planted changes)\n"
         f"  store            {store_path}  (Parquet tables; docs/store.md)\n"
-        f"  one commit       selector functions {store.binary_path(_binary(store, commits[-1].sha))}\n"
-        f"  two commits      selector diff {store.binary_path(_binary(store, commits[0].sha))} "
-        f"{store.binary_path(_binary(store, commits[-1].sha))}"
+        f"  report           {evaluation['report']}\n"
+        f"  model bundle     {evaluation['bundle']}\n"
+        f"  MLflow runs      mlflow ui --backend-store-uri {evaluation['tracking']}\n"
+        f"  notebooks        SELECTOR_PROJECT={project} jupyter lab notebooks/\n"
+        f"  try              cd {project} && selector select HEAD~3 && selector bisect HEAD~10 HEAD --benchmark fib"
     )
     return changes
+
+
+def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
+    """Backtest, report, train and select, as a user would run them after collecting."""
+    from models.names import MODEL_NAMES
+    from models.tracking import default_tracking
+    from selector.evaluation import evaluation_data, results_table, run_backtest, save_backtest, track_backtest, track_training
+    from selector.report import write_report
+    from selector.selection import select
+    from selector.training import default_bundle_path, train_bundle
+
+    tracking_uri, artifacts = default_tracking(Path(store.root))
+    with stderr.status("backtesting every model (Method 4, k=5)"):
+        data = evaluation_data(store, config, "method4", {"k": 5})
+        result = run_backtest(data, list(MODEL_NAMES), ["per-benchmark", "pooled"], 0.95, 0)
+        out = directory / "backtest"
+        document = save_backtest(out, result, data, {"models": list(MODEL_NAMES), "scopes": ["per-benchmark", "pooled"],
+                                                     "target_hit_rate": 0.95, "seed": 0, "search": False,
+                                                     "benchmarks": data.benchmarks})
+        report = write_report(out)
+        backtest_run = track_backtest(out, document, tracking_uri, artifacts)
+    with stderr.status("training the selecting model"):
+        bundle_path = default_bundle_path(store)
+        bundle, _ = train_bundle(store, config, "xgboost", "pooled", 0.95, 0, bundle_path)
+        train_run = track_training(bundle_path, bundle, tracking_uri, artifacts)
+    selection = select(project, config, store, "HEAD")
+    results = results_table(result.predictions)
+    overall = results[results["benchmark"] == "(all)"][["model", "scope", "auroc", "hit_rate", "dismiss_rate", "time_saved",
+                                                       "missed"]].round(3)
+    return {
+        "results": overall, "selection": selection, "report": report, "bundle": bundle_path, "tracking": tracking_uri,
+        "json": {"report": str(report), "bundle": str(bundle_path), "tracking_uri": tracking_uri,
+                 "mlflow_runs": {"backtest": backtest_run, "train": train_run}, "results": records(overall),
+                 "selection": selection.document()},
+    }
 
 
 def commit_changes(store: Store, shas: list[str]) -> pd.DataFrame:
@@ -73,7 +121,3 @@ def commit_changes(store: Store, shas: list[str]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
-
-
-def _binary(store: Store, sha: str) -> str:
-    return store.read_one("commits", sha)["binary_sha256"].iloc[0]

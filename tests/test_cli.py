@@ -10,7 +10,8 @@ from selector import __version__
 from tests.conftest import compile_c
 from tests.test_binary_errors import run_selector
 
-VERBS = ["functions", "diff", "collect", "calibrate", "features", "demo"]
+VERBS = ["functions", "diff", "collect", "calibrate", "features", "demo", "backtest", "train", "report", "select", "record",
+         "bisect", "hook"]
 
 
 @pytest.mark.parametrize("verb", VERBS)
@@ -47,10 +48,18 @@ def test_functions_and_diff_json(tmp_path):
     assert "1 new, 0 deleted, 1 changed" in text.stdout
 
 
+@pytest.mark.slow
 def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
     first = run_selector("demo", "--out", str(tmp_path / "demo"), "--format", "json")
     assert first.returncode == 0, first.stderr
-    commits = json.loads(first.stdout)["commits"]
+    document = json.loads(first.stdout)
+    commits = document["commits"]
+    assert len(commits) == 38
+    assert "<img" in open(document["report"]).read()
+    pooled = {row["model"]: row for row in document["results"] if row["scope"] == "pooled"}
+    assert pooled["xgboost"]["auroc"] > 0.75 and pooled["always-run"]["dismiss_rate"] == 0
+    assert document["selection"]["schema_version"] == 1 and len(document["selection"]["benchmarks"]) == 4
+    assert all(document["mlflow_runs"].values())
     by_subject = {row["subject"]: row for row in commits}
     assert by_subject["checksum: mix every byte twice"]["changed"] == "checksum"
     assert by_subject["Explain the checksum constant"]["changed"] == ""
