@@ -549,8 +549,8 @@ def hook_run(strict: bool, run_benchmarks: bool, store_location: str | None, git
 @cli.command("record")
 @click.argument("revision", default="HEAD")
 @_repository_options
-@click.option("--import", "results", type=click.Path(dir_okay=False, path_type=Path),
-              help="Take the measurements from this results file instead of running the benchmarks.")
+@click.option("--import", "results", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
+              help="Take the measurements from this results file instead of running the benchmarks (repeatable).")
 @click.option("--import-format", type=click.Choice(["pyperf", "google-benchmark", "asv"]),
               help="Format of --import [default: recognised from the file].")
 @click.option("--force", is_flag=True, help="Measure a commit that is already recorded again.")
@@ -570,7 +570,7 @@ def record_command(revision, repository, config_path, store_location, results, i
     config = load_config(find_config(top, config_path))
     store = Store(store_location or top / DEFAULT_STORE)
     with stderr.status(f"recording {revision}"):
-        result = record(top, config, store, revision, results, import_format, force)
+        result = record(top, config, store, revision, list(results), import_format, force)
     labels = result.labels.per_benchmark
     if output_format == "json":
         print_json({"commit": result.outcome.sha, "imported_rows": result.imported, "profiled": result.outcome.profiled,

@@ -31,21 +31,32 @@ class RecordResult:
     imported: int  # measurement rows taken from a results file
 
 
-def record(top: Path, config: Config, store: Store, revision: str, results: Path | None = None,
+def record(top: Path, config: Config, store: Store, revision: str, results: list[Path] | None = None,
            results_format: str | None = None, force: bool = False) -> RecordResult:
+    """Record one commit.  Several results files may be imported at once (one per CI job);
+    a commit recorded before keeps the measurements of benchmarks the new files do not cover."""
     repository = open_repository(top)
     commits = select_commits(repository, revision, max_count=1)
     if not commits:
         raise UserError(f"{revision!r} is not a commit of {top}")
     commit = commits[0]
     imported = None
-    if results is not None:
-        imported = import_results(results, results_format)
+    if results:
         configured = {b.name for b in config.benchmark}
-        unknown = sorted(set(imported["benchmark"]) - configured)
-        if unknown:
-            raise UserError(f"{results}: benchmark(s) {', '.join(unknown)} are not configured in selector.toml; add a "
-                            "[[benchmark]] of that name (its command is what profiles it)")
+        frames = []
+        for path in results:
+            frame = import_results(path, results_format)
+            unknown = sorted(set(frame["benchmark"]) - configured)
+            if unknown:
+                raise UserError(f"{path}: benchmark(s) {', '.join(unknown)} are not configured in selector.toml; add a "
+                                "[[benchmark]] of that name (its command is what profiles it)")
+            frames.append(frame)
+        imported = pd.concat(frames, ignore_index=True)
+        if store.has("measurements", commit.sha):
+            earlier = store.read_one("measurements", commit.sha)
+            kept = earlier[~earlier["benchmark"].isin(set(imported["benchmark"]))].drop(columns=["commit"])
+            imported = pd.concat([kept, imported], ignore_index=True)
+        imported["run_order"] = range(len(imported))
     if store.has("commits", commit.sha) and store.has("measurements", commit.sha) and not force and imported is None:
         raise UserError(f"{commit.sha[:12]} is already recorded; pass --force to measure it again")
     store.sweep_temporaries()

@@ -182,6 +182,13 @@ def test_record_imports_google_benchmark_results(project, tmp_path):
 
     stored = pd.read_parquet(root / ".selector" / "measurements" / f"{git(root, 'rev-parse', 'HEAD')}.parquet")
     assert sorted(stored["value"]) == pytest.approx([0.0012, 0.001201, 0.001202]) and set(stored["metric"]) == {"wall_time"}
+    # a second CI job's results for another benchmark join the first ones
+    other = tmp_path / "sort.json"
+    other.write_text(json.dumps({"version": "1.0", "metadata": {"name": "sort"},
+                                 "benchmarks": [{"runs": [{"values": [0.5, 0.51, 0.52]}]}]}))
+    assert cli("record", "--repo", str(root), "--import", str(other)).returncode == 0
+    stored = pd.read_parquet(root / ".selector" / "measurements" / f"{git(root, 'rev-parse', 'HEAD')}.parquet")
+    assert stored.groupby("benchmark").size().to_dict() == {"fib": 3, "sort": 3}
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"context": {}, "benchmarks": [{"name": "nosuch", "real_time": 1, "time_unit": "ns"}]}))
     refused = cli("record", "--repo", str(root), "--import", str(bad), "--force")
