@@ -170,3 +170,15 @@ def test_methods_1_to_3_and_kfold():
     folds = kfold(history, ["b1", "b2"], folds=4)
     tested = np.concatenate([s.test for s in folds.splits])
     assert sorted(tested) == list(range(len(folds.tuples)))  # every tuple tested exactly once
+
+
+def test_time_ordered_search_picks_from_the_grid():
+    from models.backtest import train_one
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.random((150, len(FEATURE_NAMES))) * 100, columns=FEATURE_NAMES)
+    y = (X["top_changed_rank_by_instructions"] > 70).to_numpy()
+    fitted = train_one(MODELS["logistic"], X, y, np.ones(len(y), dtype=int), "pooled", None, 0.95, seed=0, search=True)
+    chosen = fitted.estimator.get_params()["classifier__C"]
+    assert chosen in MODELS["logistic"].search["classifier__C"]
+    assert fitted.training_positives == int(y.sum()) and np.isfinite(fitted.threshold)
