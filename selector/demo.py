@@ -61,7 +61,8 @@ def run_demo(directory: Path, jobs: int = 2, output_format: str = "text") -> pd.
         f"  model bundle     {evaluation['bundle']}\n"
         f"  MLflow runs      mlflow ui --backend-store-uri {evaluation['tracking']}\n"
         f"  notebooks        SELECTOR_PROJECT={project} jupyter lab notebooks/\n"
-        f"  try              cd {project} && selector select HEAD~3 && selector bisect HEAD~10 HEAD --benchmark fib"
+        f"  try              cd {project} && selector select HEAD~3 --store {store_path}\n"
+        f"                   selector bisect HEAD~10 HEAD --benchmark fib --store {store_path}"
     )
     return changes
 
