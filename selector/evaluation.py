@@ -17,7 +17,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence
 
-import numpy as np
 import pandas as pd
 
 from collectors.errors import UserError
@@ -25,12 +24,13 @@ from features.builder import build_feature_table
 from features.catalogue import FEATURE_NAMES
 from features.history import History
 from models.backtest import BacktestResult, backtest
-from models.evaluation import roc_points, score_predictions
+from models.evaluation import score_predictions
 from models.sampling import Plan, make_plan
 from selector.config import Config
 from selector.feature_table import benchmarks_of, load_history
 from selector.labelling import PairLabeller
 from selector.store import Store
+from selector.tables import records
 
 
 @dataclass
@@ -65,14 +65,21 @@ def evaluation_data(store: Store, config: Config, method: str, options: dict,
     if not plan.splits:
         raise UserError(f"{method}: the history is too short for these settings "
                         f"({len(history.built())} built commits; lower --first or -k, or collect more commits)")
-    table = build_feature_table(history, plan.tuples).drop(columns=["label"])
-    table["hops"] = plan.tuples["hops"].to_numpy()
-    table["label"] = PairLabeller(store, config, history.measurements).labels(table).to_numpy()
-    table["label"] = table["label"].astype("boolean")
+    table = labelled_feature_table(store, config, history, plan.tuples)
     costs = benchmark_costs(history.measurements)
     typical = pd.Series(costs).groupby(level=1).median().to_dict() if costs else {}
     table["cost"] = [costs.get((new, b), typical.get(b, 1.0)) for new, b in zip(table["new"], table["benchmark"])]
     return EvaluationData(history, plan, table, chosen)
+
+
+def labelled_feature_table(store: Store, config: Config, history: History, tuples: pd.DataFrame) -> pd.DataFrame:
+    """The features of `tuples` (same row order), their hops, and each one's label computed from the
+    stored measurements: stored labels exist only for closest pairs, the protocols need others."""
+    table = build_feature_table(history, tuples).drop(columns=["label"])
+    table["hops"] = tuples["hops"].to_numpy()
+    table["label"] = PairLabeller(store, config, history.measurements).labels(table).to_numpy()
+    table["label"] = table["label"].astype("boolean")
+    return table
 
 
 def run_backtest(data: EvaluationData, models: Sequence[str], scopes: Sequence[str], target_hit_rate: float, seed: int,
@@ -114,30 +121,11 @@ def save_backtest(directory: Path, result: BacktestResult, data: EvaluationData,
         "tuples": {"distinct": len(data.table), "labelled": int(data.table["label"].notna().sum()),
                    "positive": int((data.table["label"] == True).sum())},  # noqa: E712
         "notes": sorted(set(result.notes)),
-        "results": _json_ready(results),
-        "epochs": _json_ready(epoch_table(result.predictions)),
+        "results": records(results),
+        "epochs": records(epoch_table(result.predictions)),
     }
     (directory / "results.json").write_text(json.dumps(document, indent=2))
     return document
-
-
-def _json_ready(frame: pd.DataFrame) -> list[dict]:
-    return [
-        {key: (None if isinstance(value, float) and math.isnan(value) else _plain(value)) for key, value in row.items()}
-        for row in frame.to_dict(orient="records")
-    ]
-
-
-def _plain(value):
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating,)):
-        return None if np.isnan(value) else float(value)
-    return value
-
-
-def roc_by(predictions: pd.DataFrame, keys: list[str]) -> dict[tuple, pd.DataFrame]:
-    return {key: roc_points(part) for key, part in predictions.groupby(keys)}
 
 
 def track_backtest(directory: Path, document: dict, tracking_uri: str, artifact_root: Path | None) -> str:

@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 
 from collectors.errors import UserError
-from features.builder import build_feature_table
 from features.catalogue import FEATURE_NAMES
 from features.tuples import closest_tuples
 from models.backtest import FittedModel, design_matrix, train_one
@@ -24,7 +23,7 @@ from models.bundle import Bundle, save_bundle
 from models.registry import model_spec
 from selector.config import Config, harness_digest
 from selector.feature_table import benchmarks_of, load_history
-from selector.labelling import PairLabeller
+from selector.evaluation import labelled_feature_table
 from selector.store import Store
 
 BUNDLE_DIRECTORY = "models"
@@ -47,9 +46,7 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
     tuples = closest_tuples(history, chosen)
     if tuples.empty:
         raise UserError(f"{store.location}: no commit has a measured ancestor yet; collect at least two commits")
-    table = build_feature_table(history, tuples).drop(columns=["label"])
-    table["hops"] = tuples["hops"].to_numpy()
-    table["label"] = PairLabeller(store, config, history.measurements).labels(table).to_numpy()
+    table = labelled_feature_table(store, config, history, tuples)
     table = table[table["label"].notna()].reset_index(drop=True)
     fitted: list[FittedModel] = []
     groups = [(None, table)] if scope == "pooled" else [(b, table[table["benchmark"] == b]) for b in chosen]
