@@ -39,6 +39,7 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
     from models.registry import positive_scores
     from selector.collect_report import run_collection
     from selector.feature_table import load_history
+    from selector.selection import drivers
 
     if benchmark not in {b.name for b in config.benchmark}:
         raise UserError(f"benchmark {benchmark!r} is not configured; known: {', '.join(b.name for b in config.benchmark)}")
@@ -88,19 +89,8 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
     subjects = {c.sha: c.subject for c in suspects}
     ranking = pd.DataFrame({
         "commit": tuples["new"], "subject": tuples["new"].map(subjects), "probability": probability,
-        "drivers": [", ".join(d.function for d in builder_drivers) for builder_drivers in
-                    (_drivers_against(builder, new, old, known, benchmark) for new, old in zip(tuples["new"], tuples["old"]))],
+        "drivers": [", ".join([d.function for d in drivers(builder, new, old, benchmark, known) if d.change == "changed"][:3])
+                    for new, old in zip(tuples["new"], tuples["old"])],
     }).sort_values("probability", ascending=False, kind="stable").reset_index(drop=True)
     ranking.insert(0, "order", np.arange(1, len(ranking) + 1))
     return BisectResult(benchmark, known, ranking, str(bundle.settings.get("model")))
-
-
-def _drivers_against(builder, new: str, old: str, known: str, benchmark: str):
-    """Changed functions of (new vs old) that the known version's profile shows the benchmark running."""
-    from selector.selection import Driver, _common
-
-    diff, profile = builder.pair(new, old), builder.profile(known, benchmark)
-    changed_pos, profile_pos = _common(diff.changed, profile.codes)
-    drivers = [Driver(str(builder.names[diff.changed[c]]), "changed", float(profile.rank_instructions[p]),
-                      float(profile.rank_calls[p]), 0) for c, p in zip(changed_pos, profile_pos)]
-    return sorted(drivers, key=lambda d: -d.rank_instructions)[:3]

@@ -23,6 +23,7 @@ from collectors.builds import Worktree, build_config_digest, run_build, toolchai
 from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
 from collectors.static_analysis import analyse_binary
+from features.catalogue import common_indices
 from selector.config import Config, harness_digest
 from selector.store import Store
 
@@ -154,7 +155,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     for row in table.itertuples(index=False):
         benchmark, old = row.benchmark, row.old
         decision = Decision(benchmark, "run", "", against=old, hops=int(pairs[benchmark][1]))
-        decision.drivers = _drivers(builder, sha, old, benchmark)
+        decision.drivers = drivers(builder, sha, old, benchmark)
         entry = bundle.entry_for(benchmark) if bundle else None
         features = table[table["benchmark"] == benchmark]
         if getattr(row, "build_config_changed") > 0:
@@ -249,40 +250,35 @@ def _bundle(path: Path, notes: list[str]):
         return None, "the model bundle was refused (see notes); run selector train"
 
 
-def _drivers(builder, new: str, old: str, benchmark: str) -> list[Driver]:
-    """Changed and deleted functions the benchmark reached, hottest first, and changed data it reads."""
-    diff, profile = builder.pair(new, old), builder.profile(old, benchmark)
-    drivers = []
-    changed_pos, profile_pos = _common(diff.changed, profile.codes)
+def drivers(builder, new: str, old: str, benchmark: str, profiled: str | None = None) -> list[Driver]:
+    """Changed and deleted functions the benchmark reached, hottest first, and changed data it reads.
+    `profiled` (default `old`) is the commit whose profile tells what the benchmark runs."""
+    diff, profile = builder.pair(new, old), builder.profile(profiled or old, benchmark)
+    found = []
+    changed_pos, profile_pos = common_indices(diff.changed, profile.codes)
     for c, p in zip(changed_pos, profile_pos):
-        drivers.append(Driver(str(builder.names[diff.changed[c]]), "changed",
+        found.append(Driver(str(builder.names[diff.changed[c]]), "changed",
                               float(profile.rank_instructions[p]), float(profile.rank_calls[p]),
                               int(diff.changed_new_instructions[c]) - int(diff.changed_old_instructions[c])))
-    deleted_pos, profile_pos = _common(diff.deleted, profile.codes)
+    deleted_pos, profile_pos = common_indices(diff.deleted, profile.codes)
     for d, p in zip(deleted_pos, profile_pos):
-        drivers.append(Driver(str(builder.names[diff.deleted[d]]), "deleted", float(profile.rank_instructions[p]),
+        found.append(Driver(str(builder.names[diff.deleted[d]]), "deleted", float(profile.rank_instructions[p]),
                               float(profile.rank_calls[p]), -int(diff.deleted_instructions[d])))
-    drivers.sort(key=lambda d: (-d.rank_instructions, -d.rank_calls, d.function))
+    found.sort(key=lambda d: (-d.rank_instructions, -d.rank_calls, d.function))
     for name in sorted(diff.changed_objects & profile.data_refs):
-        drivers.append(Driver(name, "data", 0.0, 0.0, 0))
-    return drivers[:DRIVERS_SHOWN] + [d for d in drivers[DRIVERS_SHOWN:] if d.change == "data"]
+        found.append(Driver(name, "data", 0.0, 0.0, 0))
+    return found[:DRIVERS_SHOWN] + [d for d in found[DRIVERS_SHOWN:] if d.change == "data"]
 
 
-def _common(a: np.ndarray, b: np.ndarray):
-    from features.catalogue import common_indices
-
-    return common_indices(a, b)
-
-
-def _explain(runs: bool, probability: float, entry, drivers: list[Driver]) -> str:
+def _explain(runs: bool, probability: float, entry, reasons: list[Driver]) -> str:
     comparison = f"p={probability:.2f} {'>=' if runs else '<'} {entry.threshold:.2f}" if np.isfinite(entry.threshold) else \
         "no performance change in the training history yet: always run"
-    if not drivers:
+    if not reasons:
         return f"{comparison}; nothing this benchmark reached changed"
-    top = drivers[0]
+    top = reasons[0]
     what = f"{top.function} {top.change}" + (f" (rank {top.rank_instructions:.0f} by instructions, {top.instruction_delta:+d} "
                                               "instructions)" if top.change != "data" else " (a data object it reads)")
-    more = f" and {len(drivers) - 1} more" if len(drivers) > 1 else ""
+    more = f" and {len(reasons) - 1} more" if len(reasons) > 1 else ""
     return f"{comparison}; {what}{more}"
 
 
