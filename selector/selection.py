@@ -102,9 +102,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     build_config = build_config_digest(repository, sha, config.build.config_files)
     functions, objects, binary_label = _new_analysis(repository, config, store, sha, binary, stored_ok, build_config, notes)
 
-    measurements = store.read("measurements", keys=_keys(store, "measurements", stored_ok))
-    profiles_keys = _keys(store, "profiles", stored_ok)
-    usable = _usable(measurements, store, profiles_keys, config)
+    known = _KnownVersions(store, config, stored_ok)
     parents = _parents(repository, sha, stored)
     if against:
         try:
@@ -114,10 +112,10 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     pairs = {}
     for benchmark in benchmarks:
         if against:
-            if (against_sha, benchmark) in usable:
+            if known.usable(against_sha, benchmark):
                 pairs[benchmark] = (against_sha, _hops(sha, against_sha, parents))
         else:
-            found = closest_ancestor(sha, parents, lambda c, b=benchmark: (c, b) in usable)
+            found = closest_ancestor(sha, parents, lambda c, b=benchmark: known.usable(c, b))
             if found:
                 pairs[benchmark] = found
 
@@ -143,8 +141,8 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         commits=pd.concat([commit_rows, new_row], ignore_index=True),
         functions=pd.concat([store.read("functions", keys=olds), functions.assign(commit=sha)], ignore_index=True),
         objects=pd.concat([store.read("objects", keys=olds), objects.assign(commit=sha)], ignore_index=True),
-        profiles=store.read("profiles", keys=olds),
-        measurements=measurements[measurements["commit"].isin(olds)],
+        profiles=pd.concat([known.profiles[old] for old in olds], ignore_index=True),
+        measurements=pd.concat([known.measurements[old] for old in olds], ignore_index=True),
         labels=store.read("labels"),
     )
     tuples = pd.DataFrame([(sha, old, b, hops) for b, (old, hops) in pairs.items()], columns=["new", "old", "benchmark", "hops"])
@@ -205,20 +203,34 @@ def _new_analysis(repository, config: Config, store: Store, sha: str, binary: Pa
     return analysis.functions, analysis.objects, None
 
 
-def _keys(store: Store, table: str, stored_ok: pd.DataFrame) -> list[str]:
-    present = set(store.keys(table))
-    return [sha for sha in stored_ok["sha"] if sha in present] if len(stored_ok) else []
+class _KnownVersions:
+    """Which benchmarks each stored commit can stand as c_o for (measured and, unless profiling is
+    off, profiled), read one commit at a time as the ancestor walk reaches it: the hook pays for
+    the few commits it walks, not for the whole store."""
 
+    def __init__(self, store: Store, config: Config, stored_ok: pd.DataFrame) -> None:
+        self.store = store
+        self.profiling = config.profile.tool != "none"
+        self.stored = set(stored_ok["sha"]) if len(stored_ok) else set()
+        self.measurements: dict[str, pd.DataFrame] = {}
+        self.profiles: dict[str, pd.DataFrame] = {}
+        self._benchmarks: dict[str, set[str]] = {}
 
-def _usable(measurements: pd.DataFrame, store: Store, profile_keys: list[str], config: Config) -> set[tuple[str, str]]:
-    if measurements.empty:
-        return set()
-    good = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]
-    measured = set(zip(good["commit"], good["benchmark"]))
-    if config.profile.tool == "none":
-        return measured
-    profiles = store.read("profiles", keys=profile_keys) if profile_keys else pd.DataFrame(columns=["commit", "benchmark"])
-    return measured & set(zip(profiles["commit"], profiles["benchmark"]))
+    def usable(self, commit: str, benchmark: str) -> bool:
+        if commit not in self._benchmarks:
+            self._benchmarks[commit] = self._read(commit)
+        return benchmark in self._benchmarks[commit]
+
+    def _read(self, commit: str) -> set[str]:
+        if commit not in self.stored or not self.store.has("measurements", commit):
+            return set()
+        measurements = self.store.read_one("measurements", commit)
+        good = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]
+        self.measurements[commit] = measurements
+        self.profiles[commit] = self.store.read_one("profiles", commit) if self.store.has("profiles", commit) else \
+            pd.DataFrame(columns=["commit", "benchmark", "function"])
+        found = set(good["benchmark"])
+        return found & set(self.profiles[commit]["benchmark"]) if self.profiling else found
 
 
 def _parents(repository, sha: str, stored: pd.DataFrame) -> dict[str, list[str]]:
