@@ -93,7 +93,7 @@ class ElfImage:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "ElfImage":
         path = str(path)
-        data = _read_file(path)
+        data = read_elf_file(path)
         try:
             return cls._parse(path, data)
         except _PARSE_ERRORS as error:
@@ -230,7 +230,8 @@ class ElfImage:
         return [s for s in self.sections if s.executable and not s.nobits]
 
 
-def _read_file(path: str) -> bytes:
+def read_elf_file(path: str) -> bytes:
+    """The bytes of an ELF file, or a one-line BinaryError: missing, unreadable, not ELF, too short."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()

@@ -45,26 +45,36 @@ class StaticAnalysis:
 def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None, jobs: int = 1) -> StaticAnalysis:
     """Analyse an x86-64 ELF executable or shared library.
 
-    ``jobs`` > 1 fingerprints functions in that many forked processes, for large
-    binaries only; keep 1 inside processes that already run threads (pyarrow, Dask).
+    By default the compiled core (:mod:`collectors.native_analysis`) does the work when
+    it is installed; it gives the same tables as the Python implementation below, which
+    stays the reference and runs when a ``decoder`` is given, when
+    ``SELECTOR_NATIVE=0`` is set, or when the core refuses a file (so that the error
+    the user sees is the precise one of the Python loader).
+
+    ``jobs`` > 1 fingerprints functions in that many forked processes (Python
+    implementation only, for large binaries); keep 1 inside processes that already run
+    threads (pyarrow, Dask).
 
     Raises :class:`BinaryError` with a one-line message for anything that is not a
     usable binary, including a stripped one without exported functions.
     """
+    if decoder is None and os.environ.get("SELECTOR_NATIVE", "1") != "0":
+        from collectors.native_analysis import analyse_natively  # it builds on this module's helpers
+
+        analysis = analyse_natively(path)
+        if analysis is not None:
+            return analysis
+    return analyse_in_python(path, decoder, jobs)
+
+
+def analyse_in_python(path: str | os.PathLike[str], decoder: Decoder | None = None, jobs: int = 1) -> StaticAnalysis:
+    """The reference implementation of :func:`analyse_binary`."""
     decoder = decoder or default_decoder()
     image = ElfImage.load(path)
-    notes = []
-    if image.symbol_source == "dynsym":
-        notes.append(
-            f"{image.path}: no .symtab (stripped); only the exported functions of .dynsym are analysed. "
-            "Build with symbols (no -s, no strip) to see every function."
-        )
+    notes = [stripped_note(image.path)] if image.symbol_source == "dynsym" else []
     code_symbols = [s for s in image.symbols if s.kind == STT_FUNC and s.size and _in_code(image, s)]
     if not code_symbols:
-        raise BinaryError(
-            f"{image.path}: no function symbols (stripped binary); rebuild it with symbols (drop -s / strip) "
-            "so functions can be told apart"
-        )
+        raise no_functions_error(image.path)
     code_ranges, functions = _group_functions(code_symbols)
     data_ranges = _data_ranges(image)
     resolver = AddressResolver(image, code_ranges, data_ranges)
@@ -83,6 +93,20 @@ def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None,
     )
 
 
+def stripped_note(path: str) -> str:
+    return (
+        f"{path}: no .symtab (stripped); only the exported functions of .dynsym are analysed. "
+        "Build with symbols (no -s, no strip) to see every function."
+    )
+
+
+def no_functions_error(path: str) -> BinaryError:
+    return BinaryError(
+        f"{path}: no function symbols (stripped binary); rebuild it with symbols (drop -s / strip) "
+        "so functions can be told apart"
+    )
+
+
 def content_digest(path: str | os.PathLike[str]) -> str:
     """The digest under which an analysis of this binary can be reused (cheap: no decoding)."""
     return ElfImage.load(path).content_digest()
@@ -95,7 +119,7 @@ def _in_code(image: ElfImage, symbol: Symbol) -> bool:
 
 # ------------------------------------------------------------------ functions
 @dataclass
-class _Function:
+class FunctionGroup:
     raw: str  # parent raw symbol
     local: bool
     file: str
@@ -108,23 +132,23 @@ def _primary_alias(aliases: list[Symbol]) -> Symbol:
     return min(aliases, key=lambda s: (s.local, s.raw.startswith("_"), len(s.raw), s.raw))
 
 
-def _group_functions(symbols: list[Symbol]) -> tuple[list[CodeRange], list[_Function]]:
+def _group_functions(symbols: list[Symbol]) -> tuple[list[CodeRange], list[FunctionGroup]]:
     by_address: dict[int, list[Symbol]] = defaultdict(list)
     for symbol in symbols:
         by_address[symbol.address].append(symbol)
     primaries = [_primary_alias(aliases) for aliases in by_address.values()]
 
     global_parents = {parent_symbol(s.raw) for s in primaries if not s.local}
-    functions: dict[tuple[str, str], _Function] = {}
+    functions: dict[tuple[str, str], FunctionGroup] = {}
     for symbol in primaries:
         parent = parent_symbol(symbol.raw)
         # A clone of a global function is a local symbol: it still belongs to the global.
         local = symbol.local and parent not in global_parents
         key = (parent, symbol.file if local else "")
-        function = functions.setdefault(key, _Function(raw=parent, local=local, file=symbol.file if local else ""))
+        function = functions.setdefault(key, FunctionGroup(raw=parent, local=local, file=symbol.file if local else ""))
         function.parts.append(symbol)
 
-    _name_functions(list(functions.values()))
+    name_functions(list(functions.values()))
     ranges = [
         CodeRange(raw=part.raw, address=part.address, size=part.size, token=reference_name(part.raw), parent=function.name)
         for function in functions.values()
@@ -133,8 +157,8 @@ def _group_functions(symbols: list[Symbol]) -> tuple[list[CodeRange], list[_Func
     return ranges, sorted(functions.values(), key=lambda f: f.name)
 
 
-def _name_functions(functions: list[_Function]) -> None:
-    """Demangled parent names, made unique.
+def name_functions(functions: list[FunctionGroup]) -> None:
+    """Demangled parent names, made unique (in place: sets each ``name``).
 
     Two static functions of the same name in different files get their file; C++
     constructor and destructor variants (D0/D1/D2, C1/C2), which demangle alike but
@@ -162,7 +186,7 @@ class _Work:
     image: ElfImage
     decoder: Decoder
     resolver: AddressResolver
-    functions: list[_Function]
+    functions: list[FunctionGroup]
     objects: list[DataRange]
     relocated: list[int]  # sorted relocation slots, for pointers inside data objects
 
@@ -200,7 +224,7 @@ def _forked_rows(task: tuple[str, range]) -> list[tuple]:
     return getattr(_FORKED_WORK, method)(indices)
 
 
-def _function_row(image: ElfImage, decoder: Decoder, resolver: AddressResolver, function: _Function) -> tuple:
+def _function_row(image: ElfImage, decoder: Decoder, resolver: AddressResolver, function: FunctionGroup) -> tuple:
     references = References()
     part_digests = []
     instructions = 0
@@ -226,7 +250,7 @@ def _function_row(image: ElfImage, decoder: Decoder, resolver: AddressResolver, 
 
 
 def _fingerprint_part(
-    image: ElfImage, decoder: Decoder, resolver: AddressResolver, function: _Function, part: Symbol, references: References
+    image: ElfImage, decoder: Decoder, resolver: AddressResolver, function: FunctionGroup, part: Symbol, references: References
 ) -> tuple[int, bytes]:
     code = image.read(part.address, part.size)
     current = resolver.code_range_of(part.address) if len(code) == part.size else None
@@ -255,38 +279,47 @@ def _combine(part_digests: list[tuple[str, bytes]]) -> str:
 
 # --------------------------------------------------------------- data objects
 def _data_ranges(image: ElfImage) -> list[DataRange]:
-    """Data objects with unique names.
-
-    Statics of one name in different files get their file; static locals of one name
-    in one file (``counter.0``, ``counter.1``: gcc's numbering moves) are told apart
-    by their order in memory: ``counter#2``.
-    """
+    """Data objects with unique names (see :func:`object_names`)."""
     symbols = {}
     for symbol in image.symbols:
         if symbol.kind == STT_OBJECT and symbol.size and image.section_at(symbol.address) is not None:
             symbols.setdefault(symbol.address, []).append(symbol)
     primaries = sorted((_primary_alias(aliases) for aliases in symbols.values()), key=lambda s: s.address)
+    tokens = [reference_name(symbol.raw) for symbol in primaries]
+    names = object_names([(token, symbol.file, symbol.local) for token, symbol in zip(tokens, primaries)])
+    return [
+        DataRange(name=name, address=symbol.address, size=symbol.size, token=token)
+        for name, symbol, token in zip(names, primaries, tokens)
+    ]
+
+
+def object_names(objects: list[tuple[str, str, bool]]) -> list[str]:
+    """Unique names for data objects given as (token, file, local) in address order.
+
+    Statics of one name in different files get their file; static locals of one name
+    in one file (``counter.0``, ``counter.1``: gcc's numbering moves) are told apart
+    by their order in memory: ``counter#2``.
+    """
     files_of = defaultdict(set)
-    for symbol in primaries:
-        files_of[reference_name(symbol.raw)].add(symbol.file)
+    for token, file, _ in objects:
+        files_of[token].add(file)
     named = []
-    for symbol in primaries:
-        token = reference_name(symbol.raw)
+    for token, file, local in objects:
         name = demangle(token)
-        if len(files_of[token]) > 1 and symbol.local:
-            name = f"{name} [{symbol.file or '?'}]"
-        named.append((name, symbol, token))
-    seen = defaultdict(int)
+        if len(files_of[token]) > 1 and local:
+            name = f"{name} [{file or '?'}]"
+        named.append(name)
     name_count = defaultdict(int)
-    for name, _, _ in named:
+    for name in named:
         name_count[name] += 1
-    ranges = []
-    for name, symbol, token in named:
+    seen = defaultdict(int)
+    unique = []
+    for name in named:
         if name_count[name] > 1:
             seen[name] += 1
             name = f"{name}#{seen[name]}"
-        ranges.append(DataRange(name=name, address=symbol.address, size=symbol.size, token=token))
-    return ranges
+        unique.append(name)
+    return unique
 
 
 def _object_row(image: ElfImage, resolver: AddressResolver, data: DataRange, relocated: list[int]) -> tuple:

@@ -198,7 +198,8 @@ def test_object_names_are_unique_and_pointer_tables_survive_shifts(tmp_path):
 def test_parallel_analysis_gives_the_same_tables(sample_builds, monkeypatch):
     import collectors.static_analysis as static_analysis
 
-    _, serial, binary = sample_builds("-O2", True)[-1]
+    _, _, binary = sample_builds("-O2", True)[-1]
+    serial = static_analysis.analyse_in_python(binary)
     monkeypatch.setattr(static_analysis, "PARALLEL_MINIMUM", 1)
-    parallel = static_analysis.analyse_binary(binary, jobs=2)
+    parallel = static_analysis.analyse_in_python(binary, jobs=2)
     assert serial.functions.equals(parallel.functions) and serial.objects.equals(parallel.objects)

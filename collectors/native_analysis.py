@@ -1,0 +1,76 @@
+"""The static analysis through the compiled core (``collectors._native``, built from
+``native/`` with the iced-x86 and object crates).
+
+It gives the same tables as :func:`collectors.static_analysis.analyse_in_python`, the
+reference, in a fraction of the time: the per-instruction loop of the Python version
+cost more than ``objdump -d`` on libpython (``benchmarks/static_speed.py``), and
+``selector select`` runs it on every push.  The core returns functions and objects
+with their raw names and refers to them by index; the names a user reads (demangled,
+made unique) are given here by the same helpers the Python version uses.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from collectors.elf_image import read_elf_file
+from collectors.static_analysis import (
+    FUNCTION_COLUMNS, OBJECT_COLUMNS, FunctionGroup, StaticAnalysis, name_functions, no_functions_error,
+    object_names, stripped_note,
+)
+
+try:
+    from collectors import _native
+except ImportError:  # installed without a Rust toolchain: the Python implementation runs
+    _native = None
+
+DECODER_NAME = "iced-x86 (native)"
+
+
+def available() -> bool:
+    return _native is not None
+
+
+def analyse_natively(path: str | os.PathLike[str]) -> StaticAnalysis | None:
+    """The analysis of `path`, or None when the core is missing or refuses the file.
+
+    A file the core refuses goes to the Python loader, whose error names the problem
+    (or which analyses what the core's stricter ELF reader would not).
+    """
+    if _native is None:
+        return None
+    path = str(path)
+    data = read_elf_file(path)  # missing, unreadable, not ELF: the same one-line errors
+    try:
+        position_independent, symbol_source, digest, functions, objects = _native.analyse(data)
+    except ValueError:
+        return None
+    if not functions:
+        raise no_functions_error(path)
+    object_name = object_names([(token, file, local) for _, token, file, local, *_ in objects])
+    groups = [FunctionGroup(raw=raw, local=local, file=file) for raw, local, file, *_ in functions]
+    name_functions(groups)
+    function_rows = sorted(
+        (
+            group.name, group.raw, parts, address, size, instructions, fingerprint,
+            sorted({groups[i].name for i in callee_functions} | set(callee_stubs)),
+            sorted(object_name[i] for i in data_refs),
+            cold, group.local, group.file,
+        )
+        for group, (_, _, _, parts, address, size, instructions, fingerprint, callee_functions, callee_stubs, data_refs, cold)
+        in zip(groups, functions)
+    )
+    object_rows = sorted(
+        (name, token, address, size, section, writable, fingerprint)
+        for name, (_, token, _, _, address, size, section, writable, fingerprint) in zip(object_name, objects)
+    )
+    return StaticAnalysis(
+        functions=pd.DataFrame(function_rows, columns=FUNCTION_COLUMNS),
+        objects=pd.DataFrame(object_rows, columns=OBJECT_COLUMNS),
+        symbol_source=symbol_source,
+        decoder=DECODER_NAME,
+        content_digest=digest,
+        notes=[stripped_note(path)] if symbol_source == "dynsym" else [],
+    )
