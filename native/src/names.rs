@@ -71,18 +71,3 @@ pub fn is_cold_part(raw: &str) -> bool {
         after == raw.len() || raw.as_bytes()[after] == b'.'
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clones_map_to_their_parent() {
-        assert_eq!(parent_symbol("foo.constprop.0.isra.1"), "foo");
-        assert_eq!(parent_symbol("counter.3"), "counter");
-        assert_eq!(parent_symbol(".5"), ".5");
-        assert_eq!(part_kind("foo.constprop.0.isra.1"), ".constprop.isra");
-        assert_eq!(reference_name("foo.part.2"), "foo.part");
-        assert!(is_cold_part("foo.cold") && is_cold_part("foo.cold.3") && !is_cold_part("foo.colder"));
-    }
-}
