@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
-from features.history import History, name_codes
+from features.history import History, group_indices, name_codes
 from features.tuples import TUPLE_KEYS
 
 ALLOCATOR_CALLEES = frozenset(ALLOCATORS | {f"{name}@plt" for name in ALLOCATORS})
@@ -72,7 +72,7 @@ class FeatureBuilder:
     # ----------------------------------------------------------- per commit
     @staticmethod
     def _commit_tables(functions: pd.DataFrame, codes: np.ndarray) -> dict[str, _CommitTable]:
-        fingerprints, _ = pd.factorize(functions["fingerprint"])
+        fingerprints, _ = name_codes(functions["fingerprint"])
         instructions = functions["instructions"].to_numpy(np.int64)
         calls_allocator = _any_in_lists(functions["callees"], ALLOCATOR_CALLEES)
         data_refs = functions["data_refs"]
@@ -80,7 +80,7 @@ class FeatureBuilder:
         referencing = np.flatnonzero(has_refs)
         refs_by_row = dict(zip(referencing.tolist(), (tuple(refs) for refs in data_refs.iloc[referencing])))
         tables = {}
-        for commit, index in functions.groupby("commit").indices.items():
+        for commit, index in group_indices(functions["commit"]).items():
             order = index[np.argsort(codes[index], kind="stable")]
             tables[commit] = _CommitTable(
                 codes=codes[order], fingerprints=fingerprints[order], instructions=instructions[order],
@@ -161,10 +161,13 @@ class FeatureBuilder:
 
     def _profile_view(self, commit: str, benchmark: str) -> ProfileView:
         index = self._profile_rows.get((commit, benchmark), np.zeros(0, dtype=np.int64))
-        # one row per function: entries of one function (clones, recursion levels) are summed
-        codes, slot = np.unique(self._profile_codes[index], return_inverse=True)
-        sums = np.zeros((len(codes), 4))
-        np.add.at(sums, slot, self._profile_values[index])
+        # one row per function: entries of one function (clones, recursion levels) are summed,
+        # in their stored order (a stable sort, then sums over runs of equal codes)
+        order = np.argsort(self._profile_codes[index], kind="stable")
+        codes, sums = self._profile_codes[index][order], self._profile_values[index][order]
+        if len(codes) > 1 and (codes[1:] == codes[:-1]).any():
+            codes, starts = np.unique(codes, return_index=True)
+            sums = np.add.reduceat(sums, starts, axis=0)
         reached = (sums[:, [0, 1, 3]] > 0).any(axis=1)
         codes, sums = codes[reached], sums[reached]
         table = self._commits.get(commit)

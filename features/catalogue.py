@@ -135,6 +135,15 @@ class TupleView:
         """(index into diff.deleted, index into profile) of deleted functions that were reached."""
         return common_indices(self.diff.deleted, self.profile.codes)
 
+    def changed_ranks(self, metric: str) -> np.ndarray:
+        """Percentile ranks (0-100) by `metric` in c_o's profile of the changed functions that are
+        reached, aligned with ``changed_reached``.  The profile's ranks are only computed when some
+        changed function is reached: most tuples have none, and ranking is most of their cost."""
+        positions = self.changed_reached[1]
+        if len(positions) == 0:
+            return np.zeros(0)
+        return getattr(self.profile, f"rank_{metric}")[positions]
+
     @cached_property
     def length_change(self) -> np.ndarray:
         """Relative static instruction change of each changed function."""
@@ -209,59 +218,67 @@ def changed_functions(t: TupleView) -> float:
 @feature("relevance_by_cycles", "Sousa 1.3", "Changing a function that takes many cycles is likely to change performance.")
 def relevance_by_cycles(t: TupleView) -> float:
     """Sum of the cycle ranks (0-100) of the changed functions in c_o's profile."""
-    return float(t.profile.rank_cycles[t.changed_reached[1]].sum())
+    return float(t.changed_ranks("cycles").sum())
 
 
 @feature("relevance_by_calls", "Sousa 1.3", "Changing a function called very often is likely to change performance.")
 def relevance_by_calls(t: TupleView) -> float:
     """Sum of the call-count ranks (0-100) of the changed functions in c_o's profile."""
-    return float(t.profile.rank_calls[t.changed_reached[1]].sum())
+    return float(t.changed_ranks("calls").sum())
 
 
 @feature("relevance_by_instructions", "Sousa 1.3", "Changing a function that executes many instructions is likely to change performance.")
 def relevance_by_instructions(t: TupleView) -> float:
     """Sum of the dynamic-instruction ranks (0-100) of the changed functions in c_o's profile."""
-    return float(t.profile.rank_instructions[t.changed_reached[1]].sum())
+    return float(t.changed_ranks("instructions").sum())
 
 
-def _count_in_top(codes: frozenset[int], top: list[int]) -> float:
-    return float(sum(code in codes for code in top))
+def _changed_in_top(t: TupleView, metric: str) -> float:
+    if len(t.changed_reached[0]) == 0:  # the top functions are reached ones: no need to rank
+        return 0.0
+    return float(sum(code in t.diff.changed_set for code in t.profile.top(metric)))
+
+
+def _deleted_in_top(t: TupleView, metric: str) -> float:
+    if len(t.deleted_reached[0]) == 0:
+        return 0.0
+    return float(sum(code in t.diff.deleted_set for code in t.profile.top(metric)))
 
 
 @feature("changed_in_top_cycles", "Sousa 1.3", "Changing one of the hottest functions is likely to change performance.")
 def changed_in_top_cycles(t: TupleView) -> float:
     """How many of the TOP_N functions with the most cycles in c_o's profile changed."""
-    return _count_in_top(t.diff.changed_set, t.profile.top("cycles"))
+    return _changed_in_top(t, "cycles")
 
 
 @feature("deleted_in_top_cycles", "Sousa 1.3", "Removing one of the hottest functions changes where time goes.")
 def deleted_in_top_cycles(t: TupleView) -> float:
     """How many of the TOP_N functions with the most cycles in c_o's profile were deleted."""
-    return _count_in_top(t.diff.deleted_set, t.profile.top("cycles"))
+    return _deleted_in_top(t, "cycles")
 
 
 @feature("changed_in_top_calls", "Sousa 1.3", "Changing one of the most called functions multiplies its effect.")
 def changed_in_top_calls(t: TupleView) -> float:
     """How many of the TOP_N most called functions in c_o's profile changed."""
-    return _count_in_top(t.diff.changed_set, t.profile.top("calls"))
+    return _changed_in_top(t, "calls")
 
 
 @feature("deleted_in_top_calls", "Sousa 1.3", "Removing one of the most called functions changes the hot path.")
 def deleted_in_top_calls(t: TupleView) -> float:
     """How many of the TOP_N most called functions in c_o's profile were deleted."""
-    return _count_in_top(t.diff.deleted_set, t.profile.top("calls"))
+    return _deleted_in_top(t, "calls")
 
 
 @feature("changed_in_top_instructions", "Sousa 1.3", "Changing one of the functions that execute the most instructions is likely to matter.")
 def changed_in_top_instructions(t: TupleView) -> float:
     """How many of the TOP_N functions executing the most instructions in c_o's profile changed."""
-    return _count_in_top(t.diff.changed_set, t.profile.top("instructions"))
+    return _changed_in_top(t, "instructions")
 
 
 @feature("deleted_in_top_instructions", "Sousa 1.3", "Removing one of the functions that execute the most instructions changes the hot path.")
 def deleted_in_top_instructions(t: TupleView) -> float:
     """How many of the TOP_N functions executing the most instructions in c_o's profile were deleted."""
-    return _count_in_top(t.diff.deleted_set, t.profile.top("instructions"))
+    return _deleted_in_top(t, "instructions")
 
 
 # ========================================================= Perphecy Table 6.2
@@ -274,22 +291,21 @@ def reached_functions_deleted(t: TupleView) -> float:
 @feature("top_changed_rank_by_instructions", "Perphecy 6.2", "Changes in the longest-running functions matter most (Amdahl's law).")
 def top_changed_rank_by_instructions(t: TupleView) -> float:
     """Highest dynamic-instruction rank (0-100) among the changed functions; 0 when none is reached."""
-    return _max_or_zero(t.profile.rank_instructions[t.changed_reached[1]])
+    return _max_or_zero(t.changed_ranks("instructions"))
 
 
 @feature("top_changed_rank_by_calls", "Perphecy 6.2", "A change in a function is multiplied by how often it is called.")
 def top_changed_rank_by_calls(t: TupleView) -> float:
     """Highest call-count rank (0-100) among the changed functions; 0 when none is reached."""
-    return _max_or_zero(t.profile.rank_calls[t.changed_reached[1]])
+    return _max_or_zero(t.changed_ranks("calls"))
 
 
 @feature("top_changed_rank_by_calls_big_change", "Perphecy 6.2", "As above, ignoring changes too small to matter.")
 def top_changed_rank_by_calls_big_change(t: TupleView) -> float:
     """Highest call-count rank (0-100) among changed functions whose static instruction count
     changed by at least LENGTH_CHANGE (10%); 0 when none."""
-    in_changed, in_profile = t.changed_reached
-    big = t.length_change[in_changed] >= LENGTH_CHANGE
-    return _max_or_zero(t.profile.rank_calls[in_profile[big]])
+    big = t.length_change[t.changed_reached[0]] >= LENGTH_CHANGE
+    return _max_or_zero(t.changed_ranks("calls")[big])
 
 
 @feature("top_function_length_change", "Perphecy 6.2", "A large change of a function's length suggests a large change of its work.", per_pair=True)
@@ -308,7 +324,7 @@ def top_reached_function_length_change(t: TupleView) -> float:
 def top_changed_rank_by_counter(t: TupleView) -> float:
     """Highest rank (0-100) by the sampled performance-counter event (cycles, or cpu-clock where the
     machine has no counters) among the changed functions; 0 without a sampling profile."""
-    return _max_or_zero(t.profile.rank_cycles[t.changed_reached[1]])
+    return _max_or_zero(t.changed_ranks("cycles"))
 
 
 # ================================================================= extensions

