@@ -55,7 +55,7 @@ from selector.store import Store  # noqa: E402
 
 BENCHMARKS = ["b1", "b2", "b3"]
 # what a `selector select` process imports: the CLI, then (lazily) selection, features, the bundle and its models
-SELECT_IMPORTS = "selector.cli, selector.selection, selector.selection_output, features.builder, models.bundle, models.registry"
+SELECT_IMPORTS = "selector.cli, selector.selection, selector.selection_output, features.builder, models.bundle, models.design"
 MODEL, SCOPE = "xgboost", "pooled"  # `selector train`'s defaults
 CONFIG = """\
 [project]
@@ -173,7 +173,7 @@ def make_bundle(store: Store, config, newest: str, tuples: int = 1000, seed: int
                   "newest_time": "2024-01-01 00:00:00+00:00", "store": str(store.location)}
     settings = {"model": MODEL, "scope": SCOPE, "target_hit_rate": 0.95, "seed": 0,
                 "harness": {b: harness_digest(config, b) for b in BENCHMARKS}}
-    save_bundle(Path(store.root) / "models", [fitted], list(FEATURE_NAMES), trained_on, settings)
+    save_bundle(Path(store.root) / "models", [fitted], list(FEATURE_NAMES), trained_on, settings, training_inputs={None: X})
     return float(label.mean())
 
 

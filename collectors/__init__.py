@@ -8,12 +8,20 @@ Public surface::
     UserError, BinaryError
 """
 
-from collectors.errors import BinaryError, UserError
-from collectors.git_history import CommitInfo, open_repository, select_commits
-from collectors.static_analysis import StaticAnalysis, analyse_binary
-from collectors.static_diff import diff_functions, diff_objects
+from importlib import import_module
 
-__all__ = [
-    "BinaryError", "CommitInfo", "StaticAnalysis", "UserError",
-    "analyse_binary", "diff_functions", "diff_objects", "open_repository", "select_commits",
-]
+# Loaded on first use: `selector select` on the push path should not import the Python
+# decoder or GitPython's helpers for an `errors` import.
+_WHERE = {
+    "BinaryError": "errors", "UserError": "errors",
+    "CommitInfo": "git_history", "open_repository": "git_history", "select_commits": "git_history",
+    "StaticAnalysis": "static_analysis", "analyse_binary": "static_analysis",
+    "diff_functions": "static_diff", "diff_objects": "static_diff",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module 'collectors' has no attribute {name!r}")
+    return getattr(import_module(f"collectors.{_WHERE[name]}"), name)

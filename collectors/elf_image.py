@@ -18,8 +18,6 @@ import struct
 from dataclasses import dataclass, field
 
 import numpy as np
-from elftools.common.exceptions import ELFError, ELFParseError
-from elftools.elf.elffile import ELFFile
 
 from collectors.errors import BinaryError
 
@@ -32,8 +30,7 @@ STB_LOCAL = 0
 R_X86_64_64, R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT, R_X86_64_RELATIVE = 1, 6, 7, 8
 R_X86_64_IRELATIVE = 37
 
-_PARSE_ERRORS = (ELFError, ELFParseError, OverflowError, ValueError, EOFError, struct.error, UnicodeDecodeError,
-                 IndexError, KeyError, MemoryError)
+_PARSE_ERRORS = (OverflowError, ValueError, EOFError, struct.error, UnicodeDecodeError, IndexError, KeyError, MemoryError)
 
 SYMBOL_DTYPE = np.dtype(
     [("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")]
@@ -94,14 +91,20 @@ class ElfImage:
     def load(cls, path: str | os.PathLike[str]) -> "ElfImage":
         path = str(path)
         data = read_elf_file(path)
+        # pyelftools is imported here, not with the module: the compiled analysis on the
+        # push path reads the file with read_elf_file alone
+        from elftools.common.exceptions import ELFError, ELFParseError
+
         try:
             return cls._parse(path, data)
-        except _PARSE_ERRORS as error:
+        except (ELFError, ELFParseError, *_PARSE_ERRORS) as error:
             # pyelftools reads wherever the headers point; nonsense there surfaces as these
             raise BinaryError(f"{path}: truncated or malformed ELF file ({type(error).__name__}: {error})") from None
 
     @classmethod
     def _parse(cls, path: str, data: bytes) -> "ElfImage":
+        from elftools.elf.elffile import ELFFile
+
         elf = ELFFile(io.BytesIO(data))
         _check_architecture(path, elf)
         sections = _read_sections(path, elf, len(data))
@@ -119,7 +122,7 @@ class ElfImage:
         image._load_relocations(by_name, elf)
         return image
 
-    def _load_symbols(self, by_name: dict[str, Section], elf: ELFFile) -> None:
+    def _load_symbols(self, by_name: dict[str, Section], elf) -> None:
         section_names = [s.name for s in elf.iter_sections()]
         if ".symtab" in by_name:
             table, strings = by_name[".symtab"], by_name[".strtab"] if ".strtab" in by_name else None
@@ -159,7 +162,7 @@ class ElfImage:
                 section=section_names[shndx] if shndx < len(section_names) else "",
             )
 
-    def _load_relocations(self, by_name: dict[str, Section], elf: ELFFile) -> None:
+    def _load_relocations(self, by_name: dict[str, Section], elf) -> None:
         dynsym = by_name.get(".dynsym")
         dynstr = by_name.get(".dynstr")
         dynamic_names: list[str] = []
@@ -248,7 +251,7 @@ def read_elf_file(path: str) -> bytes:
     return data
 
 
-def _check_architecture(path: str, elf: ELFFile) -> None:
+def _check_architecture(path: str, elf) -> None:
     machine = elf.header["e_machine"]
     if elf.elfclass != 64 or machine != "EM_X86_64":
         described = str(machine).removeprefix("EM_")
@@ -259,7 +262,7 @@ def _check_architecture(path: str, elf: ELFFile) -> None:
         raise BinaryError(f"{path}: an ELF of type {elf.header['e_type']}; give a linked executable or shared library")
 
 
-def _read_sections(path: str, elf: ELFFile, file_size: int) -> list[Section]:
+def _read_sections(path: str, elf, file_size: int) -> list[Section]:
     sections = []
     for section in elf.iter_sections():
         header = section.header

@@ -27,12 +27,12 @@ from sklearn.dummy import DummyClassifier
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, TimeSeriesSplit
 
 from features.scaling import distance_weights
+from models.design import BENCHMARK_PREFIX, design_matrix  # noqa: F401 (part of this module's interface)
 from models.evaluation import RUN_EVERYTHING, operating_threshold
 from models.names import SCOPES
 from models.registry import ModelSpec, fit_model, model_spec, positive_scores
 from models.sampling import Plan
 
-BENCHMARK_PREFIX = "benchmark="
 PREDICTION_COLUMNS = ["model", "scope", "epoch", "new", "old", "benchmark", "hops", "label", "score", "threshold", "run", "cost"]
 
 
@@ -57,15 +57,6 @@ class FittedModel:
     training_tuples: int
     training_positives: int
     fallback: bool  # single-class training: predicts the prior
-
-
-def design_matrix(table: pd.DataFrame, feature_columns: Sequence[str], scope: str, benchmarks: Sequence[str]) -> pd.DataFrame:
-    """The model inputs: the features, plus the benchmark one-hot encoded for the pooled scope."""
-    X = table[list(feature_columns)].astype(float)
-    if scope == "pooled":
-        for benchmark in benchmarks:
-            X[f"{BENCHMARK_PREFIX}{benchmark}"] = (table["benchmark"] == benchmark).astype(float).to_numpy()
-    return X
 
 
 def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray, scope: str, benchmark: str | None,

@@ -4,11 +4,14 @@ A bundle is a directory::
 
     manifest.json          what was trained on what, thresholds, each file's SHA-256
     <benchmark>.skops      one model per benchmark (or pooled.skops)
+    <benchmark>.onnx       the same model in ONNX, when it converts (models/portable.py)
 
 Models are written with skops, which rebuilds objects from an explicit description
 instead of unpickling: loading never runs code hidden in the file.  Loading refuses a
 bundle whose files do not match the manifest's digests (tampered or damaged), and any
-object type outside the small list this package trains.
+object type outside the small list this package trains.  `selector select` loads the
+ONNX files when every model has one (no scikit-learn, XGBoost or skops import on the
+push path); everything else loads the skops files.
 """
 
 from __future__ import annotations
@@ -22,9 +25,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import skops.io as sio
+import numpy as np
 
-from models.backtest import FittedModel
+from models.portable import BORDERLINE, PortableModel, export_onnx
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from models.backtest import FittedModel
 
 BUNDLE_FORMAT = 1
 MANIFEST = "manifest.json"
@@ -52,6 +60,8 @@ class BundleEntry:
     training_positives: int
     fallback: bool
     columns: list[str]
+    portable_file: str | None = None  # the ONNX form, when the model converts
+    portable_sha256: str | None = None
 
 
 @dataclass
@@ -62,6 +72,23 @@ class Bundle:
     settings: dict  # target hit rate, seed, ...
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     estimators: dict[str, object] = field(default_factory=dict, repr=False)  # file -> loaded estimator
+    directory: Path | None = None
+
+    def positive_scores(self, entry: BundleEntry, X) -> np.ndarray:
+        """The entry's probability of a change for each row of X (columns: ``entry.columns``).
+
+        From the ONNX form when it is loaded, unless a probability is within BORDERLINE of
+        the operating point: then the skops model scores again, so no decision depends on
+        float32 rounding."""
+        model = self.estimators[entry.file]
+        if isinstance(model, PortableModel):
+            scores = model.positive_scores(np.asarray(X, dtype=float))
+            if not np.any(np.abs(scores - entry.threshold) < BORDERLINE):
+                return scores
+            model = self.estimators[entry.file] = _load_model(self.directory / entry.file)
+        from models.registry import positive_scores
+
+        return positive_scores(model, X)
 
     def entry_for(self, benchmark: str) -> BundleEntry | None:
         for entry in self.entries:
@@ -70,8 +97,15 @@ class Bundle:
         return next((entry for entry in self.entries if entry.benchmark is None), None)
 
 
-def save_bundle(directory: Path, fitted: list[FittedModel], feature_names: list[str], trained_on: dict, settings: dict) -> Bundle:
-    """Write the bundle whole into a temporary directory, then swap it into place."""
+def save_bundle(directory: Path, fitted: list["FittedModel"], feature_names: list[str], trained_on: dict, settings: dict,
+                training_inputs: dict | None = None) -> Bundle:
+    """Write the bundle whole into a temporary directory, then swap it into place.
+
+    ``training_inputs`` maps each model's benchmark (None: pooled) to the design matrix it
+    was trained on: with it, each model that converts is also written as ONNX, checked
+    against the estimator on those inputs."""
+    import skops.io as sio
+
     directory = Path(directory)
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
@@ -79,9 +113,16 @@ def save_bundle(directory: Path, fitted: list[FittedModel], feature_names: list[
     for model in fitted:
         file = f"{_file_stem(model.benchmark)}.skops"
         sio.dump(model.estimator, staging / file)
-        entries.append(BundleEntry(model.benchmark, model.spec_name, model.scope, model.threshold, file,
-                                   _sha256(staging / file), model.training_tuples, model.training_positives,
-                                   model.fallback, model.columns))
+        entry = BundleEntry(model.benchmark, model.spec_name, model.scope, model.threshold, file,
+                            _sha256(staging / file), model.training_tuples, model.training_positives,
+                            model.fallback, model.columns)
+        inputs = (training_inputs or {}).get(model.benchmark)
+        portable = export_onnx(model.estimator, np.asarray(inputs, dtype=float)) if inputs is not None else None
+        if portable is not None:
+            entry.portable_file = f"{_file_stem(model.benchmark)}.onnx"
+            (staging / entry.portable_file).write_bytes(portable)
+            entry.portable_sha256 = _sha256(staging / entry.portable_file)
+        entries.append(entry)
     bundle = Bundle(entries, feature_names, trained_on, settings)
     manifest = {"format": BUNDLE_FORMAT, "created": bundle.created, "feature_names": feature_names,
                 "trained_on": trained_on, "settings": settings, "entries": [asdict(e) for e in entries]}
@@ -94,7 +135,9 @@ def save_bundle(directory: Path, fitted: list[FittedModel], feature_names: list[
     return bundle
 
 
-def load_bundle(directory: Path, load_models: bool = True) -> Bundle:
+def load_bundle(directory: Path, load_models: bool = True, portable: bool = False) -> Bundle:
+    """Read and verify a bundle.  With ``portable``, the ONNX files are loaded instead of the
+    skops ones when every entry has one and onnxruntime is installed."""
     directory = Path(directory)
     manifest_path = directory / MANIFEST
     if not manifest_path.is_file():
@@ -106,20 +149,46 @@ def load_bundle(directory: Path, load_models: bool = True) -> Bundle:
         raise BundleError(f"{manifest_path}: not a readable bundle manifest ({error})") from None
     if manifest.get("format") != BUNDLE_FORMAT:
         raise BundleError(f"{manifest_path}: bundle format {manifest.get('format')!r}, this version reads {BUNDLE_FORMAT}")
-    bundle = Bundle(entries, manifest["feature_names"], manifest["trained_on"], manifest["settings"], manifest["created"])
+    bundle = Bundle(entries, manifest["feature_names"], manifest["trained_on"], manifest["settings"], manifest["created"],
+                    directory=directory)
+    use_portable = portable and all(entry.portable_file for entry in entries) and _onnxruntime_installed()
     for entry in entries:
-        path = directory / entry.file
-        if Path(entry.file).name != entry.file or not path.is_file():
-            raise BundleError(f"{path}: missing from the bundle")
-        if _sha256(path) != entry.sha256:
-            raise BundleError(f"{path}: does not match the manifest's SHA-256; the bundle was modified or damaged. "
-                              "Run `selector train` again")
-        if load_models:
+        path = _verified(directory, entry.file, entry.sha256)
+        if use_portable:
+            portable_path = _verified(directory, entry.portable_file, entry.portable_sha256)
+            if load_models:
+                bundle.estimators[entry.file] = _load_portable(portable_path)
+        elif load_models:
             bundle.estimators[entry.file] = _load_model(path)
     return bundle
 
 
+def _verified(directory: Path, file: str, sha256: str | None) -> Path:
+    path = directory / file
+    if Path(file).name != file or not path.is_file():
+        raise BundleError(f"{path}: missing from the bundle")
+    if _sha256(path) != sha256:
+        raise BundleError(f"{path}: does not match the manifest's SHA-256; the bundle was modified or damaged. "
+                          "Run `selector train` again")
+    return path
+
+
+def _onnxruntime_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("onnxruntime") is not None
+
+
+def _load_portable(path: Path) -> PortableModel:
+    try:
+        return PortableModel(path)
+    except Exception as error:  # onnxruntime raises its own kinds on a malformed graph
+        raise BundleError(f"{path}: not a readable ONNX model ({error})") from None
+
+
 def _load_model(path: Path):
+    import skops.io as sio
+
     try:
         untrusted = set(sio.get_untrusted_types(file=path))
     except Exception as error:  # skops raises many kinds on a malformed archive

@@ -18,7 +18,8 @@ from selector.store import Store
 from selector.tables import FORMATS, print_json, print_table, records, stderr, stdout
 
 DEFAULT_STORE = ".selector"
-# Large binaries are fingerprinted in forked workers (1.6x on libpython with 2 cores).
+# Without the compiled core, large binaries are fingerprinted in forked workers (1.6x on
+# libpython with 2 cores); the compiled core ignores it.
 ANALYSIS_JOBS = os.cpu_count() or 1
 
 

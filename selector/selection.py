@@ -13,6 +13,7 @@ the ancestor's profile and their change in static instructions.
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -97,10 +98,17 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     if not benchmarks:
         raise UserError("selector.toml configures no [[benchmark]]; there is nothing to select")
 
+    # A given binary is analysed in a thread (the compiled core releases the GIL) while git
+    # and the store are read here: on the push path the two overlap.
+    analysis = ThreadPoolExecutor(max_workers=1) if binary is not None else None
+    pending = analysis.submit(analyse_binary, binary) if analysis else None
+    if analysis:
+        analysis.shutdown(wait=False)
     stored = store.read("commits")
     stored_ok = stored[stored["build_status"] == "ok"] if len(stored) else stored
     build_config = build_config_digest(repository, sha, config.build.config_files)
-    functions, objects, binary_label = _new_analysis(repository, config, store, sha, binary, stored_ok, build_config, notes)
+    functions, objects, binary_label = _new_analysis(repository, config, store, sha, binary, stored_ok, build_config, notes,
+                                                     pending)
 
     known = _KnownVersions(store, config, stored_ok)
     parents = _parents(repository, sha, stored)
@@ -167,12 +175,11 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         elif bundle.settings.get("harness", {}).get(benchmark) not in (None, harness_digest(config, benchmark)):
             decision.reason = "the benchmark's configuration changed since the model was trained (run selector train)"
         else:
-            from models.backtest import design_matrix
-            from models.registry import positive_scores
+            from models.design import design_matrix
 
             X = design_matrix(features, FEATURE_NAMES, entry.scope, bundle.trained_on["benchmarks"])
             X = X.reindex(columns=entry.columns, fill_value=0.0)
-            probability = float(positive_scores(bundle.estimators[entry.file], X)[0])
+            probability = float(bundle.positive_scores(entry, X)[0])
             decision.probability, decision.threshold = probability, entry.threshold
             runs = probability >= entry.threshold
             decision.decision = "run" if runs else "skip"
@@ -187,9 +194,9 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
 
 
 def _new_analysis(repository, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pd.DataFrame,
-                  build_config: str, notes: list[str]):
+                  build_config: str, notes: list[str], pending: Future | None = None):
     if binary is not None:
-        analysis = analyse_binary(binary)
+        analysis = pending.result() if pending is not None else analyse_binary(binary)
         notes.extend(analysis.notes)
         return analysis.functions, analysis.objects, str(binary)
     if len(stored_ok) and sha in set(stored_ok["sha"]) and store.has("functions", sha):
@@ -256,7 +263,7 @@ def _bundle(path: Path, notes: list[str]):
     if not (path / "manifest.json").exists():
         return None, "no trained model (run selector train)"
     try:
-        return load_bundle(path), ""
+        return load_bundle(path, portable=True), ""
     except BundleError as error:
         notes.append(f"model bundle refused: {error}")
         return None, "the model bundle was refused (see notes); run selector train"

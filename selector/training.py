@@ -49,11 +49,13 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
     table = labelled_feature_table(store, config, history, tuples)
     table = table[table["label"].notna()].reset_index(drop=True)
     fitted: list[FittedModel] = []
+    inputs: dict[str | None, pd.DataFrame] = {}
     groups = [(None, table)] if scope == "pooled" else [(b, table[table["benchmark"] == b]) for b in chosen]
     for benchmark, part in groups:
         if part.empty:
             continue
         X = design_matrix(part, FEATURE_NAMES, scope, chosen)
+        inputs[benchmark] = X
         fitted.append(train_one(spec, X, part["label"].to_numpy(bool), part["hops"].to_numpy(), scope, benchmark,
                                 target_hit_rate, seed))
     newest = history.commits.sort_values("author_time").iloc[-1]
@@ -64,7 +66,7 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
     }
     settings = {"model": model, "scope": scope, "target_hit_rate": target_hit_rate, "seed": seed,
                 "harness": {benchmark: harness_digest(config, benchmark) for benchmark in chosen}}
-    bundle = save_bundle(bundle_path, fitted, list(FEATURE_NAMES), trained_on, settings)
+    bundle = save_bundle(bundle_path, fitted, list(FEATURE_NAMES), trained_on, settings, training_inputs=inputs)
     summary = pd.DataFrame([{
         "benchmark": m.benchmark or "(all, pooled)", "model": m.spec_name, "tuples": m.training_tuples,
         "positives": m.training_positives,

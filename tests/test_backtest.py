@@ -166,3 +166,56 @@ def test_bad_backtest_settings_give_one_line_errors(evolved_sample):
     assert result.returncode == 2 and "unknown: gpt" in result.stderr
     result = cli("backtest", "--repo", str(root), "--benchmarks", "nosuch", "--no-tracking", check=False)
     assert result.returncode == 2 and "nosuch" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_trained_models_score_the_same_from_their_onnx_form(evolved_sample, tmp_path):
+    """`select` scores with the ONNX files (no scikit-learn, XGBoost or skops import): same
+    probabilities as the skops models to float32 rounding, decisions exactly theirs."""
+    import numpy as np
+
+    from models.portable import BORDERLINE, PortableModel
+    from selector.evaluation import labelled_feature_table
+    from selector.feature_table import load_history
+    from features.tuples import closest_tuples
+    from features.catalogue import FEATURE_NAMES
+    from models.design import design_matrix
+
+    root, _ = evolved_sample
+    store, config = Store(root / ".selector"), load_config(root / "selector.toml")
+    history = load_history(store)
+    benchmarks = ["checksum", "fib", "sort", "weights"]
+    table = labelled_feature_table(store, config, history, closest_tuples(history, benchmarks))
+    for model, scope in (("xgboost", "pooled"), ("random-forest", "per-benchmark"), ("svm", "pooled")):
+        bundle_dir = tmp_path / f"{model}-{scope}"
+        cli("train", "--repo", str(root), "--model", model, "--scope", scope, "--bundle", str(bundle_dir), "--format", "json")
+        exact, portable = load_bundle(bundle_dir), load_bundle(bundle_dir, portable=True)
+        if model == "svm":  # no converter for the Platt-scaled SVM: skops serves both
+            assert all(e.portable_file is None for e in exact.entries)
+            assert not any(isinstance(m, PortableModel) for m in portable.estimators.values())
+            continue
+        assert all(isinstance(portable.estimators[e.file], PortableModel) for e in portable.entries)
+        if model == "random-forest":
+            forest = (exact, portable, bundle_dir)
+        for entry in exact.entries:
+            rows = table if entry.benchmark is None else table[table["benchmark"] == entry.benchmark]
+            X = design_matrix(rows, FEATURE_NAMES, entry.scope, benchmarks).reindex(columns=entry.columns, fill_value=0.0)
+            ours, theirs = portable.positive_scores(entry, X), exact.positive_scores(entry, X)
+            assert np.abs(ours - theirs).max() < 1e-5, (model, entry.benchmark)
+            assert ((ours >= entry.threshold) == (theirs >= entry.threshold)).all()
+
+    # a probability at the operating point is scored again by the skops model
+    exact, portable, bundle_dir = forest
+    entry = portable.entries[0]
+    rows = table[table["benchmark"] == entry.benchmark]
+    X = design_matrix(rows, FEATURE_NAMES, entry.scope, benchmarks).reindex(columns=entry.columns, fill_value=0.0)
+    entry.threshold = float(portable.positive_scores(entry, X)[0]) + BORDERLINE / 2
+    scores = portable.positive_scores(entry, X)
+    assert not isinstance(portable.estimators[entry.file], PortableModel)
+    assert np.array_equal(scores, exact.positive_scores(entry, X))
+
+    # a modified ONNX file is refused like a modified skops file
+    onnx_file = bundle_dir / exact.entries[0].portable_file
+    assert onnx_file.exists()
+    onnx_file.write_bytes(onnx_file.read_bytes()[:-4] + bytes(4))
+    with pytest.raises(BundleError, match="SHA-256"):
+        load_bundle(onnx_file.parent, portable=True)

@@ -16,7 +16,8 @@ import pytest
 
 from collectors import native_analysis
 from collectors.errors import BinaryError
-from collectors.static_analysis import StaticAnalysis, analyse_binary, analyse_in_python
+from collectors.python_analysis import analyse_in_python
+from collectors.static_analysis import StaticAnalysis, analyse_binary
 from tests.conftest import compile_c
 from tests.test_static_analysis import CPP_PROGRAM, SPLIT_PROGRAM, STATICS_PROGRAM
 

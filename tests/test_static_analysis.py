@@ -196,7 +196,7 @@ def test_object_names_are_unique_and_pointer_tables_survive_shifts(tmp_path):
 
 
 def test_parallel_analysis_gives_the_same_tables(sample_builds, monkeypatch):
-    import collectors.static_analysis as static_analysis
+    import collectors.python_analysis as static_analysis
 
     _, _, binary = sample_builds("-O2", True)[-1]
     serial = static_analysis.analyse_in_python(binary)

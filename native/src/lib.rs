@@ -25,9 +25,11 @@ type Result = (bool, &'static str, String, Vec<FunctionRow>, Vec<ObjectRow>);
 /// instructions, fingerprint, callee function indices, callee stub names, data object
 /// indices, has cold part); an object is (raw name, token, file, local, address, size,
 /// section, writable, fingerprint), by address.  Raises ValueError on anything malformed.
+/// The GIL is released while it runs: `selector select` analyses the binary in a thread
+/// while the main thread reads git and the store.
 #[pyfunction]
-fn analyse(data: &[u8]) -> PyResult<Result> {
-    let outcome = std::panic::catch_unwind(|| run(data));
+fn analyse(py: Python<'_>, data: &[u8]) -> PyResult<Result> {
+    let outcome = py.detach(|| std::panic::catch_unwind(|| run(data)));
     match outcome {
         Ok(result) => result.map_err(PyValueError::new_err),
         Err(_) => Err(PyValueError::new_err("the native analysis failed on this file")),

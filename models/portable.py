@@ -1,0 +1,109 @@
+"""Trained models in a portable form (ONNX), scored without scikit-learn or XGBoost.
+
+`selector select` runs on every push.  Loading a skops model imports scikit-learn,
+XGBoost and skops, about 2 s before anything is predicted (``benchmarks/
+select_latency.py``); onnxruntime imports in a tenth of that.  So `selector train`
+also writes each model it can convert as ONNX (skl2onnx, with onnxmltools' XGBoost
+converter), and `select` scores with it.  ONNX is a protobuf graph of operators:
+loading it runs no Python code, as with skops.
+
+The scaling step stays in numpy, as scikit-learn computes it (float64, divided by the
+stored maxima, kept in the ONNX file's metadata); only the classifier is ONNX, fed the
+float32 rows that scikit-learn's trees and XGBoost would themselves compute on.  The
+probabilities then agree to float32 rounding (about 1e-7).  A conversion is kept only
+if it reproduces the estimator on the training inputs to within :data:`TOLERANCE`, and
+a probability within :data:`BORDERLINE` of the operating point is scored again with
+the skops model (``models.bundle.Bundle.positive_scores``): decisions are always the
+estimator's own.  Models with no converter (Perphecy, the baselines, the Platt-scaled
+SVM) are not converted; their bundles are scored through skops as before.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+TOLERANCE = 1e-5  # largest probability difference allowed on the training inputs
+BORDERLINE = 1e-4  # an ONNX probability this close to the threshold is scored again exactly
+SCALE_KEY = "selector.max_abs_scale"  # metadata: the MaxAbsScaler's divisors, as JSON
+OPSET = {"": 17, "ai.onnx.ml": 3}
+
+
+def export_onnx(estimator, X: np.ndarray) -> bytes | None:
+    """The ONNX form of a fitted (MaxAbsScaler, classifier) pipeline, or None when the
+    classifier has no converter or the result drifts from the estimator."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import MaxAbsScaler
+
+    if not isinstance(estimator, Pipeline) or len(estimator.steps) != 2 or not isinstance(estimator.steps[0][1], MaxAbsScaler):
+        return None  # rules and baselines: not pipelines of convertible steps
+    expected = _sklearn_scores(estimator, X)
+    if expected is None or not len(X):
+        return None
+    try:
+        model = _convert(estimator.steps[1][1], X.shape[1])
+    except Exception:  # skl2onnx raises many kinds for what it cannot convert
+        return None
+    entry = model.metadata_props.add()
+    entry.key, entry.value = SCALE_KEY, json.dumps(estimator.steps[0][1].scale_.tolist())
+    data = model.SerializeToString()
+    if not np.all(np.abs(PortableModel(data).positive_scores(X) - expected) <= TOLERANCE):
+        return None
+    return data
+
+
+def _convert(classifier, features: int):
+    from skl2onnx import convert_sklearn, update_registered_converter
+    from skl2onnx.common.data_types import FloatTensorType
+    from skl2onnx.common.shape_calculator import calculate_linear_classifier_output_shapes
+    from onnxmltools.convert.xgboost.operator_converters.XGBoost import convert_xgboost
+    from xgboost import XGBClassifier
+
+    from models.registry import BalancedXGBClassifier
+
+    for kind in (XGBClassifier, BalancedXGBClassifier):
+        update_registered_converter(
+            kind, f"Selector{kind.__name__}", calculate_linear_classifier_output_shapes, convert_xgboost,
+            options={"nocl": [True, False], "zipmap": [True, False, "columns"]},
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return convert_sklearn(
+            classifier, initial_types=[("X", FloatTensorType([None, features]))],
+            options={id(classifier): {"zipmap": False}}, target_opset=OPSET,
+        )
+
+
+def _sklearn_scores(estimator, X: np.ndarray) -> np.ndarray | None:
+    from models.registry import positive_scores
+
+    classes = list(estimator.classes_)
+    if len(classes) != 2 or True not in classes and 1 not in classes:
+        return None  # single-class models are not worth a second format
+    return positive_scores(estimator, X)
+
+
+class PortableModel:
+    """An ONNX classifier: probability of the positive class for rows of features."""
+
+    def __init__(self, model: bytes | Path) -> None:
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1  # a handful of rows: threads cost more than they give
+        options.log_severity_level = 3
+        source = str(model) if isinstance(model, Path) else model
+        self._session = onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+        self._input = self._session.get_inputs()[0].name
+        metadata = self._session.get_modelmeta().custom_metadata_map
+        if SCALE_KEY not in metadata:
+            raise ValueError(f"no {SCALE_KEY} in the model's metadata")
+        self._scale = np.asarray(json.loads(metadata[SCALE_KEY]), dtype=float)
+
+    def positive_scores(self, X) -> np.ndarray:
+        rows = (np.asarray(X, dtype=float) / self._scale).astype(np.float32)  # as MaxAbsScaler, then the trees
+        _, probabilities = self._session.run(None, {self._input: rows})
+        return np.asarray(probabilities)[:, 1].astype(float)
