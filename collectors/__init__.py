@@ -8,20 +8,16 @@ Public surface::
     UserError, BinaryError
 """
 
-from importlib import import_module
+import lazy_loader
 
 # Loaded on first use: `selector select` on the push path should not import the Python
 # decoder or GitPython's helpers for an `errors` import.
-_WHERE = {
-    "BinaryError": "errors", "UserError": "errors",
-    "CommitInfo": "git_history", "open_repository": "git_history", "select_commits": "git_history",
-    "StaticAnalysis": "static_analysis", "analyse_binary": "static_analysis",
-    "diff_functions": "static_diff", "diff_objects": "static_diff",
-}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    if name not in _WHERE:
-        raise AttributeError(f"module 'collectors' has no attribute {name!r}")
-    return getattr(import_module(f"collectors.{_WHERE[name]}"), name)
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "errors": ["BinaryError", "UserError"],
+        "git_history": ["CommitInfo", "open_repository", "select_commits"],
+        "static_analysis": ["StaticAnalysis", "analyse_binary"],
+        "static_diff": ["diff_functions", "diff_objects"],
+    },
+)

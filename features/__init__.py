@@ -10,17 +10,16 @@ Public surface::
     MaxAbsScaler, distance_weights            # preparing features for the models (Sousa 1.6)
 """
 
-from importlib import import_module
+import lazy_loader
 
 # Loaded on first use, so that `selector` starts without scikit-learn (features.scaling).
-_WHERE = {
-    "build_feature_table": "builder", "CATALOGUE": "catalogue", "FEATURE_NAMES": "catalogue", "History": "history",
-    "MaxAbsScaler": "scaling", "distance_weights": "scaling", "ancestor_pairs": "tuples", "closest_tuples": "tuples",
-}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    if name not in _WHERE:
-        raise AttributeError(f"module 'features' has no attribute {name!r}")
-    return getattr(import_module(f"features.{_WHERE[name]}"), name)
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "builder": ["build_feature_table"],
+        "catalogue": ["CATALOGUE", "FEATURE_NAMES"],
+        "history": ["History"],
+        "scaling": ["MaxAbsScaler", "distance_weights"],
+        "tuples": ["ancestor_pairs", "closest_tuples"],
+    },
+)
