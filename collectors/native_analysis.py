@@ -44,12 +44,12 @@ def analyse_natively(path: str | os.PathLike[str]) -> StaticAnalysis | None:
     path = str(path)
     data = read_elf_file(path)  # missing, unreadable, not ELF: the same one-line errors
     try:
-        position_independent, symbol_source, digest, functions, objects = _native.analyse(data)
+        symbol_source, digest, functions, objects = _native.analyse(data)
     except ValueError:
         return None
     if not functions:
         raise no_functions_error(path)
-    object_name = object_names([(token, file, local) for _, token, file, local, *_ in objects])
+    object_name = object_names([(token, file, local) for token, file, local, *_ in objects])
     groups = [FunctionGroup(raw=raw, local=local, file=file) for raw, local, file, *_ in functions]
     name_functions(groups)
     function_rows = sorted(
@@ -64,7 +64,7 @@ def analyse_natively(path: str | os.PathLike[str]) -> StaticAnalysis | None:
     )
     object_rows = sorted(
         (name, token, address, size, section, writable, fingerprint)
-        for name, (_, token, _, _, address, size, section, writable, fingerprint) in zip(object_name, objects)
+        for name, (token, _, _, address, size, section, writable, fingerprint) in zip(object_name, objects)
     )
     return StaticAnalysis(
         functions=pd.DataFrame(function_rows, columns=FUNCTION_COLUMNS),

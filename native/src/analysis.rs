@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use blake2::Digest;
 
-use crate::elf::{hex, Blake2b128, Image, Symbol, R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT};
+use crate::elf::{hex, Blake2b128, Image, Section, Symbol, R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT};
 use crate::names::{is_cold_part, parent_symbol, part_kind, reference_name};
 use crate::resolver::{Callee, CodeRange, DataRange, References, Resolver};
 use crate::scan::scan;
@@ -167,13 +167,12 @@ fn function_record(image: &Image, resolver: &mut Resolver, index: usize, functio
 
 fn object_record(image: &Image, resolver: &mut Resolver, symbol: &Symbol, relocated: &[u64]) -> ObjectRecord {
     let section = image.section_at(symbol.address).expect("objects are inside a section");
-    let (name, writable) = (section.name.clone(), section.writable());
-    ObjectRecord { section: name, writable, fingerprint: object_fingerprint(image, resolver, symbol, relocated) }
+    let fingerprint = object_fingerprint(image, resolver, symbol, section, relocated);
+    ObjectRecord { section: section.name.clone(), writable: section.writable(), fingerprint }
 }
 
 /// An object's bytes hashed with each pointer replaced by what it points to.
-fn object_fingerprint(image: &Image, resolver: &mut Resolver, symbol: &Symbol, relocated: &[u64]) -> String {
-    let section = image.section_at(symbol.address).expect("objects are inside a section");
+fn object_fingerprint(image: &Image, resolver: &mut Resolver, symbol: &Symbol, section: &Section, relocated: &[u64]) -> String {
     if section.nobits {
         return hex(&Blake2b128::digest(format!("zero:{}", symbol.size).as_bytes()));
     }

@@ -15,16 +15,16 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 type FunctionRow = (String, bool, String, Vec<String>, u64, u64, usize, String, Vec<usize>, Vec<String>, Vec<usize>, bool);
-type ObjectRow = (String, String, String, bool, u64, u64, String, bool, String);
-type Result = (bool, &'static str, String, Vec<FunctionRow>, Vec<ObjectRow>);
+type ObjectRow = (String, String, bool, u64, u64, String, bool, String);
+type Result = (&'static str, String, Vec<FunctionRow>, Vec<ObjectRow>);
 
 /// Analyse the bytes of an ELF file.
 ///
-/// Returns (position_independent, symbol_source, content_digest, functions, objects).
+/// Returns (symbol_source, content_digest, functions, objects).
 /// A function is (parent raw name, local, file, sorted part names, primary address, size,
 /// instructions, fingerprint, callee function indices, callee stub names, data object
-/// indices, has cold part); an object is (raw name, token, file, local, address, size,
-/// section, writable, fingerprint), by address.  Raises ValueError on anything malformed.
+/// indices, has cold part); an object is (token, file, local, address, size, section,
+/// writable, fingerprint), by address.  Raises ValueError on anything malformed.
 /// The GIL is released while it runs: `selector select` analyses the binary in a thread
 /// while the main thread reads git and the store.
 #[pyfunction]
@@ -47,9 +47,9 @@ fn run(data: &[u8]) -> std::result::Result<Result, String> {
     let objects = analysed
         .objects
         .into_iter()
-        .map(|(o, r)| (o.symbol.raw, o.token, o.symbol.file, o.symbol.local, o.symbol.address, o.symbol.size, r.section, r.writable, r.fingerprint))
+        .map(|(o, r)| (o.token, o.symbol.file, o.symbol.local, o.symbol.address, o.symbol.size, r.section, r.writable, r.fingerprint))
         .collect();
-    Ok((image.position_independent, image.symbol_source, image.content_digest(), functions, objects))
+    Ok((image.symbol_source, image.content_digest(), functions, objects))
 }
 
 #[pymodule]
