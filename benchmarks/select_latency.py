@@ -33,7 +33,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -47,7 +46,8 @@ from collectors.builds import build_config_digest, toolchain_version  # noqa: E4
 from collectors.git_history import open_repository  # noqa: E402
 from collectors.static_analysis import analyse_binary  # noqa: E402
 from features.catalogue import FEATURE_NAMES  # noqa: E402
-from models.backtest import design_matrix, train_one  # noqa: E402
+from models.backtest import train_one  # noqa: E402
+from models.design import design_matrix  # noqa: E402
 from models.bundle import save_bundle  # noqa: E402
 from models.registry import model_spec  # noqa: E402
 from selector.config import harness_digest, load_config  # noqa: E402

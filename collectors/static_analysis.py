@@ -92,7 +92,6 @@ def content_digest(path: str | os.PathLike[str]) -> str:
     return ElfImage.load(path).content_digest()
 
 
-# ------------------------------------------------------------------ functions
 @dataclass
 class FunctionGroup:
     raw: str  # parent raw symbol
@@ -151,5 +150,3 @@ def object_names(objects: list[tuple[str, str, bool]]) -> list[str]:
             name = f"{name}#{seen[name]}"
         unique.append(name)
     return unique
-
-

@@ -41,7 +41,7 @@ class FeatureBuilder:
         self._in_binary = in_binary
         self._commits = self._commit_tables(functions, function_codes)
         objects = history.objects
-        self._object_rows = dict(objects.groupby("commit").indices) if len(objects) else {}
+        self._object_rows = group_indices(objects["commit"]) if len(objects) else {}
         self._object_names = objects["name"].to_numpy() if len(objects) else np.zeros(0, dtype=object)
         self._object_fingerprints = objects["fingerprint"].to_numpy() if len(objects) else np.zeros(0, dtype=object)
         commits = history.commits.set_index("sha")

@@ -27,7 +27,7 @@ from sklearn.dummy import DummyClassifier
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, TimeSeriesSplit
 
 from features.scaling import distance_weights
-from models.design import BENCHMARK_PREFIX, design_matrix  # noqa: F401 (part of this module's interface)
+from models.design import design_matrix
 from models.evaluation import RUN_EVERYTHING, operating_threshold
 from models.names import SCOPES
 from models.registry import ModelSpec, fit_model, model_spec, positive_scores

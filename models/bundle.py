@@ -74,6 +74,13 @@ class Bundle:
     estimators: dict[str, object] = field(default_factory=dict, repr=False)  # file -> loaded estimator
     directory: Path | None = None
 
+    def score(self, entry: BundleEntry, table, feature_names: list[str]) -> np.ndarray:
+        """The entry's probability of a change for each tuple of a feature table."""
+        from models.design import design_matrix
+
+        X = design_matrix(table, feature_names, entry.scope, self.trained_on["benchmarks"])
+        return self.positive_scores(entry, X.reindex(columns=entry.columns, fill_value=0.0))
+
     def positive_scores(self, entry: BundleEntry, X) -> np.ndarray:
         """The entry's probability of a change for each row of X (columns: ``entry.columns``).
 

@@ -34,9 +34,7 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
            jobs: int = 1) -> BisectResult:
     from features.builder import FeatureBuilder
     from features.catalogue import FEATURE_NAMES
-    from models.backtest import design_matrix
     from models.bundle import BundleError, load_bundle
-    from models.registry import positive_scores
     from selector.collect_report import run_collection
     from selector.feature_table import load_history
     from selector.selection import drivers
@@ -84,8 +82,7 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
                           columns=["new", "old", "benchmark", "hops", "profiled"])
     builder = FeatureBuilder(history)
     table = builder.table(tuples)
-    X = design_matrix(table, FEATURE_NAMES, entry.scope, bundle.trained_on["benchmarks"]).reindex(columns=entry.columns, fill_value=0.0)
-    probability = positive_scores(bundle.estimators[entry.file], X)
+    probability = bundle.score(entry, table, FEATURE_NAMES)
     subjects = {c.sha: c.subject for c in suspects}
     ranking = pd.DataFrame({
         "commit": tuples["new"], "subject": tuples["new"].map(subjects), "probability": probability,

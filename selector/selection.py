@@ -100,10 +100,11 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
 
     # A given binary is analysed in a thread (the compiled core releases the GIL) while git
     # and the store are read here: on the push path the two overlap.
-    analysis = ThreadPoolExecutor(max_workers=1) if binary is not None else None
-    pending = analysis.submit(analyse_binary, binary) if analysis else None
-    if analysis:
-        analysis.shutdown(wait=False)
+    pending: Future | None = None
+    if binary is not None:
+        analysis = ThreadPoolExecutor(max_workers=1)
+        pending = analysis.submit(analyse_binary, binary)
+        analysis.shutdown(wait=False)  # the submitted analysis runs on; nothing more is submitted
     stored = store.read("commits")
     stored_ok = stored[stored["build_status"] == "ok"] if len(stored) else stored
     build_config = build_config_digest(repository, sha, config.build.config_files)
@@ -175,11 +176,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         elif bundle.settings.get("harness", {}).get(benchmark) not in (None, harness_digest(config, benchmark)):
             decision.reason = "the benchmark's configuration changed since the model was trained (run selector train)"
         else:
-            from models.design import design_matrix
-
-            X = design_matrix(features, FEATURE_NAMES, entry.scope, bundle.trained_on["benchmarks"])
-            X = X.reindex(columns=entry.columns, fill_value=0.0)
-            probability = float(bundle.positive_scores(entry, X)[0])
+            probability = float(bundle.score(entry, features, FEATURE_NAMES)[0])
             decision.probability, decision.threshold = probability, entry.threshold
             runs = probability >= entry.threshold
             decision.decision = "run" if runs else "skip"
@@ -194,9 +191,9 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
 
 
 def _new_analysis(repository, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pd.DataFrame,
-                  build_config: str, notes: list[str], pending: Future | None = None):
-    if binary is not None:
-        analysis = pending.result() if pending is not None else analyse_binary(binary)
+                  build_config: str, notes: list[str], pending: Future | None):
+    if pending is not None:  # the analysis of the given --binary, started by select
+        analysis = pending.result()
         notes.extend(analysis.notes)
         return analysis.functions, analysis.objects, str(binary)
     if len(stored_ok) and sha in set(stored_ok["sha"]) and store.has("functions", sha):

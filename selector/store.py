@@ -47,7 +47,7 @@ class Store:
     def __init__(self, location: str | os.PathLike[str]) -> None:
         self.fs, self.root = fsspec.core.url_to_fs(str(location))
         # Local paths become absolute, so worker processes started elsewhere find the same store.
-        self.location = self.root if isinstance(self.fs, fsspec.implementations.local.LocalFileSystem) else str(location)
+        self.location = self.root if self._local else str(location)
         self.fs.makedirs(self.root, exist_ok=True)
 
     def __repr__(self) -> str:
@@ -154,7 +154,7 @@ class Store:
     def local_binary(self, digest: str) -> str:
         """A local file holding the binary (downloaded once for a remote store)."""
         path = self.binary_path(digest)
-        if isinstance(self.fs, fsspec.implementations.local.LocalFileSystem):
+        if self._local:
             return path
         cache = Path.home() / ".cache" / "selector" / "binaries" / digest
         if not cache.exists():

@@ -18,7 +18,8 @@ import pandas as pd
 from collectors.errors import UserError
 from features.catalogue import FEATURE_NAMES
 from features.tuples import closest_tuples
-from models.backtest import FittedModel, design_matrix, train_one
+from models.backtest import FittedModel, train_one
+from models.design import design_matrix
 from models.bundle import Bundle, save_bundle
 from models.registry import model_spec
 from selector.config import Config, harness_digest

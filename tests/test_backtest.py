@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -171,8 +170,6 @@ def test_bad_backtest_settings_give_one_line_errors(evolved_sample):
 def test_trained_models_score_the_same_from_their_onnx_form(evolved_sample, tmp_path):
     """`select` scores with the ONNX files (no scikit-learn, XGBoost or skops import): same
     probabilities as the skops models to float32 rounding, decisions exactly theirs."""
-    import numpy as np
-
     from models.portable import BORDERLINE, PortableModel
     from selector.evaluation import labelled_feature_table
     from selector.feature_table import load_history
