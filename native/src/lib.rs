@@ -1,8 +1,9 @@
 //! `collectors._native`: the static analysis of one x86-64 ELF file in one compiled pass.
 //!
-//! The Python implementation (`collectors/static_analysis.py`) is the reference: this
-//! module must give the same fingerprints, which the tests check on real gcc output and
-//! on libpython.  It exists because the analysis runs in `selector select`, on the
+//! The Python implementation (`collectors/python_analysis.py`) is the reference: this
+//! module must give the same fingerprints, which `tests/test_native_analysis.py` checks
+//! on real gcc output and on libpython.  A change to the fingerprint rules is made in
+//! both.  It exists because the analysis runs in `selector select`, on the
 //! push path, where Python's per-instruction loop cost more than `objdump -d`.
 
 mod analysis;
