@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from collectors.elf_file import read_elf_file
 from collectors.errors import BinaryError
 
 SHF_ALLOC = 0x2
@@ -231,24 +232,6 @@ class ElfImage:
 
     def code_sections(self) -> list[Section]:
         return [s for s in self.sections if s.executable and not s.nobits]
-
-
-def read_elf_file(path: str) -> bytes:
-    """The bytes of an ELF file, or a one-line BinaryError: missing, unreadable, not ELF, too short."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        raise BinaryError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise BinaryError(f"{path}: is a directory, not a binary") from None
-    except OSError as error:
-        raise BinaryError(f"{path}: cannot read ({error.strerror})") from None
-    if data[:4] != b"\x7fELF":
-        raise BinaryError(f"{path}: not an ELF file")
-    if len(data) < 64:
-        raise BinaryError(f"{path}: truncated ELF file ({len(data)} bytes, shorter than its header)")
-    return data
 
 
 def _check_architecture(path: str, elf) -> None:

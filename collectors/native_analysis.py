@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import os
 
-import pandas as pd
-
-from collectors.elf_image import read_elf_file
+from collectors.elf_file import read_elf_file
 from collectors.static_analysis import (
     FUNCTION_COLUMNS, OBJECT_COLUMNS, FunctionGroup, StaticAnalysis, name_functions, no_functions_error,
     object_names, stripped_note,
@@ -39,14 +37,32 @@ def analyse_natively(path: str | os.PathLike[str]) -> StaticAnalysis | None:
     A file the core refuses goes to the Python loader, whose error names the problem
     (or which analyses what the core's stricter ELF reader would not).
     """
+    output = run_core(path)
+    return None if output is None else tabulate(path, output)
+
+
+def run_core(path: str | os.PathLike[str]) -> tuple | None:
+    """The core's raw output for `path` (None: no core, or it refuses the file).
+
+    Needs neither pandas nor the GIL for the work itself, so a caller can start it in
+    a thread before importing the rest (:class:`collectors.static_analysis.AnalysisInProgress`).
+    """
     if _native is None:
         return None
-    path = str(path)
-    data = read_elf_file(path)  # missing, unreadable, not ELF: the same one-line errors
+    data = read_elf_file(str(path))  # missing, unreadable, not ELF: the same one-line errors
     try:
-        symbol_source, digest, functions, objects = _native.analyse(data)
+        return _native.analyse(data)
     except ValueError:
         return None
+
+
+def tabulate(path: str | os.PathLike[str], output: tuple) -> StaticAnalysis:
+    """The tables of :class:`StaticAnalysis` from the core's output: names demangled and
+    made unique by the helpers the Python implementation uses, rows in the same order."""
+    import pandas as pd
+
+    path = str(path)
+    symbol_source, digest, functions, objects = output
     if not functions:
         raise no_functions_error(path)
     object_name = object_names([(token, file, local) for token, file, local, *_ in objects])

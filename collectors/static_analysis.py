@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-
-import pandas as pd
 
 from collectors.errors import BinaryError
 from collectors.symbols import demangle
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from collectors.decoder import Decoder
     from collectors.elf_image import Symbol
 
@@ -60,7 +61,7 @@ def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None,
     Raises :class:`BinaryError` with a one-line message for anything that is not a
     usable binary, including a stripped one without exported functions.
     """
-    if decoder is None and os.environ.get("SELECTOR_NATIVE", "1") != "0":
+    if decoder is None and _native_wanted():
         from collectors.native_analysis import analyse_natively  # it builds on this module's helpers
 
         analysis = analyse_natively(path)
@@ -69,6 +70,44 @@ def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None,
     from collectors.python_analysis import analyse_in_python
 
     return analyse_in_python(path, decoder, jobs)
+
+
+class AnalysisInProgress:
+    """``analyse_binary(path)``, begun now and collected by :meth:`result`.
+
+    The compiled core runs in a thread and releases the GIL, so on the push path it
+    works on the other core while the caller imports pandas and reads git and the
+    store: those imports cost about as much as the analysis.  Only the core's part
+    runs in the thread; the tables (and the Python implementation, when the core is
+    missing or refuses the file) are made by :meth:`result`, in the caller's thread.
+    Errors (a missing file, not ELF) are raised by :meth:`result`, as
+    :func:`analyse_binary` raises them.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = path
+        self._core: Future | None = None
+        if _native_wanted():
+            from collectors.native_analysis import run_core
+
+            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="selector-analysis")
+            self._core = executor.submit(run_core, path)
+            executor.shutdown(wait=False)  # the submitted analysis runs on; nothing more is submitted
+
+    def result(self) -> StaticAnalysis:
+        if self._core is not None:
+            output = self._core.result()
+            if output is not None:
+                from collectors.native_analysis import tabulate
+
+                return tabulate(self.path, output)
+        from collectors.python_analysis import analyse_in_python
+
+        return analyse_in_python(self.path)
+
+
+def _native_wanted() -> bool:
+    return os.environ.get("SELECTOR_NATIVE", "1") != "0"
 
 
 def stripped_note(path: str) -> str:

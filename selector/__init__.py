@@ -4,9 +4,15 @@ Public surface: the ``selector`` command (:mod:`selector.cli`), :class:`Store`,
 :func:`load_config`, :func:`collect`.
 """
 
-from importlib.metadata import PackageNotFoundError, version
 
-try:
-    __version__ = version("perf-selector")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
+def __getattr__(name: str):
+    # The version is looked up when asked for: importlib.metadata costs 20 ms at every
+    # start of the command, which runs on every push.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("perf-selector")
+        except PackageNotFoundError:  # running from a source tree that is not installed
+            return "0.0.0+unknown"
+    raise AttributeError(f"module 'selector' has no attribute {name!r}")

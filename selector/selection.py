@@ -13,7 +13,6 @@ the ancestor's profile and their change in static instructions.
 from __future__ import annotations
 
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import pandas as pd
 from collectors.builds import Worktree, build_config_digest, run_build, toolchain_version
 from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
-from collectors.static_analysis import analyse_binary
+from collectors.static_analysis import AnalysisInProgress, analyse_binary
 from features.catalogue import common_indices
 from selector.config import Config, harness_digest
 from selector.store import Store
@@ -83,8 +82,15 @@ def run_everything(config: Config, commit: str, reason: str, notes: list[str] | 
 
 
 def select(top: Path, config: Config, store: Store, revision: str = "HEAD", binary: Path | None = None,
-           against: str | None = None, bundle_path: Path | None = None) -> Selection:
+           against: str | None = None, bundle_path: Path | None = None,
+           analysis: AnalysisInProgress | None = None) -> Selection:
+    """The decisions for `revision`.  `analysis` is the analysis of `binary` if the caller
+    already started it (the CLI does, before its imports); otherwise it starts here."""
     started = time.monotonic()
+    # A given binary is analysed in a thread (the compiled core releases the GIL) while git
+    # and the store are read here: on the push path the two overlap.
+    if binary is not None and analysis is None:
+        analysis = AnalysisInProgress(binary)
     from collectors.git_history import open_repository
 
     repository = open_repository(top)
@@ -98,18 +104,11 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     if not benchmarks:
         raise UserError("selector.toml configures no [[benchmark]]; there is nothing to select")
 
-    # A given binary is analysed in a thread (the compiled core releases the GIL) while git
-    # and the store are read here: on the push path the two overlap.
-    pending: Future | None = None
-    if binary is not None:
-        analysis = ThreadPoolExecutor(max_workers=1)
-        pending = analysis.submit(analyse_binary, binary)
-        analysis.shutdown(wait=False)  # the submitted analysis runs on; nothing more is submitted
     stored = store.read("commits")
     stored_ok = stored[stored["build_status"] == "ok"] if len(stored) else stored
     build_config = build_config_digest(repository, sha, config.build.config_files)
     functions, objects, binary_label = _new_analysis(repository, config, store, sha, binary, stored_ok, build_config, notes,
-                                                     pending)
+                                                     analysis)
 
     known = _KnownVersions(store, config, stored_ok)
     parents = _parents(repository, sha, stored)
@@ -191,9 +190,9 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
 
 
 def _new_analysis(repository, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pd.DataFrame,
-                  build_config: str, notes: list[str], pending: Future | None):
-    if pending is not None:  # the analysis of the given --binary, started by select
-        analysis = pending.result()
+                  build_config: str, notes: list[str], in_progress: AnalysisInProgress | None):
+    if in_progress is not None:  # the analysis of the given --binary, started before
+        analysis = in_progress.result()
         notes.extend(analysis.notes)
         return analysis.functions, analysis.objects, str(binary)
     if len(stored_ok) and sha in set(stored_ok["sha"]) and store.has("functions", sha):

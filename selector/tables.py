@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMATS = ("text", "json")
 
@@ -35,8 +37,10 @@ def print_json(document: Any) -> None:
 def print_table(frame: pd.DataFrame, title: str | None = None, justify: dict[str, str] | None = None) -> None:
     table = Table(title=title, title_justify="left", header_style="bold")
     justify = justify or {}
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
     for column in frame.columns:
-        numeric = pd.api.types.is_numeric_dtype(frame[column]) and not pd.api.types.is_bool_dtype(frame[column])
+        numeric = is_numeric_dtype(frame[column]) and not is_bool_dtype(frame[column])
         table.add_column(str(column), justify=justify.get(column, "right" if numeric else "left"), overflow="fold")
     for row in frame.itertuples(index=False):
         table.add_row(*(_cell(value) for value in row))
