@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pandas as pd
 
@@ -64,7 +65,7 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
     if missing:
         infos = {c.sha: c for c in select_commits(repository, bad_sha)}
         to_build = [infos[sha] for sha in missing if sha in infos]
-        summary = run_collection(top, config.model_copy(update={"benchmark": []}), store, to_build, jobs)
+        summary = run_collection(top, msgspec.structs.replace(config, benchmark=[]), store, to_build, jobs)
         failed = [o.sha[:12] for o in summary.outcomes if o.status == "failed"]
         if failed:
             raise UserError(f"could not build {', '.join(failed)}; bisect needs every suspect built")

@@ -465,7 +465,7 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
     analysis = None
     if binary is not None:
         # First of all: the compiled core analyses the binary on the other core while the
-        # imports below (pandas, pyarrow, GitPython, pydantic) take their 0.7 s on this one.
+        # imports below (pandas, pyarrow, GitPython) take their 0.6 s on this one.
         from collectors.static_analysis import AnalysisInProgress
 
         analysis = AnalysisInProgress(binary)

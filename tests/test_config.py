@@ -23,7 +23,7 @@ def test_sample_configuration_loads(tmp_path):
 
 BAD = [
     ("[project]\nbinary = 'x'\n", "build: required key is missing"),
-    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\ntimeout = -5\n", "build.timeout: Input should be greater than 0 (got -5)"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\ntimeout = -5\n", "build.timeout: expected `int` >= 1 (got -5)"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\ntimout = 5\n", "build.timout: unknown key"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'a'\ncommand = 'x'\nmetric = '([0-9'\n",
      "benchmark.0.metric: not wall_time, instructions, or a valid regex"),
