@@ -61,3 +61,28 @@ def test_binaries_are_content_addressed(tmp_path):
     second.write_bytes(b"same bytes")
     assert store.put_binary(first) == store.put_binary(second)
     assert len(list((tmp_path / "store" / "binaries").iterdir())) == 1
+
+
+def test_a_store_at_an_fsspec_url_works_like_a_local_one(tmp_path):
+    """URLs go through fsspec (here its in-memory filesystem); local paths never import it."""
+    import subprocess
+    import sys
+    import uuid
+
+    store = Store(f"memory://selector-test-{uuid.uuid4().hex}/store")
+    assert store.location.startswith("memory://")
+    frame = pd.DataFrame({"name": ["a", "b"], "callees": [["x"], []], "size": [1, 2]})
+    store.write("functions", "c1", frame)
+    store.write("functions", "c2", frame.assign(size=[3, 4]))
+    assert store.keys("functions") == ["c1", "c2"] and store.has("functions", "c1") and not store.has("functions", "c3")
+    assert list(store.read("functions")["size"]) == [1, 2, 3, 4]
+    store.set_analysis_owner("digest", "c1")
+    assert store.analysis_owner("digest") == "c1" and store.analysis_owner("other") is None
+    binary = tmp_path / "prog"
+    binary.write_bytes(b"\x7fELF and the rest")
+    assert open(store.local_binary(store.put_binary(binary)), "rb").read() == binary.read_bytes()
+    store.delete("functions", "c1")
+    assert store.keys("functions") == ["c2"] and store.sweep_temporaries() == 0
+
+    probe = f"from selector.store import Store; import sys; Store({str(tmp_path / 'local')!r}); print('fsspec' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "False"
