@@ -346,7 +346,7 @@ def backtest_command(repository, config_path, store_location, models, method, k,
         data = evaluation_data(store, config, method, options, benchmarks)
     from rich.progress import Progress
 
-    with Progress(console=stderr, transient=True) as progress:
+    with Progress(console=stderr.console, transient=True) as progress:
         task = progress.add_task("fitting models", total=count_fits(data.plan, data.table, models, scope_list))
         result = run_backtest(data, models, scope_list, target_hit_rate, seed, search,
                               progress=lambda n: progress.advance(task, n))

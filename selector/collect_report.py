@@ -19,7 +19,7 @@ def run_collection(
     scheduler: str | None = None,
 ) -> CollectSummary:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=stderr, transient=False) as progress:
+    with Progress(*columns, console=stderr.console, transient=False) as progress:
         task = progress.add_task("collecting", total=len(commits))
 
         def advance(outcome: CommitOutcome) -> None:

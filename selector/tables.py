@@ -11,17 +11,37 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-
 if TYPE_CHECKING:
     import pandas as pd
 
 FORMATS = ("text", "json")
 
+
+
+class _Console:
+    """A rich Console made when first used: JSON output (`select --format json` in CI)
+    never needs rich, which takes 30 ms to import."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console = None
+
+    @property
+    def console(self):
+        """The rich Console itself (for rich objects that take one, such as Progress)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console, name)
+
+
 # Piped output is read by people in CI logs too: do not squeeze tables into 80 columns.
-stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
-stderr = Console(stderr=True, soft_wrap=True)
+stdout = _Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+stderr = _Console(stderr=True, soft_wrap=True)
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -35,6 +55,8 @@ def print_json(document: Any) -> None:
 
 
 def print_table(frame: pd.DataFrame, title: str | None = None, justify: dict[str, str] | None = None) -> None:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", header_style="bold")
     justify = justify or {}
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
