@@ -36,8 +36,12 @@ class FeatureBuilder:
         self.history = history
         functions = history.functions
         in_binary = history.profiles[history.profiles["in_binary"].astype(bool)] if len(history.profiles) else history.profiles
-        function_codes, self.names = name_codes(functions["name"])
-        self._profile_codes = self._codes_of(in_binary["function"]) if len(in_binary) else np.zeros(0, dtype=np.int64)
+        # Functions and profiled names are numbered together in name order, so that "the lower
+        # code" (ties among the hottest functions) means the same function whichever commits
+        # were loaded: training loads them all, `select` a few.
+        profiled = in_binary["function"] if len(in_binary) else functions["name"].iloc[:0]
+        codes, self.names = name_codes(_joined(functions["name"], profiled), sort=True)
+        function_codes, self._profile_codes = codes[: len(functions)], codes[len(functions):]
         self._in_binary = in_binary
         self._commits = self._commit_tables(functions, function_codes)
         objects = history.objects
@@ -59,15 +63,6 @@ class FeatureBuilder:
             pd.to_numeric(in_binary[column], errors="coerce").fillna(0).to_numpy(float) if column in in_binary else np.zeros(len(in_binary))
             for column in ("calls", "self_instructions", "inclusive_instructions", "samples")
         ]) if len(in_binary) else np.zeros((0, 4))
-
-    def _codes_of(self, names: pd.Series) -> np.ndarray:
-        """Codes of profile names in the static tables' numbering; names no binary defines get new codes."""
-        codes = pd.Index(self.names).get_indexer(names.astype(str))
-        unknown = codes < 0
-        if unknown.any():
-            extra, _ = pd.factorize(names[unknown])
-            codes[unknown] = len(self.names) + extra
-        return codes.astype(np.int64)
 
     # ----------------------------------------------------------- per commit
     @staticmethod
@@ -231,6 +226,16 @@ class FeatureBuilder:
             table["label"] = pd.NA
         table["label"] = table["label"].astype("boolean")
         return table.drop(columns=["tuple_hops"])
+
+
+def _joined(first: pd.Series, second: pd.Series) -> pd.Series:
+    """Two string columns as one, without leaving Arrow when both are Arrow-backed."""
+    if isinstance(first.dtype, pd.ArrowDtype) and isinstance(second.dtype, pd.ArrowDtype):
+        arrays = [column.array.__arrow_array__() for column in (first, second)]
+        kind = arrays[0].type if arrays[0].type == arrays[1].type else pa.large_string()
+        chunks = [chunk.cast(kind) for array in arrays for chunk in array.chunks]
+        return pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array(chunks, type=kind)))
+    return pd.concat([first.astype(object), second.astype(object)], ignore_index=True)
 
 
 def _as_list_array(column: pd.Series) -> pa.ListArray:

@@ -106,7 +106,8 @@ class ProfileView:
         return _percentile_rank(self.cycles)
 
     def top(self, metric: str) -> list[int]:
-        """Codes of the TOP_N functions with the highest `metric` (ties: lower code first)."""
+        """Codes of the TOP_N functions with the highest `metric` (ties: lower code first, which is
+        the name's order: FeatureBuilder numbers functions by name)."""
         if metric not in self._top:
             values = getattr(self, metric)
             order = np.argsort(-values, kind="stable")[:TOP_N]

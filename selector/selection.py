@@ -141,7 +141,9 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     from features.history import History
 
     olds = sorted({old for old, _ in pairs.values()})
-    commit_rows = stored[stored["sha"].isin(olds)][["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]]
+    # Every stored commit, not only the ancestors: benchmark_recent_change_rate orders the
+    # stored labels by their commits' times, as it does in training.
+    commit_rows = stored[stored["sha"] != sha][["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]]
     new_row = pd.DataFrame([{"sha": sha, "parents": [p.hexsha for p in commit.parents],
                              "author_time": pd.Timestamp(commit.authored_datetime).tz_convert("UTC"), "build_status": "ok",
                              "build_config": build_config, "toolchain": toolchain_version()}])

@@ -197,3 +197,41 @@ def test_cycle_features_from_a_perf_profile(tmp_path):
     assert row["changed_in_top_cycles"] == 1.0
     assert row["deleted_in_top_cycles"] == 0.0
     assert row["relevance_by_calls"] == 0.0  # perf counts no calls
+
+
+def test_ties_among_the_hottest_functions_do_not_depend_on_which_commits_are_loaded():
+    """Training builds features from every stored commit, `select` from a few: a tie at the
+    TOP_N boundary must be broken the same way in both (by name), or the model sees
+    other features than it was trained on."""
+    import pandas as pd
+
+    from features.builder import FeatureBuilder
+    from features.catalogue import TOP_N
+    from features.history import History
+
+    names = [f"f{i:02d}" for i in range(TOP_N + 2)]  # all tied: the top TOP_N are f00..f09 by name
+
+    def functions(commit: str, order: list[str], changed: str | None = None) -> pd.DataFrame:
+        return pd.DataFrame({"commit": commit, "name": order, "fingerprint": [n + ("*" if n == changed else "") for n in order],
+                             "instructions": 10, "callees": [[] for _ in order], "data_refs": [[] for _ in order]})
+
+    day = pd.Timestamp("2024-01-01", tz="UTC")
+    commits = pd.DataFrame({"sha": ["other", "old", "new"], "parents": [[], ["other"], ["old"]],
+                            "author_time": [day, day + pd.Timedelta(days=1), day + pd.Timedelta(days=2)],
+                            "build_status": "ok", "build_config": "x", "toolchain": "cc"})
+    # "other" lists the functions in another order, so numbering by first appearance would differ
+    every = pd.concat([functions("other", names[::-1]), functions("old", names), functions("new", names, changed=names[-1])])
+    profile = pd.DataFrame({"commit": "old", "benchmark": "b", "function": names, "in_binary": True, "calls": 5,
+                            "self_instructions": 100, "inclusive_instructions": 100, "samples": 0})
+    measurements = pd.DataFrame({"commit": "old", "benchmark": "b", "repetition": [0, 1], "status": "ok", "value": [1.0, 1.0]})
+    tuples = pd.DataFrame({"new": ["new"], "old": ["old"], "benchmark": ["b"], "hops": [1]})
+
+    def features(loaded: list[str]) -> pd.Series:
+        history = History(commits=commits[commits["sha"].isin(loaded)], functions=every[every["commit"].isin(loaded)],
+                          objects=pd.DataFrame({"commit": [], "name": [], "fingerprint": []}), profiles=profile,
+                          measurements=measurements, labels=pd.DataFrame())
+        return FeatureBuilder(history).table(tuples).iloc[0]
+
+    everything, pair_only = features(["other", "old", "new"]), features(["old", "new"])
+    assert everything["changed_in_top_calls"] == pair_only["changed_in_top_calls"] == 0.0  # f11 is 12th by name
+    assert everything[FEATURE_NAMES].equals(pair_only[FEATURE_NAMES])

@@ -214,3 +214,33 @@ def test_bisect_ranks_the_culprit_first(project):
     # the commits that really changed fib are the first to test
     assert {row["commit"] for row in order[: len(culprits)]} == culprits
     assert all("fib" in row["drivers"] for row in order[: len(culprits)])
+
+
+def test_select_computes_the_features_training_computes(project, monkeypatch):
+    """For every stored commit, the features `select` builds from the few commits it loads
+    equal the training table's row for the same tuple (no train/serve skew), including
+    the recent change rate, which needs the times of every labelled commit."""
+    import numpy as np
+
+    import features.builder
+    from features.catalogue import FEATURE_NAMES
+    from selector.config import load_config
+    from selector.feature_table import feature_table
+    from selector.selection import select
+    from selector.store import Store
+
+    store = Store(project / ".selector")
+    config = load_config(project / "selector.toml")
+    training = feature_table(store).set_index(["new", "old", "benchmark"])
+    built = []
+    table = features.builder.FeatureBuilder.table
+    monkeypatch.setattr(features.builder.FeatureBuilder, "table", lambda self, tuples: built.append(table(self, tuples)) or built[-1])
+    compared = 0
+    for new in training.index.get_level_values("new").unique():
+        select(project, config, store, new)
+        for row in built[-1].itertuples(index=False):
+            expected = training.loc[(row.new, row.old, row.benchmark), FEATURE_NAMES].to_numpy(float)
+            np.testing.assert_allclose([getattr(row, name) for name in FEATURE_NAMES], expected, err_msg=f"{row.new[:12]} {row.benchmark}")
+            compared += 1
+    assert compared >= len(training) // 2
+    assert training["benchmark_recent_change_rate"].gt(0).any()  # the test would not see a wrong rate otherwise
