@@ -33,6 +33,10 @@ TABLES = ("commits", "functions", "objects", "measurements", "profiles", "labels
 SUFFIX = ".parquet"
 TEMPORARY = ".tmp-"
 READ_THREADS = 8  # files read at once: I/O and Parquet decoding overlap
+# Small tables read whole on every `select` (a file per commit): kept as one snapshot file too.
+SNAPSHOT_TABLES = ("commits", "labels", "measurements", "calibration")
+SNAPSHOTS = "snapshots"
+SIGNATURE_KEY = b"selector.snapshot_of"
 
 
 def _arrow_backed(arrow_type: pa.DataType):
@@ -94,10 +98,14 @@ class Store:
         files.  ``arrow_dtypes`` keeps strings and lists Arrow-backed, which the feature
         builder reads without conversion.
         """
-        keys = self.keys(table) if keys is None else keys
-        if not keys:
-            return pd.DataFrame()
-        combined = self._read_local(table, keys) if self._local else None
+        combined = None
+        if keys is None and self._local and table in SNAPSHOT_TABLES:
+            combined = self._read_snapshot(table)
+        if combined is None:
+            keys = self.keys(table) if keys is None else keys
+            if not keys:
+                return pd.DataFrame()
+            combined = self._read_local(table, keys) if self._local else None
         if combined is None:
             with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
                 tables = list(pool.map(lambda key: self._read_arrow(table, key), keys))
@@ -126,6 +134,40 @@ class Store:
             return factory.finish(factory.inspect(promote_options="permissive")).to_table()
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
             return None
+
+    def _read_snapshot(self, table: str) -> pa.Table | None:
+        """The whole of a small table from its snapshot, one file, when none of the table's
+        files changed since the snapshot was made; else the files are read as usual and
+        the snapshot is made again.  `select` reads all of commits and labels on every
+        push: 126 commits of lz4 took 0.35 s as files, the snapshot takes a few ms.
+        The snapshot names the files it holds (name, size, modification time), so a file
+        written or rewritten since is never missed.  None when the table is empty or a
+        file is bad (the per-file reader then names it)."""
+        found = self.fs.get_file_info(pafs.FileSelector(f"{self.root}/{table}", allow_not_found=True))
+        files = sorted((info for info in found if info.base_name.endswith(SUFFIX) and TEMPORARY not in info.base_name),
+                       key=lambda info: info.base_name)
+        if not files:
+            return None
+        signature = hashlib.sha256("\n".join(f"{i.base_name} {i.size} {i.mtime_ns}" for i in files).encode()).hexdigest().encode()
+        path = f"{self.root}/{SNAPSHOTS}/{table}{SUFFIX}"
+        try:
+            with self.fs.open_input_file(path) as handle:
+                snapshot = pq.read_table(handle)
+            metadata = dict(snapshot.schema.metadata or {})
+            if metadata.pop(SIGNATURE_KEY, None) == signature:
+                return snapshot.replace_schema_metadata(metadata)
+        except (FileNotFoundError, pa.ArrowInvalid, OSError):
+            pass  # none yet, or unreadable: made again below
+        combined = self._read_local(table, [info.base_name[: -len(SUFFIX)] for info in files])
+        if combined is None or not combined.num_columns:
+            return combined
+        marked = combined.replace_schema_metadata({**(combined.schema.metadata or {}), SIGNATURE_KEY: signature})
+        try:
+            self.fs.create_dir(f"{self.root}/{SNAPSHOTS}", recursive=True)
+            self._atomic(path, lambda handle: pq.write_table(marked, handle, compression="zstd"))
+        except OSError:
+            pass  # a read-only store is read without a snapshot
+        return combined
 
     def _read_arrow(self, table: str, key: str) -> pa.Table:
         path = self.path(table, key)

@@ -86,3 +86,31 @@ def test_a_store_at_an_fsspec_url_works_like_a_local_one(tmp_path):
 
     probe = f"from selector.store import Store; import sys; Store({str(tmp_path / 'local')!r}); print('fsspec' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_small_tables_are_read_from_a_snapshot_that_follows_every_change(tmp_path):
+    """commits and labels are read whole on every select: one snapshot file instead of a
+    file per commit, made again whenever a file of the table was added, rewritten or removed."""
+    store = Store(tmp_path / "store")
+    for i in range(5):
+        store.write("commits", f"c{i}", pd.DataFrame({"sha": [f"c{i}"], "parents": [[f"c{i - 1}"]], "build_status": "ok"}))
+    snapshot = tmp_path / "store" / "snapshots" / "commits.parquet"
+
+    def by_files() -> pd.DataFrame:  # the reader without a snapshot
+        return store.read("commits", keys=store.keys("commits"))
+
+    first = store.read("commits")
+    assert snapshot.is_file() and first.equals(by_files())
+    made = snapshot.stat().st_mtime_ns
+    assert store.read("commits").equals(first) and snapshot.stat().st_mtime_ns == made  # read from it, not made again
+
+    store.write("commits", "c5", pd.DataFrame({"sha": ["c5"], "parents": [["c4"]], "build_status": "failed", "extra": [1.5]}))
+    added = store.read("commits")
+    assert list(added["sha"]) == [f"c{i}" for i in range(6)] and added.equals(by_files())
+    store.write("commits", "c2", pd.DataFrame({"sha": ["c2"], "parents": [["c1"]], "build_status": "failed"}))
+    assert store.read("commits").set_index("sha").loc["c2", "build_status"] == "failed"
+    store.delete("commits", "c0")
+    assert "c0" not in set(store.read("commits")["sha"])
+
+    snapshot.write_bytes(b"scribbled")  # a damaged snapshot is made again, never trusted
+    assert store.read("commits").equals(by_files())
