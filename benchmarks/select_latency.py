@@ -17,11 +17,17 @@ first commit, the ancestor, is fully known: its commits row, the static analysis
 libpython as its functions and objects (with DRIFTED functions given other
 fingerprints and instruction counts, so that the new binary differs from it in those,
 half of them reached by b1), 3 measured repetitions per benchmark and callgrind-shaped
-profiles of PROFILED of libpython's functions per benchmark; and a model bundle
+profiles of PROFILED of libpython's functions per benchmark; HISTORY older commits
+(commits rows and labels, as `collect` leaves them on other branches: select reads the
+whole commits and labels tables, for the ancestor walk and the recent change rate);
+and a model bundle
 trained by the real code (`train_one` + `save_bundle`, the default model of `selector
 train`: xgboost, pooled) on a small synthetic feature table, with the harness digests
 `select` checks.  The decisions are printed, not asserted.
-Run: python benchmarks/select_latency.py [--rounds 3 --profiled 400 --drifted 20]
+
+`select` is timed with the store's snapshots of its small tables in place (any select
+or collect leaves them), and also with them deleted first, as after `selector record`.
+Run: python benchmarks/select_latency.py [--rounds 3 --profiled 400 --drifted 20 --history 300]
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ from selector.config import harness_digest, load_config  # noqa: E402
 from selector.store import Store  # noqa: E402
 
 BENCHMARKS = ["b1", "b2", "b3"]
-# what a `selector select` process imports: the CLI, then (lazily) selection, features, the bundle and its models
+# what a `selector select` process imports: the CLI, then (lazily) selection, features, the bundle (onnxruntime)
 SELECT_IMPORTS = "selector.cli, selector.selection, selector.selection_output, features.builder, models.bundle, models.design"
 MODEL, SCOPE = "xgboost", "pooled"  # `selector train`'s defaults
 CONFIG = """\
@@ -151,6 +157,28 @@ def make_store(store: Store, repository: Path, sha: str, binary: Path, profiled:
     return config, len(analysis.functions)
 
 
+def add_older_history(store: Store, ancestor: str, commits: int, seed: int = 7) -> None:
+    """`commits` older commits outside HEAD's ancestry, each with its commits row and its labels."""
+    rng = np.random.default_rng(seed)
+    row = store.read_one("commits", ancestor).iloc[0]
+    shas = [f"{rng.integers(2**63):016x}{i:024x}" for i in range(commits)]
+    for i, sha in enumerate(shas):
+        older = row.copy()
+        older["sha"], older["parents"], older["subject"] = sha, [shas[i - 1]] if i else [], f"older commit {i}"
+        older["author_time"] = row["author_time"] - pd.Timedelta(hours=commits - i)
+        store.write("commits", sha, pd.DataFrame([older]))
+        if not i:
+            continue
+        median_old = rng.normal(1e9, 1e6, len(BENCHMARKS))
+        effect = rng.normal(0, 0.02, len(BENCHMARKS))
+        store.write("labels", sha, pd.DataFrame({
+            "new": sha, "old": shas[i - 1], "benchmark": BENCHMARKS, "metric": "instructions", "hops": 1, "n_old": 3, "n_new": 3,
+            "median_old": median_old, "median_new": median_old * (1 + effect), "effect": effect,
+            "statistic": rng.uniform(0, 9, len(BENCHMARKS)), "p_value": rng.uniform(0, 1, len(BENCHMARKS)), "exact": False,
+            "label": np.abs(effect) > 0.03, "regression": effect > 0.03, "reason": "", "alpha": 0.05, "min_effect": 0.01,
+        }))
+
+
 def make_bundle(store: Store, config, newest: str, tuples: int = 1000, seed: int = 5) -> float:
     """Train the default model of `selector train` on a synthetic feature table, save the bundle where select looks."""
     rng = np.random.default_rng(seed)
@@ -182,6 +210,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profiled", type=int, default=400, help="functions in each benchmark's profile of the ancestor")
     parser.add_argument("--drifted", type=int, default=20, help="profiled functions whose code differs in the new binary")
+    parser.add_argument("--history", type=int, default=300, help="older stored commits, with labels, besides the ancestor")
     parser.add_argument("--binary", type=Path, default=None, help="another binary instead of libpython")
     arguments = parser.parse_args()
     subject = arguments.binary or libpython()
@@ -192,6 +221,7 @@ def main() -> None:
         shutil.copyfile(subject, binary)
         first, head = make_repository(repository)
         config, functions = make_store(store, repository, first, binary, arguments.profiled, arguments.drifted)
+        add_older_history(store, first, arguments.history)
         positives = make_bundle(store, config, first)
 
         select = [sys.executable, "-m", "selector", "select", "HEAD", "--repo", str(repository), "--store", str(store.root),
@@ -201,13 +231,19 @@ def main() -> None:
         def run_select() -> None:
             outputs.append(subprocess.run(select, capture_output=True, text=True, cwd=root))
 
+        def run_select_without_snapshots() -> None:
+            shutil.rmtree(Path(store.root) / "snapshots", ignore_errors=True)
+            run_select()
+
         def objdump() -> None:
             subprocess.run(["objdump", "-d", str(subject)], stdout=subprocess.DEVNULL, check=True)
 
         def imports(modules: str) -> None:
             subprocess.run([sys.executable, "-c", f"import {modules}"], check=True, cwd=root)
 
+        run_select()  # the snapshots any earlier select or collect leaves
         candidates = {"selector select": run_select, "objdump -d": objdump,
+                      "  select, no snapshots": run_select_without_snapshots,
                       "  import selector.cli": lambda: imports("selector.cli"),
                       "  all imports of select": lambda: imports(SELECT_IMPORTS),
                       "  analyse_binary": lambda: analyse_binary(binary)}
@@ -226,13 +262,13 @@ def main() -> None:
     theirs, ours = median(times["objdump -d"]), median(times["selector select"])
     print(f"binary         {subject} ({subject.stat().st_size / 2**20:.1f} MiB, {functions} functions)")
     print(f"set-up         ancestor {first[:10]} stored ({arguments.profiled} profiled functions x {len(BENCHMARKS)} benchmarks, "
-          f"{arguments.drifted} functions changed in the new binary); bundle {MODEL}/{SCOPE} on a synthetic table "
+          f"{arguments.drifted} functions changed in the new binary), {arguments.history} older commits with labels; bundle {MODEL}/{SCOPE} on a synthetic table "
           f"({positives:.0%} positive)")
     print(f"machine        {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
     print(f"select said    exit {outputs[-1].returncode}; " + "; ".join(
         f"{b['name']} {b['decision']} ({b['reason']})" for b in document["benchmarks"]))
-    print(f"               its own timer (inside the process, from after the CLI's imports; the lazy imports of "
-          f"features, skops, XGBoost included): {document['seconds']:.3f} s")
+    print(f"               its own timer (inside the process, from after the imports of the CLI and the selection "
+          f"module; the feature builder's and onnxruntime's imports included): {document['seconds']:.3f} s")
     print()
     print(f"{'candidate':24s} {'median s':>9s}  {'ratio to objdump':>16s}  rounds")
     for name in candidates:
