@@ -61,7 +61,8 @@ from selector.store import Store  # noqa: E402
 
 BENCHMARKS = ["b1", "b2", "b3"]
 # what a `selector select` process imports: the CLI, then (lazily) selection, features, the bundle (onnxruntime)
-SELECT_IMPORTS = "selector.cli, selector.selection, selector.selection_output, features.builder, models.bundle, models.design"
+SELECT_IMPORTS = ("selector.cli, selector.selection, selector.selection_output, features.builder, models.bundle, models.design, "
+                  "onnxruntime")
 MODEL, SCOPE = "xgboost", "pooled"  # `selector train`'s defaults
 CONFIG = """\
 [project]
