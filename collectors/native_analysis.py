@@ -16,7 +16,7 @@ import os
 from collectors.elf_file import read_elf_file
 from collectors.static_analysis import (
     FUNCTION_COLUMNS, OBJECT_COLUMNS, FunctionGroup, StaticAnalysis, name_functions, no_functions_error,
-    object_names, stripped_note,
+    object_names, stripped_note, table_of_rows,
 )
 
 try:
@@ -59,8 +59,6 @@ def run_core(path: str | os.PathLike[str]) -> tuple | None:
 def tabulate(path: str | os.PathLike[str], output: tuple) -> StaticAnalysis:
     """The tables of :class:`StaticAnalysis` from the core's output: names demangled and
     made unique by the helpers the Python implementation uses, rows in the same order."""
-    import pandas as pd
-
     path = str(path)
     symbol_source, digest, functions, objects = output
     if not functions:
@@ -68,11 +66,12 @@ def tabulate(path: str | os.PathLike[str], output: tuple) -> StaticAnalysis:
     object_name = object_names([(token, file, local) for token, file, local, *_ in objects])
     groups = [FunctionGroup(raw=raw, local=local, file=file) for raw, local, file, *_ in functions]
     name_functions(groups)
+    name_of, object_name_of = [group.name for group in groups].__getitem__, object_name.__getitem__
     function_rows = sorted(
         (
             group.name, group.raw, parts, address, size, instructions, fingerprint,
-            sorted({groups[i].name for i in callee_functions} | set(callee_stubs)),
-            sorted(object_name[i] for i in data_refs),
+            sorted(set(map(name_of, callee_functions)).union(callee_stubs)),
+            sorted(map(object_name_of, data_refs)),
             cold, group.local, group.file,
         )
         for group, (_, _, _, parts, address, size, instructions, fingerprint, callee_functions, callee_stubs, data_refs, cold)
@@ -83,8 +82,8 @@ def tabulate(path: str | os.PathLike[str], output: tuple) -> StaticAnalysis:
         for name, (token, _, _, address, size, section, writable, fingerprint) in zip(object_name, objects)
     )
     return StaticAnalysis(
-        functions=pd.DataFrame(function_rows, columns=FUNCTION_COLUMNS),
-        objects=pd.DataFrame(object_rows, columns=OBJECT_COLUMNS),
+        functions=table_of_rows(function_rows, FUNCTION_COLUMNS),
+        objects=table_of_rows(object_rows, OBJECT_COLUMNS),
         symbol_source=symbol_source,
         decoder=DECODER_NAME,
         content_digest=digest,

@@ -17,14 +17,12 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-import pandas as pd
-
 from collectors.address_resolver import AddressResolver, CodeRange, DataRange, References
 from collectors.decoder import Decoder, default_decoder
 from collectors.elf_image import R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT, ElfImage, Symbol
 from collectors.static_analysis import (
     FUNCTION_COLUMNS, OBJECT_COLUMNS, FunctionGroup, StaticAnalysis, name_functions, no_functions_error,
-    object_names, stripped_note,
+    object_names, stripped_note, table_of_rows,
 )
 from collectors.symbols import is_cold_part, parent_symbol, part_kind, reference_name
 
@@ -46,8 +44,8 @@ def analyse_in_python(path: str | os.PathLike[str], decoder: Decoder | None = No
     else:
         function_rows, object_rows = work.function_rows(range(len(functions))), work.object_rows(range(len(work.objects)))
     return StaticAnalysis(
-        functions=pd.DataFrame(function_rows, columns=FUNCTION_COLUMNS),
-        objects=pd.DataFrame(object_rows, columns=OBJECT_COLUMNS),
+        functions=table_of_rows(function_rows, FUNCTION_COLUMNS),
+        objects=table_of_rows(object_rows, OBJECT_COLUMNS),
         symbol_source=image.symbol_source,
         decoder=decoder.name,
         content_digest=image.content_digest(),

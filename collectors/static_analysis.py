@@ -110,6 +110,24 @@ def _native_wanted() -> bool:
     return os.environ.get("SELECTOR_NATIVE", "1") != "0"
 
 
+def table_of_rows(rows: list[tuple], columns: list[str]) -> pd.DataFrame:
+    """``pd.DataFrame(rows, columns=columns)``, built a column at a time: string columns
+    go through Arrow, ten times faster than pandas' own conversion to its string dtype
+    (a third of the time `select` spends tabulating libpython), with the same dtypes."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if not rows:
+        return pd.DataFrame(rows, columns=columns)
+    data = {}
+    for name, values in zip(columns, zip(*rows)):
+        if isinstance(values[0], str):
+            data[name] = pd.array(pa.array(values, pa.large_string()), dtype=pd.StringDtype("pyarrow", na_value=float("nan")))
+        else:
+            data[name] = list(values)
+    return pd.DataFrame(data, columns=columns)
+
+
 def stripped_note(path: str) -> str:
     return (
         f"{path}: no .symtab (stripped); only the exported functions of .dynsym are analysed. "
