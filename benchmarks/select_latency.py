@@ -26,7 +26,8 @@ train`: xgboost, pooled) on a small synthetic feature table, with the harness di
 `select` checks.  The decisions are printed, not asserted.
 
 `select` is timed with the store's snapshots of its small tables in place (any select
-or collect leaves them), and also with them deleted first, as after `selector record`.
+or collect leaves them), and also with them deleted first (a store written before
+snapshots existed, or by hand): then the whole commits and labels tables are read, a file per commit.
 Run: python benchmarks/select_latency.py [--rounds 3 --profiled 400 --drifted 20 --history 300]
 """
 

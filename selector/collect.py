@@ -126,6 +126,7 @@ def collect(
         _collect_in_pool(todo, arguments, jobs, summary, on_outcome)
     if config.benchmark:
         summary.labels = update_labels(store, config)
+    store.refresh_snapshots()
     return summary
 
 

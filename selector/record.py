@@ -64,4 +64,5 @@ def record(top: Path, config: Config, store: Store, revision: str, results: list
     if outcome.status != "ok":
         raise UserError(f"recording {commit.sha[:12]} failed: {outcome.reason}")
     labels = update_labels(store, config)
+    store.refresh_snapshots()
     return RecordResult(outcome, labels, 0 if imported is None else len(imported))

@@ -135,6 +135,13 @@ class Store:
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
             return None
 
+    def refresh_snapshots(self) -> None:
+        """Bring the snapshots of the small tables up to date (collect and record end with
+        this, so the next `select`, on the push path, does not pay for it)."""
+        if self._local:
+            for table in SNAPSHOT_TABLES:
+                self._read_snapshot(table)
+
     def _read_snapshot(self, table: str) -> pa.Table | None:
         """The whole of a small table from its snapshot, one file, when none of the table's
         files changed since the snapshot was made; else the files are read as usual and

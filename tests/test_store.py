@@ -114,3 +114,8 @@ def test_small_tables_are_read_from_a_snapshot_that_follows_every_change(tmp_pat
 
     snapshot.write_bytes(b"scribbled")  # a damaged snapshot is made again, never trusted
     assert store.read("commits").equals(by_files())
+
+    store.write("commits", "c6", pd.DataFrame({"sha": ["c6"], "parents": [["c5"]], "build_status": "ok"}))
+    store.refresh_snapshots()  # what collect and record end with
+    made = snapshot.stat().st_mtime_ns
+    assert "c6" in set(store.read("commits")["sha"]) and snapshot.stat().st_mtime_ns == made
