@@ -124,7 +124,7 @@ def save_bundle(directory: Path, fitted: list["FittedModel"], feature_names: lis
                             _sha256(staging / file), model.training_tuples, model.training_positives,
                             model.fallback, model.columns)
         inputs = (training_inputs or {}).get(model.benchmark)
-        portable = export_onnx(model.estimator, np.asarray(inputs, dtype=float)) if inputs is not None else None
+        portable = export_onnx(model.estimator, inputs) if inputs is not None else None
         if portable is not None:
             entry.portable_file = f"{_file_stem(model.benchmark)}.onnx"
             (staging / entry.portable_file).write_bytes(portable)

@@ -32,9 +32,10 @@ SCALE_KEY = "selector.max_abs_scale"  # metadata: the MaxAbsScaler's divisors, a
 OPSET = {"": 17, "ai.onnx.ml": 3}
 
 
-def export_onnx(estimator, X: np.ndarray) -> bytes | None:
+def export_onnx(estimator, X) -> bytes | None:
     """The ONNX form of a fitted (MaxAbsScaler, classifier) pipeline, or None when the
-    classifier has no converter or the result drifts from the estimator."""
+    classifier has no converter or the result drifts from the estimator on `X`, the
+    training inputs (in the form the estimator was fitted on: a DataFrame)."""
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import MaxAbsScaler
 
@@ -50,7 +51,7 @@ def export_onnx(estimator, X: np.ndarray) -> bytes | None:
     entry = model.metadata_props.add()
     entry.key, entry.value = SCALE_KEY, json.dumps(estimator.steps[0][1].scale_.tolist())
     data = model.SerializeToString()
-    if not np.all(np.abs(PortableModel(data).positive_scores(X) - expected) <= TOLERANCE):
+    if not np.all(np.abs(PortableModel(data).positive_scores(np.asarray(X, dtype=float)) - expected) <= TOLERANCE):
         return None
     return data
 
