@@ -229,13 +229,14 @@ class FeatureBuilder:
 
 
 def _joined(first: pd.Series, second: pd.Series) -> pd.Series:
-    """Two string columns as one, without leaving Arrow when both are Arrow-backed."""
-    if isinstance(first.dtype, pd.ArrowDtype) and isinstance(second.dtype, pd.ArrowDtype):
-        arrays = [column.array.__arrow_array__() for column in (first, second)]
-        kind = arrays[0].type if arrays[0].type == arrays[1].type else pa.large_string()
-        chunks = [chunk.cast(kind) for array in arrays for chunk in array.chunks]
-        return pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array(chunks, type=kind)))
-    return pd.concat([first.astype(object), second.astype(object)], ignore_index=True)
+    """Two string columns as one, without leaving Arrow when both are Arrow-backed (ArrowDtype,
+    or pandas' own string dtype, which is Arrow underneath)."""
+    arrays = [column.array.__arrow_array__() if hasattr(column.array, "__arrow_array__") else None for column in (first, second)]
+    if arrays[0] is None or arrays[1] is None:
+        return pd.concat([first.astype(object), second.astype(object)], ignore_index=True)
+    kind = arrays[0].type if arrays[0].type == arrays[1].type else pa.large_string()
+    chunks = [chunk.cast(kind) for array in arrays for chunk in array.chunks]
+    return pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array(chunks, type=kind)))
 
 
 def _as_list_array(column: pd.Series) -> pa.ListArray:
