@@ -13,8 +13,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import git
+if TYPE_CHECKING:
+    import git
+
 
 OK, FAILED = "ok", "failed"
 LOG_TAIL_LINES = 40
@@ -58,16 +61,22 @@ class Worktree:
         self._remove()
 
     def _remove(self) -> None:
+        from git import GitCommandError  # GitPython is imported by those who make worktrees
+
         try:
             self.repository.git.worktree("remove", "--force", str(self.path))
-        except git.GitCommandError:
+        except GitCommandError:
             shutil.rmtree(self.path, ignore_errors=True)
             self.repository.git.worktree("prune")
 
 
 def build_config_digest(repository: git.Repo, sha: str, patterns: list[str]) -> str:
     """Digest of the files that configure the build (Makefile, CMakeLists.txt, ...) at `sha`."""
-    listing = repository.git.ls_tree("-r", sha)
+    return config_files_digest(repository.git.ls_tree("-r", sha), patterns)
+
+
+def config_files_digest(listing: str, patterns: list[str]) -> str:
+    """Digest of the files of a ``git ls-tree -r`` listing whose names match `patterns`."""
     # One regex for all patterns: `select` runs this on every push, and on a tree of 100,000
     # files a fnmatch call per file and pattern takes a second.
     configures = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match if patterns else lambda name: None

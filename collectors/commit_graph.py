@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Callable, Mapping, Sequence
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    parents: tuple[str, ...]
+    author_time: datetime
+    subject: str
 
 
 def closest_ancestor(sha: str, parents: Mapping[str, Sequence[str]], usable: Callable[[str], bool]) -> tuple[str, int] | None:

@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import git
 
+from collectors.commit_graph import CommitInfo
 from collectors.errors import UserError
 
-
-@dataclass(frozen=True)
-class CommitInfo:
-    sha: str
-    parents: tuple[str, ...]
-    author_time: datetime
-    subject: str
+__all__ = ["CommitInfo", "open_repository", "select_commits"]
 
 
 def open_repository(path: str | os.PathLike[str]) -> git.Repo:

@@ -269,13 +269,13 @@ def _checkout(repository: Path, config_path: Path | None, store_location: str | 
 
 def _project(repository: Path, config_path: Path | None, store_location: str | None) -> tuple[Config, Store]:
     """(config, store) for commands that read the store: the repository need not be a git checkout."""
-    from collectors.git_history import open_repository
+    from collectors.git_plumbing import top_level
     from selector.config import find_config, load_config
     from selector.store import Store
 
     top = repository
     try:
-        top = Path(open_repository(repository).working_tree_dir)
+        top = top_level(repository)
     except UserError:
         if config_path is None or store_location is None:
             raise

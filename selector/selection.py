@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from collectors.builds import Worktree, build_config_digest, run_build, toolchain_version
+from collectors import git_plumbing
+from collectors.builds import Worktree, config_files_digest, run_build, toolchain_version
 from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
 from collectors.static_analysis import AnalysisInProgress, analyse_binary
@@ -91,14 +92,11 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     # and the store are read here: on the push path the two overlap.
     if binary is not None and analysis is None:
         analysis = AnalysisInProgress(binary)
-    from collectors.git_history import open_repository
-
-    repository = open_repository(top)
-    try:
-        commit = repository.commit(revision)
-    except Exception:
-        raise UserError(f"{revision!r} is not a commit of {top}") from None
-    sha = commit.hexsha
+    top = git_plumbing.top_level(top)
+    commit = git_plumbing.commit(top, revision)
+    if commit is None:
+        raise UserError(f"{revision!r} is not a commit of {top}")
+    sha = commit.sha
     notes: list[str] = []
     benchmarks = [b.name for b in config.benchmark]
     if not benchmarks:
@@ -106,17 +104,16 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
 
     stored = store.read("commits")
     stored_ok = stored[stored["build_status"] == "ok"] if len(stored) else stored
-    build_config = build_config_digest(repository, sha, config.build.config_files)
-    functions, objects, binary_label = _new_analysis(repository, config, store, sha, binary, stored_ok, build_config, notes,
-                                                     analysis)
+    build_config = config_files_digest(git_plumbing.tree_listing(top, sha), config.build.config_files)
+    functions, objects, binary_label = _new_analysis(top, config, store, sha, binary, stored_ok, build_config, notes, analysis)
 
     known = _KnownVersions(store, config, stored_ok)
-    parents = _parents(repository, sha, stored)
+    parents = _parents(top, sha, stored)
     if against:
-        try:
-            against_sha = repository.commit(against).hexsha
-        except Exception:
-            raise UserError(f"--against {against!r} is not a commit") from None
+        against_commit = git_plumbing.commit(top, against)
+        if against_commit is None:
+            raise UserError(f"--against {against!r} is not a commit")
+        against_sha = against_commit.sha
     pairs = {}
     for benchmark in benchmarks:
         if against:
@@ -144,8 +141,8 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     # Every stored commit, not only the ancestors: benchmark_recent_change_rate orders the
     # stored labels by their commits' times, as it does in training.
     commit_rows = stored[stored["sha"] != sha][["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]]
-    new_row = pd.DataFrame([{"sha": sha, "parents": [p.hexsha for p in commit.parents],
-                             "author_time": pd.Timestamp(commit.authored_datetime).tz_convert("UTC"), "build_status": "ok",
+    new_row = pd.DataFrame([{"sha": sha, "parents": list(commit.parents),
+                             "author_time": pd.Timestamp(commit.author_time).tz_convert("UTC"), "build_status": "ok",
                              "build_config": build_config, "toolchain": toolchain_version()}])
     history = History(
         commits=pd.concat([commit_rows, new_row], ignore_index=True),
@@ -191,7 +188,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, notes, time.monotonic() - started)
 
 
-def _new_analysis(repository, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pd.DataFrame,
+def _new_analysis(top: Path, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pd.DataFrame,
                   build_config: str, notes: list[str], in_progress: AnalysisInProgress | None):
     if in_progress is not None:  # the analysis of the given --binary, started before
         analysis = in_progress.result()
@@ -199,7 +196,9 @@ def _new_analysis(repository, config: Config, store: Store, sha: str, binary: Pa
         return analysis.functions, analysis.objects, str(binary)
     if len(stored_ok) and sha in set(stored_ok["sha"]) and store.has("functions", sha):
         return store.read_one("functions", sha), store.read_one("objects", sha), None
-    with Worktree(repository, sha) as checkout:
+    from collectors.git_history import open_repository
+
+    with Worktree(open_repository(top), sha) as checkout:
         build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout, build_config)
         if build.status != "ok":
             raise UserError(f"building {sha[:12]} failed ({build.reason}); pass --binary, or fix the build:\n{build.log_tail}")
@@ -238,12 +237,9 @@ class _KnownVersions:
         return found & set(self.profiles[commit]["benchmark"]) if self.profiling else found
 
 
-def _parents(repository, sha: str, stored: pd.DataFrame) -> dict[str, list[str]]:
+def _parents(top: Path, sha: str, stored: pd.DataFrame) -> dict[str, list[str]]:
     """Parents of `sha`'s ancestry from git (bounded), plus what the store knows."""
-    parents: dict[str, list[str]] = {}
-    for line in repository.git.rev_list("--parents", f"--max-count={MAX_WALK}", sha).splitlines():
-        commit, *its_parents = line.split()
-        parents[commit] = its_parents
+    parents = git_plumbing.ancestry(top, sha, MAX_WALK)
     if len(stored):
         for commit, its_parents in zip(stored["sha"], stored["parents"]):
             parents.setdefault(commit, list(its_parents))
