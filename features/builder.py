@@ -243,7 +243,7 @@ def _as_list_array(column: pd.Series) -> pa.ListArray:
     """The column as one Arrow list array: free when it is Arrow-backed (Store.read(arrow_dtypes=True))."""
     if isinstance(column.dtype, pd.ArrowDtype):
         return column.array.__arrow_array__().combine_chunks()
-    return pa.array(column.tolist())
+    return pa.array(column.to_numpy(dtype=object))  # lists or numpy arrays: Arrow takes both (tolist() was 3x slower)
 
 
 def _list_lengths(column: pd.Series) -> np.ndarray:
