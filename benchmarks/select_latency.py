@@ -278,6 +278,9 @@ def main() -> None:
         print(f"{name:24s} {value:9.3f}  {value / theirs:16.2f}  {', '.join(f'{t:.3f}' for t in times[name])}")
     print()
     print(f"selector select / objdump -d = {ours / theirs:.2f}  (target <= 1.0; median of {arguments.rounds} rounds)")
+    paired = sorted(a / b for a, b in zip(times["selector select"], times["objdump -d"]))
+    print(f"the same ratio round by round (this machine's speed changes by a third over seconds; a round runs "
+          f"both back to back): median {median(paired):.2f}, from {paired[0]:.2f} to {paired[-1]:.2f}")
     rest = ours - median(times["  all imports of select"]) - median(times["  analyse_binary"])
     print(f"the rest of select (model load, store reads, git, features, output): about {rest:.3f} s "
           "(select minus all its imports and the analysis, medians)")
