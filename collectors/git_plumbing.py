@@ -20,8 +20,8 @@ from collectors.errors import UserError
 
 def top_level(path: str | os.PathLike[str]) -> Path:
     """The top of the checkout that holds `path` (the error of ``open_repository`` otherwise)."""
-    result = _git(path, "rev-parse", "--show-toplevel", check=False)
-    if not Path(path).is_dir() or result.returncode != 0 or not result.stdout.strip():
+    result = _git(path, "rev-parse", "--show-toplevel", check=False) if Path(path).is_dir() else None
+    if result is None or result.returncode != 0 or not result.stdout.strip():
         raise UserError(f"{path}: not inside a git repository")
     return Path(result.stdout.strip())
 

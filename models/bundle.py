@@ -24,12 +24,11 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from models.portable import BORDERLINE, PortableModel, export_onnx
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from models.backtest import FittedModel

@@ -174,12 +174,12 @@ def collect_command(
     failed build is recorded with its log tail and collection goes on. Interrupted
     runs resume: commits already stored are not built again.
     """
-    from collectors.git_history import select_commits
+    from collectors.git_history import open_repository, select_commits
     from selector.collect import connect_scheduler
     from selector.collect_report import report_collection, run_collection
 
-    repo, top, config, store = _checkout(repository, config_path, store_location)
-    commits = select_commits(repo, revision, since=since, max_count=max_count, first_parent=first_parent)
+    top, config, store = _checkout(repository, config_path, store_location)
+    commits = select_commits(open_repository(top), revision, since=since, max_count=max_count, first_parent=first_parent)
     if not commits:
         raise UserError(f"no commits in {revision!r}" + (f" since {since}" if since else ""))
     if scheduler:
@@ -208,7 +208,7 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
 
     from selector.calibrate import calibrate
 
-    _, top, config, store = _checkout(repository, config_path, store_location)
+    top, config, store = _checkout(repository, config_path, store_location)
     with stderr.status("calibrating") as status:
         table = calibrate(top, config, store, revision, rounds,
                           on_round=lambda name, done: status.update(f"calibrating {name}: round {done}/{rounds}"))
@@ -256,15 +256,14 @@ def features_command(store_location: str, output: Path, output_format: str) -> N
 
 
 # ---------------------------------------------------------- backtest / train
-def _checkout(repository: Path, config_path: Path | None, store_location: str | None):
-    """(repo, top, config, store) for commands that work in a git checkout."""
-    from collectors.git_history import open_repository
+def _checkout(repository: Path, config_path: Path | None, store_location: str | None) -> tuple[Path, Config, Store]:
+    """(top, config, store) for commands that work in a git checkout."""
+    from collectors.git_plumbing import top_level
     from selector.config import find_config, load_config
     from selector.store import Store
 
-    repo = open_repository(repository)
-    top = Path(repo.working_tree_dir)
-    return repo, top, load_config(find_config(top, config_path)), Store(store_location or top / DEFAULT_STORE)
+    top = top_level(repository)
+    return top, load_config(find_config(top, config_path)), Store(store_location or top / DEFAULT_STORE)
 
 
 def _project(repository: Path, config_path: Path | None, store_location: str | None) -> tuple[Config, Store]:
@@ -466,7 +465,7 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
     analysis = None
     if binary is not None:
         # First of all: the compiled core analyses the binary on the other core while the
-        # imports below (pandas, pyarrow, GitPython) take their 0.6 s on this one.
+        # imports below (pandas, pyarrow, onnxruntime) take their 0.4-0.6 s on this one.
         from collectors.static_analysis import AnalysisInProgress
 
         analysis = AnalysisInProgress(binary)
@@ -565,6 +564,7 @@ def hook_run(strict: bool, run_benchmarks: bool, store_location: str | None, git
     pre-push lines on stdin. Advisory: exits 0 unless --strict and selector failed."""
     from selector.hook import pushed_commits
 
+    _on_the_push_path()
     lines = [] if sys.stdin.isatty() else sys.stdin.read().splitlines()
     commits = pushed_commits(lines, dict(os.environ))
     failed = False
@@ -576,7 +576,6 @@ def hook_run(strict: bool, run_benchmarks: bool, store_location: str | None, git
         except Exception as error:  # noqa: BLE001 - advisory: report, never block unless strict
             click.echo(f"selector: {error}", err=True)
             failed = True
-    _on_the_push_path()
     sys.exit(1 if strict and failed else 0)
 
 
@@ -600,7 +599,7 @@ def record_command(revision, repository, config_path, store_location, results, i
     """
     from selector.record import record
 
-    _, top, config, store = _checkout(repository, config_path, store_location)
+    top, config, store = _checkout(repository, config_path, store_location)
     with stderr.status(f"recording {revision}"):
         result = record(top, config, store, revision, list(results), import_format, force)
     labels = result.labels.per_benchmark

@@ -61,7 +61,7 @@ def _filesystem(location: str) -> tuple[pafs.FileSystem, str, bool]:
 
 class Store:
     def __init__(self, location: str | os.PathLike[str]) -> None:
-        self.fs, self.root, self._is_local = _filesystem(str(location))
+        self.fs, self.root, self._local = _filesystem(str(location))
         self.location = self.root if self._local else str(location)
         self.fs.create_dir(self.root, recursive=True)
 
@@ -85,9 +85,13 @@ class Store:
 
     def keys(self, table: str) -> list[str]:
         _check_table(table)
+        return [info.base_name[: -len(SUFFIX)] for info in self._table_files(table)]
+
+    def _table_files(self, table: str) -> list[pafs.FileInfo]:
+        """The table's files, by name (temporaries left out)."""
         found = self.fs.get_file_info(pafs.FileSelector(f"{self.root}/{table}", allow_not_found=True))
-        names = (info.base_name for info in found)
-        return sorted(n[: -len(SUFFIX)] for n in names if n.endswith(SUFFIX) and TEMPORARY not in n)
+        return sorted((info for info in found if info.base_name.endswith(SUFFIX) and TEMPORARY not in info.base_name),
+                      key=lambda info: info.base_name)
 
     def read(self, table: str, keys: list[str] | None = None, arrow_dtypes: bool = False) -> pd.DataFrame:
         """All rows of a table (or of the given keys), one DataFrame.
@@ -117,10 +121,6 @@ class Store:
         if arrow_dtypes:
             return combined.to_pandas(types_mapper=_arrow_backed)
         return combined.to_pandas()
-
-    @property
-    def _local(self) -> bool:
-        return self._is_local
 
     def _read_local(self, table: str, keys: list[str]) -> pa.Table | None:
         """Many local files as one Arrow dataset: footers and pages are read by Arrow's
@@ -156,9 +156,7 @@ class Store:
         The snapshot names the files it holds (name, size, modification time), so a file
         written or rewritten since is never missed.  None when the table is empty or a
         file is bad (the per-file reader then names it)."""
-        found = self.fs.get_file_info(pafs.FileSelector(f"{self.root}/{table}", allow_not_found=True))
-        files = sorted((info for info in found if info.base_name.endswith(SUFFIX) and TEMPORARY not in info.base_name),
-                       key=lambda info: info.base_name)
+        files = self._table_files(table)
         if not files:
             return None
         signature = hashlib.sha256("\n".join(f"{i.base_name} {i.size} {i.mtime_ns}" for i in files).encode()).hexdigest().encode()

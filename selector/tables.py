@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 FORMATS = ("text", "json")
 
 
-
 class _Console:
     """A rich Console made when first used: JSON output (`select --format json` in CI)
     never needs rich, which takes 30 ms to import."""
@@ -55,12 +54,11 @@ def print_json(document: Any) -> None:
 
 
 def print_table(frame: pd.DataFrame, title: str | None = None, justify: dict[str, str] | None = None) -> None:
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
     from rich.table import Table
 
     table = Table(title=title, title_justify="left", header_style="bold")
     justify = justify or {}
-    from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
     for column in frame.columns:
         numeric = is_numeric_dtype(frame[column]) and not is_bool_dtype(frame[column])
         table.add_column(str(column), justify=justify.get(column, "right" if numeric else "left"), overflow="fold")
