@@ -108,6 +108,39 @@ def test_github_actions_outputs(project, tmp_path):
     assert lines["any"] == "true" and "| checksum | run |" in summary.read_text()
 
 
+def test_a_given_binary_decides_as_the_commit_built_by_select(project, tmp_path):
+    """--binary, the CI and hook path (analysed by the compiled core while Python imports),
+    gives the decisions select gives when it builds the commit itself; a file that is not
+    a usable binary is a one-line error, and nothing stored is touched."""
+    from tests.test_binary_errors import assert_one_line_error
+
+    root = project
+    git(root, "checkout", "-q", "hot")
+    checkout = tmp_path / "checkout"
+    git(root, "worktree", "add", "-q", "--detach", str(checkout), "hot")
+    subprocess.run(["make", "-s", "prog"], cwd=checkout, check=True, capture_output=True)
+    built = tmp_path / "prog"
+    shutil.copy(checkout / "prog", built)
+    git(root, "worktree", "remove", "--force", str(checkout))
+
+    _, by_select = _select(root)
+    status, given = _select(root, "HEAD", "--binary", str(built))
+    assert status == 0 and given["binary"] == str(built) and given["run"] == by_select["run"]
+    assert [(b["name"], b["decision"], b["probability"], b["drivers"]) for b in given["benchmarks"]] == \
+        [(b["name"], b["decision"], b["probability"], b["drivers"]) for b in by_select["benchmarks"]]
+
+    def stored() -> dict:
+        store = root / ".selector"
+        return {str(path.relative_to(store)): (path.stat().st_size, path.stat().st_mtime_ns) for path in store.rglob("*.parquet")}
+
+    before = stored()
+    text = tmp_path / "notes.txt"
+    text.write_text("not a program\n")
+    assert_one_line_error(cli("select", "--repo", str(root), "--binary", str(text)), "not an ELF file")
+    assert_one_line_error(cli("select", "--repo", str(root), "--binary", str(tmp_path / "missing")), "no such file")
+    assert stored() == before
+
+
 def test_missing_model_or_ancestor_means_run(project, tmp_path):
     root = project
     git(root, "checkout", "-q", "comment")
