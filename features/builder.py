@@ -3,22 +3,30 @@
 Work is shared as far as it goes: each commit's function table becomes sorted integer
 arrays once; each (c_n, c_o) pair is compared once for all benchmarks; each (c_o, b)
 profile is ranked once.  Set operations run on sorted numpy arrays.
+
+The history is read as Arrow tables (DataFrames are converted): `selector select`
+builds its few rows with this same code without importing pandas, so what the model
+sees on a push is computed exactly as what it was trained on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
-from features.history import History, group_indices, name_codes
-from features.tuples import TUPLE_KEYS
+from features.history import History, as_arrow, group_indices, group_pair_indices, name_codes
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ALLOCATOR_CALLEES = frozenset(ALLOCATORS | {f"{name}@plt" for name in ALLOCATORS})
+PROFILE_VALUES = ("calls", "self_instructions", "inclusive_instructions", "samples")
+TIME_UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 
 
 @dataclass
@@ -34,46 +42,49 @@ class _CommitTable:
 class FeatureBuilder:
     def __init__(self, history: History) -> None:
         self.history = history
-        functions = history.functions
-        in_binary = history.profiles[history.profiles["in_binary"].astype(bool)] if len(history.profiles) else history.profiles
+        functions = as_arrow(history.functions)
+        profiles = as_arrow(history.profiles)
+        in_binary = profiles.filter(pc.fill_null(profiles["in_binary"].cast(pa.bool_()), False)) if profiles.num_rows else profiles
         # Functions and profiled names are numbered together in name order, so that "the lower
         # code" (ties among the hottest functions) means the same function whichever commits
         # were loaded: training loads them all, `select` a few.
-        profiled = in_binary["function"] if len(in_binary) else functions["name"].iloc[:0]
+        profiled = in_binary["function"] if in_binary.num_rows else pa.chunked_array([], pa.large_string())
         codes, self.names = name_codes(_joined(functions["name"], profiled), sort=True)
-        function_codes, self._profile_codes = codes[: len(functions)], codes[len(functions):]
-        self._in_binary = in_binary
+        function_codes, self._profile_codes = codes[: functions.num_rows], codes[functions.num_rows:]
         self._commits = self._commit_tables(functions, function_codes)
-        objects = history.objects
-        self._object_rows = group_indices(objects["commit"]) if len(objects) else {}
-        self._object_names = objects["name"].to_numpy() if len(objects) else np.zeros(0, dtype=object)
-        self._object_fingerprints = objects["fingerprint"].to_numpy() if len(objects) else np.zeros(0, dtype=object)
-        commits = history.commits.set_index("sha")
-        times = pd.to_datetime(commits["author_time"], utc=True)
-        self._seconds = ((times - pd.Timestamp(0, tz="UTC")).dt.total_seconds()).to_dict()  # plain floats: fast lookups
-        self._config = (commits["build_config"].astype(str) + "|" + commits["toolchain"].astype(str)).to_dict()
-        self._noise = self._noise_table(history.measurements)
-        self._recent = self._recent_labels(history.labels)
-        self._allocator_calls = self._allocator_table(history.profiles)
+        objects = as_arrow(history.objects)
+        self._object_rows = group_indices(objects["commit"]) if objects.num_rows else {}
+        self._object_names = _objects(objects, "name")
+        self._object_fingerprints = _objects(objects, "fingerprint")
+        commits = as_arrow(history.commits)
+        shas = commits["sha"].to_pylist()
+        self._seconds = dict(zip(shas, _epoch_seconds(commits["author_time"]).tolist()))  # plain floats: fast lookups
+        self._config = {sha: f"{config}|{toolchain}" for sha, config, toolchain in
+                        zip(shas, commits["build_config"].to_pylist(), commits["toolchain"].to_pylist())}
+        self._noise = self._noise_table(as_arrow(history.measurements))
+        self._recent = self._recent_labels(as_arrow(history.labels))
+        self._allocator_calls = self._allocator_table(profiles)
         self._pairs: dict[tuple[str, str], PairDiff] = {}
         self._profiles: dict[tuple[str, str], ProfileView] = {}
-        self._profile_rows = dict(in_binary.groupby(["commit", "benchmark"]).indices) if len(in_binary) else {}
+        self._profile_rows = group_pair_indices(in_binary["commit"], in_binary["benchmark"]) if in_binary.num_rows else {}
         # calls, self instructions, inclusive instructions, samples: one float matrix, missing = 0
         self._profile_values = np.column_stack([
-            pd.to_numeric(in_binary[column], errors="coerce").fillna(0).to_numpy(float) if column in in_binary else np.zeros(len(in_binary))
-            for column in ("calls", "self_instructions", "inclusive_instructions", "samples")
-        ]) if len(in_binary) else np.zeros((0, 4))
+            _floats(in_binary[column]) if column in in_binary.column_names else np.zeros(in_binary.num_rows)
+            for column in PROFILE_VALUES
+        ]) if in_binary.num_rows else np.zeros((0, len(PROFILE_VALUES)))
 
     # ----------------------------------------------------------- per commit
     @staticmethod
-    def _commit_tables(functions: pd.DataFrame, codes: np.ndarray) -> dict[str, _CommitTable]:
+    def _commit_tables(functions: pa.Table, codes: np.ndarray) -> dict[str, _CommitTable]:
+        if not functions.num_rows:
+            return {}
         fingerprints, _ = name_codes(functions["fingerprint"])
-        instructions = functions["instructions"].to_numpy(np.int64)
+        instructions = functions["instructions"].to_numpy().astype(np.int64)
         calls_allocator = _any_in_lists(functions["callees"], ALLOCATOR_CALLEES)
-        data_refs = functions["data_refs"]
+        data_refs = _as_list_array(functions["data_refs"])
         has_refs = _list_lengths(data_refs) > 0
         referencing = np.flatnonzero(has_refs)
-        refs_by_row = dict(zip(referencing.tolist(), (tuple(refs) for refs in data_refs.iloc[referencing])))
+        refs_by_row = dict(zip(referencing.tolist(), map(tuple, data_refs.take(pa.array(referencing)).to_pylist())))
         tables = {}
         for commit, index in group_indices(functions["commit"]).items():
             order = index[np.argsort(codes[index], kind="stable")]
@@ -86,33 +97,46 @@ class FeatureBuilder:
         return tables
 
     @staticmethod
-    def _noise_table(measurements: pd.DataFrame) -> dict[tuple[str, str], float]:
-        if measurements.empty:
+    def _noise_table(measurements: pa.Table) -> dict[tuple[str, str], float]:
+        """Coefficient of variation of each (commit, benchmark)'s measured runs (0 for one run)."""
+        if not measurements.num_rows:
             return {}
-        good = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]
-        stats = good.groupby(["commit", "benchmark"])["value"].agg(["mean", "std"])
-        cv = (stats["std"].fillna(0.0) / stats["mean"].where(stats["mean"] != 0)).fillna(0.0)
-        return cv.to_dict()
+        good = measurements.filter(pc.and_(pc.greater_equal(measurements["repetition"], 0),
+                                           pc.equal(measurements["status"], "ok")))
+        values = _floats(good["value"], missing=np.nan)
+        noise = {}
+        for key, rows in group_pair_indices(good["commit"], good["benchmark"]).items():
+            runs = values[rows]
+            runs = runs[~np.isnan(runs)]
+            mean = runs.mean() if len(runs) else np.nan
+            std = runs.std(ddof=1) if len(runs) > 1 else 0.0
+            noise[key] = float(std / mean) if mean and np.isfinite(mean) else 0.0
+        return noise
 
-    def _recent_labels(self, labels: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    def _recent_labels(self, labels: pa.Table) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per benchmark: author times of labelled new commits (sorted) and the running count of positives."""
-        if labels.empty:
+        if not labels.num_rows:
             return {}
-        known = labels[labels["label"].notna()]
+        known = labels.filter(pc.is_valid(labels["label"]))
+        new = known["new"].to_pylist()
+        label = known["label"].cast(pa.bool_()).to_numpy(zero_copy_only=False).astype(bool)
         recent = {}
-        for benchmark, group in known.groupby("benchmark"):
-            times = np.array([self._seconds.get(sha, np.nan) for sha in group["new"]])
+        for benchmark, rows in group_indices(known["benchmark"]).items():
+            times = np.array([self._seconds.get(new[row], np.nan) for row in rows.tolist()])
             order = np.argsort(times, kind="stable")
-            positives = np.concatenate([[0], np.cumsum(group["label"].astype(bool).to_numpy()[order])])
+            positives = np.concatenate([[0], np.cumsum(label[rows][order])])
             recent[benchmark] = (times[order], positives)
         return recent
 
     @staticmethod
-    def _allocator_table(profiles: pd.DataFrame) -> dict[tuple[str, str], float]:
-        if profiles.empty:
+    def _allocator_table(profiles: pa.Table) -> dict[tuple[str, str], float]:
+        if not profiles.num_rows:
             return {}
-        allocating = profiles[profiles["function"].isin(ALLOCATORS)]
-        return allocating.groupby(["commit", "benchmark"])["calls"].sum().astype(float).to_dict()
+        allocating = profiles.filter(pc.fill_null(pc.is_in(profiles["function"].cast(pa.large_string()),
+                                                           value_set=pa.array(sorted(ALLOCATORS), pa.large_string())), False))
+        calls = _floats(allocating["calls"])
+        return {key: float(calls[rows].sum()) for key, rows in
+                group_pair_indices(allocating["commit"], allocating["benchmark"]).items()}
 
     def _objects_of(self, commit: str) -> dict[str, str]:
         rows = self._object_rows.get(commit, ())
@@ -202,61 +226,92 @@ class FeatureBuilder:
         start = max(0, end - RECENT_LABELS)
         return (positives[end] - positives[start]) / (end - start) if end > start else 0.0
 
-    def table(self, tuples: pd.DataFrame) -> pd.DataFrame:
-        """The feature table of `tuples` (new, old, benchmark, hops, and optionally `profiled`: see
-        :meth:`view`), with the label when one is stored."""
+    def rows(self, tuples: Iterable[tuple[str, str, str, int, str | None]]) -> list[list[float]]:
+        """The catalogue's features, in its order, of each (new, old, benchmark, hops, profiled)
+        tuple (profiled: see :meth:`view`; None for `old`)."""
         pair_features = [f for f in CATALOGUE if f.per_pair]
         tuple_features = [f for f in CATALOGUE if not f.per_pair]
         pair_values: dict[tuple[str, str], dict[str, float]] = {}
         rows = []
-        profiled = tuples["profiled"] if "profiled" in tuples else pd.Series([None] * len(tuples), index=tuples.index)
-        for (new, old, benchmark, hops), known in zip(tuples[[*TUPLE_KEYS, "hops"]].itertuples(index=False), profiled):
+        for new, old, benchmark, hops, known in tuples:
             view = self.view(new, old, benchmark, hops, known)
             if (new, old) not in pair_values:
                 pair_values[(new, old)] = {f.name: f.compute(view) for f in pair_features}
             values = {**pair_values[(new, old)], **{f.name: f.compute(view) for f in tuple_features}}
             rows.append([values[f.name] for f in CATALOGUE])
+        return rows
+
+    def table(self, tuples: pd.DataFrame) -> pd.DataFrame:
+        """The feature table of `tuples` (new, old, benchmark, hops, and optionally `profiled`: see
+        :meth:`view`), with the label when one is stored."""
+        import pandas as pd
+
+        from features.tuples import TUPLE_KEYS
+
+        profiled = tuples["profiled"] if "profiled" in tuples else [None] * len(tuples)
+        keys = tuples[[*TUPLE_KEYS, "hops"]].itertuples(index=False)
+        rows = self.rows((new, old, benchmark, hops, known) for (new, old, benchmark, hops), known in zip(keys, profiled))
         features = pd.DataFrame(rows, columns=[f.name for f in CATALOGUE], index=tuples.index)
         table = pd.concat([tuples[[*TUPLE_KEYS, "hops"]].rename(columns={"hops": "tuple_hops"}), features], axis=1)
         labels = self.history.labels
         if len(labels):
-            known = labels[[*TUPLE_KEYS, "label"]].rename(columns={"new": "new", "old": "old"})
-            table = table.merge(known, on=TUPLE_KEYS, how="left")
+            if not isinstance(labels, pd.DataFrame):
+                labels = labels.to_pandas()
+            table = table.merge(labels[[*TUPLE_KEYS, "label"]], on=TUPLE_KEYS, how="left")
         else:
             table["label"] = pd.NA
         table["label"] = table["label"].astype("boolean")
         return table.drop(columns=["tuple_hops"])
 
 
-def _joined(first: pd.Series, second: pd.Series) -> pd.Series:
-    """Two string columns as one, without leaving Arrow when both are Arrow-backed (ArrowDtype,
-    or pandas' own string dtype, which is Arrow underneath)."""
-    arrays = [column.array.__arrow_array__() if hasattr(column.array, "__arrow_array__") else None for column in (first, second)]
-    if arrays[0] is None or arrays[1] is None:
-        return pd.concat([first.astype(object), second.astype(object)], ignore_index=True)
-    kind = arrays[0].type if arrays[0].type == arrays[1].type else pa.large_string()
-    chunks = [chunk.cast(kind) for array in arrays for chunk in array.chunks]
-    return pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array(chunks, type=kind)))
+def _joined(first: pa.ChunkedArray, second: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Two string columns as one (string and large_string alike; an empty column may be typed null)."""
+    chunks = [chunk.cast(pa.large_string()) for column in (first, second) for chunk in column.chunks]
+    return pa.chunked_array(chunks, type=pa.large_string())
 
 
-def _as_list_array(column: pd.Series) -> pa.ListArray:
-    """The column as one Arrow list array: free when it is Arrow-backed (Store.read(arrow_dtypes=True))."""
-    if isinstance(column.dtype, pd.ArrowDtype):
-        return column.array.__arrow_array__().combine_chunks()
-    return pa.array(column.to_numpy(dtype=object))  # lists or numpy arrays: Arrow takes both (tolist() was 3x slower)
+def _objects(objects: pa.Table, column: str) -> np.ndarray:
+    if not objects.num_rows:
+        return np.zeros(0, dtype=object)
+    values = np.empty(objects.num_rows, dtype=object)
+    values[:] = objects[column].to_pylist()
+    return values
 
 
-def _list_lengths(column: pd.Series) -> np.ndarray:
-    return pc.list_value_length(_as_list_array(column)).fill_null(0).to_numpy(zero_copy_only=False)
+def _epoch_seconds(times: pa.ChunkedArray) -> np.ndarray:
+    """Seconds since the epoch of a timestamp column (a naive timestamp is taken as UTC, as pandas does)."""
+    if pa.types.is_timestamp(times.type):
+        return times.cast(pa.int64()).to_numpy(zero_copy_only=False).astype(float) / TIME_UNITS[times.type.unit]
+    if pa.types.is_date(times.type):
+        return _epoch_seconds(times.cast(pa.timestamp("s")))
+    raise TypeError(f"author_time must be a timestamp, not {times.type}")
 
 
-def _any_in_lists(column: pd.Series, values: frozenset[str]) -> np.ndarray:
+def _floats(column: pa.ChunkedArray, missing: float = 0.0) -> np.ndarray:
+    """A numeric column as float64, nulls and NaN as `missing`."""
+    values = column.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(float)
+    return np.where(np.isnan(values), missing, values)
+
+
+def _as_list_array(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one Arrow list array (an all-empty column may arrive typed list<null>, or null)."""
+    lists = column.combine_chunks()
+    if pa.types.is_null(lists.type):
+        return pa.array([[]] * len(lists), pa.list_(pa.string()))
+    return lists
+
+
+def _list_lengths(lists: pa.Array) -> np.ndarray:
+    return pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False)
+
+
+def _any_in_lists(column: pa.ChunkedArray, values: frozenset[str]) -> np.ndarray:
     """Per row of a column of string lists: does the list hold any of `values`? (vectorized in Arrow)"""
     lists = _as_list_array(column)
     flat = pc.list_flatten(lists).cast(pa.string())  # lists that are all empty arrive typed list<null>
     hits = pc.is_in(flat, value_set=pa.array(sorted(values), type=pa.string())).fill_null(False).to_numpy(zero_copy_only=False)
     parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
-    return np.bincount(parents[hits], minlength=len(column)) > 0
+    return np.bincount(parents[hits], minlength=len(lists)) > 0
 
 
 def build_feature_table(history: History, tuples: pd.DataFrame) -> pd.DataFrame:

@@ -1,32 +1,43 @@
-"""The collected history in the form the feature builder reads: plain DataFrames.
+"""The collected history in the form the feature builder reads.
 
-The selector layer loads them from the store (:func:`selector.tuples_io.load_history`);
-tests and the synthetic benchmark build them directly.  Nothing here reads files.
+Training loads it from the store as DataFrames (:func:`selector.feature_table.load_history`);
+`selector select` hands over the Arrow tables it read, because importing pandas would
+cost more than the rest of a selection.  The feature builder reads both (as Arrow, see
+:func:`as_arrow`); the methods here that enumerate tuples are for training and take
+DataFrames.  Tests and the synthetic benchmark build histories directly.  Nothing here
+reads files.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
 class History:
+    """The tables, as DataFrames or Arrow tables (the tuple methods below need DataFrames)."""
+
     commits: pd.DataFrame  # sha, parents, author_time, build_status, build_config, toolchain
     functions: pd.DataFrame  # commit, name, fingerprint, instructions, callees, data_refs
     objects: pd.DataFrame  # commit, name, fingerprint
     profiles: pd.DataFrame  # commit, benchmark, function, in_binary, calls, self_instructions, inclusive_instructions, samples
     measurements: pd.DataFrame  # commit, benchmark, repetition, status, value
     labels: pd.DataFrame  # new, old, benchmark, label, ...
-    _codes: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("objects", "profiles", "measurements", "labels"):
             if getattr(self, name) is None:
+                import pandas as pd
+
                 setattr(self, name, pd.DataFrame())
 
     @property
@@ -58,18 +69,37 @@ def _pairs(frame: pd.DataFrame) -> set[tuple[str, str]]:
     return set(zip(unique["commit"].tolist(), unique["benchmark"].tolist()))
 
 
-def name_codes(names: pd.Series, sort: bool = False) -> tuple[np.ndarray, pd.Index]:
+def as_arrow(frame: "pd.DataFrame | pa.Table | None") -> pa.Table:
+    """A table of the history as Arrow: the feature builder reads Arrow, so that `select`
+    can hand it what it read from the store without importing pandas (0.3-0.5 s on every
+    push); training hands it DataFrames, converted here (Arrow-backed columns at no cost)."""
+    if frame is None:
+        return pa.table({})
+    if isinstance(frame, pa.Table):
+        return frame
+    if not len(frame.columns):
+        return pa.table({})
+    with warnings.catch_warnings():
+        # pyarrow reads tz-aware columns through Series.values, which pandas 3.1 deprecates
+        # (pyarrow's to mend); the values it reads are the right UTC instants.
+        warnings.filterwarnings("ignore", message="Series.values returning an ndarray that drops timezone")
+        return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def name_codes(names: pa.Array | pa.ChunkedArray, sort: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes for names (or any strings), so set operations between commits run on
-    sorted int arrays.  Arrow-backed columns (Store.read(arrow_dtypes=True)) are encoded by
-    Arrow, about four times faster than pd.factorize on millions of strings.
+    sorted int arrays, and the distinct names (an object array: ``names[code]``).  Arrow
+    encodes them, about four times faster than pd.factorize on millions of strings;
+    missing names get -1.
 
     With `sort`, codes follow the names' order, so "the lower code" means the same
     function in any history: ties broken by code then do not depend on which commits
     were loaded (training loads them all, `select` a few)."""
-    if not isinstance(names.dtype, pd.ArrowDtype):
-        codes, uniques = pd.factorize(names, sort=sort)
-        return codes.astype(np.int64), uniques
-    encoded = pc.dictionary_encode(names.array.__arrow_array__()).combine_chunks()
+    if not len(names):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+    encoded = pc.dictionary_encode(names)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()  # one dictionary for all chunks
     codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     dictionary = encoded.dictionary
     if sort and len(dictionary):
@@ -78,15 +108,28 @@ def name_codes(names: pd.Series, sort: bool = False) -> tuple[np.ndarray, pd.Ind
         position[order] = np.arange(len(order))
         codes = np.where(codes >= 0, position[np.maximum(codes, 0)], -1)
         dictionary = dictionary.take(pa.array(order))
-    return codes, pd.Index(dictionary.to_pylist(), dtype=object)
+    uniques = np.empty(len(dictionary), dtype=object)
+    uniques[:] = dictionary.to_pylist()
+    return codes, uniques
 
 
-def group_indices(keys: pd.Series) -> dict:
-    """Row positions of each distinct key, as ``DataFrame.groupby(...).indices`` gives them."""
-    if not isinstance(keys.dtype, pd.ArrowDtype):
-        return dict(keys.groupby(keys, sort=False).indices) if len(keys) else {}
+def group_indices(keys: pa.Array | pa.ChunkedArray) -> dict:
+    """Row positions of each distinct key, in row order (as ``DataFrame.groupby(...).indices``)."""
     codes, uniques = name_codes(keys)
+    return {uniques[code]: rows for code, rows in _groups(codes).items()}
+
+
+def group_pair_indices(first: pa.Array | pa.ChunkedArray, second: pa.Array | pa.ChunkedArray) -> dict:
+    """Row positions of each distinct (first, second) key, in row order."""
+    first_codes, first_uniques = name_codes(first)
+    second_codes, second_uniques = name_codes(second)
+    width = max(len(second_uniques), 1)
+    combined = np.where((first_codes >= 0) & (second_codes >= 0), first_codes * width + second_codes, -1)
+    return {(first_uniques[code // width], second_uniques[code % width]): rows for code, rows in _groups(combined).items()}
+
+
+def _groups(codes: np.ndarray) -> dict[int, np.ndarray]:
     order = np.argsort(codes, kind="stable")
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
     groups = np.split(order, bounds) if len(order) else []
-    return {uniques[codes[group[0]]]: group for group in groups if codes[group[0]] >= 0}
+    return {int(codes[group[0]]): group for group in groups if codes[group[0]] >= 0}
