@@ -14,10 +14,7 @@ from __future__ import annotations
 import os
 
 from collectors.elf_file import read_elf_file
-from collectors.static_analysis import (
-    FUNCTION_COLUMNS, OBJECT_COLUMNS, FunctionGroup, StaticAnalysis, name_functions, no_functions_error,
-    object_names, stripped_note, table_of_rows,
-)
+from collectors.static_analysis import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
 
 try:
     from collectors import _native
@@ -82,8 +79,8 @@ def tabulate(path: str | os.PathLike[str], output: tuple) -> StaticAnalysis:
         for name, (token, _, _, address, size, section, writable, fingerprint) in zip(object_name, objects)
     )
     return StaticAnalysis(
-        functions=table_of_rows(function_rows, FUNCTION_COLUMNS),
-        objects=table_of_rows(object_rows, OBJECT_COLUMNS),
+        function_rows=function_rows,
+        object_rows=object_rows,
         symbol_source=symbol_source,
         decoder=DECODER_NAME,
         content_digest=digest,

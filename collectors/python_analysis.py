@@ -20,10 +20,7 @@ from dataclasses import dataclass
 from collectors.address_resolver import AddressResolver, CodeRange, DataRange, References
 from collectors.decoder import Decoder, default_decoder
 from collectors.elf_image import R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT, ElfImage, Symbol
-from collectors.static_analysis import (
-    FUNCTION_COLUMNS, OBJECT_COLUMNS, FunctionGroup, StaticAnalysis, name_functions, no_functions_error,
-    object_names, stripped_note, table_of_rows,
-)
+from collectors.static_analysis import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
 from collectors.symbols import is_cold_part, parent_symbol, part_kind, reference_name
 
 
@@ -44,8 +41,8 @@ def analyse_in_python(path: str | os.PathLike[str], decoder: Decoder | None = No
     else:
         function_rows, object_rows = work.function_rows(range(len(functions))), work.object_rows(range(len(work.objects)))
     return StaticAnalysis(
-        functions=table_of_rows(function_rows, FUNCTION_COLUMNS),
-        objects=table_of_rows(object_rows, OBJECT_COLUMNS),
+        function_rows=function_rows,
+        object_rows=object_rows,
         symbol_source=image.symbol_source,
         decoder=decoder.name,
         content_digest=image.content_digest(),

@@ -17,6 +17,7 @@ import os
 from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from collectors.errors import BinaryError
@@ -24,6 +25,7 @@ from collectors.symbols import demangle
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
     from collectors.decoder import Decoder
     from collectors.elf_image import Symbol
@@ -37,12 +39,32 @@ OBJECT_COLUMNS = ["name", "raw_name", "address", "size", "section", "writable", 
 
 @dataclass
 class StaticAnalysis:
-    functions: pd.DataFrame
-    objects: pd.DataFrame
+    """The analysis of one binary: its rows (FUNCTION_COLUMNS, OBJECT_COLUMNS), tabulated on
+    demand as DataFrames (``functions``, ``objects``) or as Arrow tables (``function_table``,
+    ``object_table``: what `selector select` reads, without importing pandas)."""
+
+    function_rows: list[tuple]
+    object_rows: list[tuple]
     symbol_source: str
     decoder: str
     content_digest: str  # see ElfImage.content_digest: equal digests, equal analyses
     notes: list[str] = field(default_factory=list)
+
+    @cached_property
+    def functions(self) -> pd.DataFrame:
+        return table_of_rows(self.function_rows, FUNCTION_COLUMNS)
+
+    @cached_property
+    def objects(self) -> pd.DataFrame:
+        return table_of_rows(self.object_rows, OBJECT_COLUMNS)
+
+    @cached_property
+    def function_table(self) -> pa.Table:
+        return arrow_table_of_rows(self.function_rows, FUNCTION_COLUMNS)
+
+    @cached_property
+    def object_table(self) -> pa.Table:
+        return arrow_table_of_rows(self.object_rows, OBJECT_COLUMNS)
 
 
 def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None, jobs: int = 1) -> StaticAnalysis:
@@ -126,6 +148,18 @@ def table_of_rows(rows: list[tuple], columns: list[str]) -> pd.DataFrame:
         else:
             data[name] = list(values)
     return pd.DataFrame(data, columns=columns)
+
+
+def arrow_table_of_rows(rows: list[tuple], columns: list[str]) -> pa.Table:
+    """The Arrow table of :func:`table_of_rows`: string columns large_string, as pandas'
+    string dtype stores them, so the table concatenates with stored ones as it is."""
+    import pyarrow as pa
+
+    if not rows:
+        return pa.table({name: pa.array([], pa.null()) for name in columns})
+    arrays = [pa.array(values, pa.large_string()) if isinstance(values[0], str) else pa.array(values)
+              for values in zip(*rows)]
+    return pa.table(arrays, names=columns)
 
 
 def stripped_note(path: str) -> str:

@@ -74,11 +74,16 @@ class Bundle:
     directory: Path | None = None
 
     def score(self, entry: BundleEntry, table, feature_names: list[str]) -> np.ndarray:
-        """The entry's probability of a change for each tuple of a feature table."""
-        from models.design import design_matrix
+        """The entry's probability of a change for each tuple of a feature table (a DataFrame)."""
+        features = table[list(feature_names)].to_numpy(dtype=float)
+        return self.score_rows(entry, features, table["benchmark"].tolist(), feature_names)
 
-        X = design_matrix(table, feature_names, entry.scope, self.trained_on["benchmarks"])
-        return self.positive_scores(entry, X.reindex(columns=entry.columns, fill_value=0.0))
+    def score_rows(self, entry: BundleEntry, features: np.ndarray, benchmarks: list[str], feature_names: list[str]) -> np.ndarray:
+        """The entry's probability of a change for each row of features (`feature_names` order)
+        of the given benchmarks."""
+        from models.design import model_inputs
+
+        return self.positive_scores(entry, model_inputs(features, benchmarks, feature_names, entry.columns))
 
     def positive_scores(self, entry: BundleEntry, X) -> np.ndarray:
         """The entry's probability of a change for each row of X (columns: ``entry.columns``).
@@ -92,9 +97,12 @@ class Bundle:
             if not np.any(np.abs(scores - entry.threshold) < BORDERLINE):
                 return scores
             model = self.estimators[entry.file] = _load_model(self.directory / entry.file)
+        import pandas as pd
+
         from models.registry import positive_scores
 
-        return positive_scores(model, X)
+        # the estimators were fitted on DataFrames: they are scored on one, with its column names
+        return positive_scores(model, X if isinstance(X, pd.DataFrame) else pd.DataFrame(X, columns=entry.columns))
 
     def entry_for(self, benchmark: str) -> BundleEntry | None:
         for entry in self.entries:

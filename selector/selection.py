@@ -8,6 +8,9 @@ decision is *run*, with the reason: no profiled ancestor, no model or a stale on
 the benchmark's harness changed since training, the build configuration or toolchain
 changed.  Every decision names the changed functions behind it, with their rank in
 the ancestor's profile and their change in static instructions.
+
+It runs on every push, so it reads the store and hands the feature builder Arrow
+tables: pandas, about half of what a selection would otherwise cost, is not imported.
 """
 
 from __future__ import annotations
@@ -17,20 +20,26 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from collectors import git_plumbing
 from collectors.builds import Worktree, config_files_digest, run_build, toolchain_version
 from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
 from collectors.static_analysis import AnalysisInProgress, analyse_binary
-from features.catalogue import common_indices
+from features.catalogue import FEATURE_NAMES, common_indices
 from selector.config import Config, harness_digest
 from selector.store import Store
 
 SCHEMA_VERSION = 1
 MAX_WALK = 5000  # commits of git history searched for a profiled ancestor
 DRIVERS_SHOWN = 5
+BUILD_CONFIG_CHANGED = FEATURE_NAMES.index("build_config_changed")
+# the columns of each table the feature builder reads
+COMMIT_COLUMNS = ["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]
+FUNCTION_COLUMNS = ["commit", "name", "fingerprint", "instructions", "callees", "data_refs"]
+OBJECT_COLUMNS = ["commit", "name", "fingerprint"]
 
 
 @dataclass
@@ -102,8 +111,8 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     if not benchmarks:
         raise UserError("selector.toml configures no [[benchmark]]; there is nothing to select")
 
-    stored = store.read("commits")
-    stored_ok = stored[stored["build_status"] == "ok"] if len(stored) else stored
+    stored = store.read_table("commits")
+    stored_ok = stored.filter(pc.equal(stored["build_status"], "ok")) if stored.num_rows else stored
     build_config = config_files_digest(git_plumbing.tree_listing(top, sha), config.build.config_files)
     functions, objects, binary_label = _new_analysis(top, config, store, sha, binary, stored_ok, build_config, notes, analysis)
 
@@ -134,36 +143,33 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         return Selection(sha, binary_label, [decisions[b] for b in benchmarks], None, notes, time.monotonic() - started)
 
     from features.builder import FeatureBuilder
-    from features.catalogue import FEATURE_NAMES
     from features.history import History
 
     olds = sorted({old for old, _ in pairs.values()})
     # Every stored commit, not only the ancestors: benchmark_recent_change_rate orders the
     # stored labels by their commits' times, as it does in training.
-    commit_rows = stored[stored["sha"] != sha][["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]]
-    new_row = pd.DataFrame([{"sha": sha, "parents": list(commit.parents),
-                             "author_time": pd.Timestamp(commit.author_time).tz_convert("UTC"), "build_status": "ok",
-                             "build_config": build_config, "toolchain": toolchain_version()}])
+    commit_rows = stored.filter(pc.not_equal(stored["sha"], sha)).select(COMMIT_COLUMNS)
+    new_row = pa.Table.from_pylist([{
+        "sha": sha, "parents": list(commit.parents), "author_time": commit.author_time, "build_status": "ok",
+        "build_config": build_config, "toolchain": toolchain_version(),
+    }], schema=commit_rows.schema)
     history = History(
-        commits=pd.concat([commit_rows, new_row], ignore_index=True),
-        functions=pd.concat([store.read("functions", keys=olds), functions.assign(commit=sha)], ignore_index=True),
-        objects=pd.concat([store.read("objects", keys=olds), objects.assign(commit=sha)], ignore_index=True),
-        profiles=pd.concat([known.profiles[old] for old in olds], ignore_index=True),
-        measurements=pd.concat([known.measurements[old] for old in olds], ignore_index=True),
-        labels=store.read("labels"),
+        commits=pa.concat_tables([commit_rows, new_row]),
+        functions=_concat([store.read_table("functions", keys=olds), _with_commit(functions, sha)], FUNCTION_COLUMNS),
+        objects=_concat([store.read_table("objects", keys=olds), _with_commit(objects, sha)], OBJECT_COLUMNS),
+        profiles=_concat([known.profiles[old] for old in olds]),
+        measurements=_concat([known.measurements[old] for old in olds]),
+        labels=store.read_table("labels"),
     )
-    tuples = pd.DataFrame([(sha, old, b, hops) for b, (old, hops) in pairs.items()], columns=["new", "old", "benchmark", "hops"])
     builder = FeatureBuilder(history)
-    table = builder.table(tuples)
+    features = dict(zip(pairs, builder.rows((sha, old, b, hops, None) for b, (old, hops) in pairs.items())))
     bundle, model_note = _bundle(bundle_path or Path(store.root) / "models", notes)
 
-    for row in table.itertuples(index=False):
-        benchmark, old = row.benchmark, row.old
-        decision = Decision(benchmark, "run", "", against=old, hops=int(pairs[benchmark][1]))
+    for benchmark, (old, hops) in pairs.items():
+        decision = Decision(benchmark, "run", "", against=old, hops=int(hops))
         decision.drivers = drivers(builder, sha, old, benchmark)
         entry = bundle.entry_for(benchmark) if bundle else None
-        features = table[table["benchmark"] == benchmark]
-        if getattr(row, "build_config_changed") > 0:
+        if features[benchmark][BUILD_CONFIG_CHANGED] > 0:
             decision.reason = "the build configuration or toolchain changed: every function may have changed"
         elif bundle is None:
             decision.reason = model_note
@@ -174,7 +180,8 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         elif bundle.settings.get("harness", {}).get(benchmark) not in (None, harness_digest(config, benchmark)):
             decision.reason = "the benchmark's configuration changed since the model was trained (run selector train)"
         else:
-            probability = float(bundle.score(entry, features, FEATURE_NAMES)[0])
+            probability = float(bundle.score_rows(entry, np.array([features[benchmark]], dtype=float), [benchmark],
+                                                  FEATURE_NAMES)[0])
             decision.probability, decision.threshold = probability, entry.threshold
             runs = probability >= entry.threshold
             decision.decision = "run" if runs else "skip"
@@ -188,14 +195,14 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, notes, time.monotonic() - started)
 
 
-def _new_analysis(top: Path, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pd.DataFrame,
-                  build_config: str, notes: list[str], in_progress: AnalysisInProgress | None):
+def _new_analysis(top: Path, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pa.Table,
+                  build_config: str, notes: list[str], in_progress: AnalysisInProgress | None) -> tuple[pa.Table, pa.Table, str | None]:
     if in_progress is not None:  # the analysis of the given --binary, started before
         analysis = in_progress.result()
         notes.extend(analysis.notes)
-        return analysis.functions, analysis.objects, str(binary)
-    if len(stored_ok) and sha in set(stored_ok["sha"]) and store.has("functions", sha):
-        return store.read_one("functions", sha), store.read_one("objects", sha), None
+        return analysis.function_table, analysis.object_table, str(binary)
+    if stored_ok.num_rows and sha in set(stored_ok["sha"].to_pylist()) and store.has("functions", sha):
+        return store.read_one_table("functions", sha), store.read_one_table("objects", sha), None
     from collectors.git_history import open_repository
 
     with Worktree(open_repository(top), sha) as checkout:
@@ -204,7 +211,7 @@ def _new_analysis(top: Path, config: Config, store: Store, sha: str, binary: Pat
             raise UserError(f"building {sha[:12]} failed ({build.reason}); pass --binary, or fix the build:\n{build.log_tail}")
         analysis = analyse_binary(build.binary)
     notes.append(f"built {sha[:12]} with `{config.build.command}` in a clean worktree")
-    return analysis.functions, analysis.objects, None
+    return analysis.function_table, analysis.object_table, None
 
 
 class _KnownVersions:
@@ -212,12 +219,12 @@ class _KnownVersions:
     off, profiled), read one commit at a time as the ancestor walk reaches it: the hook pays for
     the few commits it walks, not for the whole store."""
 
-    def __init__(self, store: Store, config: Config, stored_ok: pd.DataFrame) -> None:
+    def __init__(self, store: Store, config: Config, stored_ok: pa.Table) -> None:
         self.store = store
         self.profiling = config.profile.tool != "none"
-        self.stored = set(stored_ok["sha"]) if len(stored_ok) else set()
-        self.measurements: dict[str, pd.DataFrame] = {}
-        self.profiles: dict[str, pd.DataFrame] = {}
+        self.stored = set(stored_ok["sha"].to_pylist()) if stored_ok.num_rows else set()
+        self.measurements: dict[str, pa.Table] = {}
+        self.profiles: dict[str, pa.Table] = {}
         self._benchmarks: dict[str, set[str]] = {}
 
     def usable(self, commit: str, benchmark: str) -> bool:
@@ -228,22 +235,35 @@ class _KnownVersions:
     def _read(self, commit: str) -> set[str]:
         if commit not in self.stored or not self.store.has("measurements", commit):
             return set()
-        measurements = self.store.read_one("measurements", commit)
-        good = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]
+        measurements = self.store.read_one_table("measurements", commit)
+        good = measurements.filter(pc.and_(pc.greater_equal(measurements["repetition"], 0), pc.equal(measurements["status"], "ok")))
         self.measurements[commit] = measurements
-        self.profiles[commit] = self.store.read_one("profiles", commit) if self.store.has("profiles", commit) else \
-            pd.DataFrame(columns=["commit", "benchmark", "function"])
-        found = set(good["benchmark"])
-        return found & set(self.profiles[commit]["benchmark"]) if self.profiling else found
+        self.profiles[commit] = self.store.read_one_table("profiles", commit) if self.store.has("profiles", commit) else \
+            pa.table({name: pa.array([], pa.large_string()) for name in ("commit", "benchmark", "function")})
+        found = set(good["benchmark"].to_pylist())
+        return found & set(self.profiles[commit]["benchmark"].to_pylist()) if self.profiling else found
 
 
-def _parents(top: Path, sha: str, stored: pd.DataFrame) -> dict[str, list[str]]:
+def _parents(top: Path, sha: str, stored: pa.Table) -> dict[str, list[str]]:
     """Parents of `sha`'s ancestry from git (bounded), plus what the store knows."""
     parents = git_plumbing.ancestry(top, sha, MAX_WALK)
-    if len(stored):
-        for commit, its_parents in zip(stored["sha"], stored["parents"]):
-            parents.setdefault(commit, list(its_parents))
+    if stored.num_rows:
+        for commit, its_parents in zip(stored["sha"].to_pylist(), stored["parents"].to_pylist()):
+            parents.setdefault(commit, list(its_parents or ()))
     return parents
+
+
+def _with_commit(table: pa.Table, sha: str) -> pa.Table:
+    """The new commit's analysis, keyed by its commit as the stored analyses are."""
+    if "commit" in table.column_names:  # read from the store: keyed already
+        return table
+    return table.append_column("commit", pa.array([sha] * table.num_rows, pa.large_string()))
+
+
+def _concat(tables: list[pa.Table], columns: list[str] | None = None) -> pa.Table:
+    """Tables of several commits as one (their columns unified by name; `columns` only, when given)."""
+    tables = [table.select(columns) if columns else table for table in tables if table.num_columns]
+    return pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
 
 
 def _hops(sha: str, target: str, parents: dict[str, list[str]]) -> int:

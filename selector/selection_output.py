@@ -11,10 +11,8 @@ import json
 import os
 from pathlib import Path
 
-import pandas as pd
-
 from selector.selection import Selection
-from selector.tables import print_json, print_table, stderr, stdout
+from selector.tables import print_json, print_rows, stderr, stdout
 
 EXIT_RUN, EXIT_NOTHING, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -41,7 +39,7 @@ def print_text(selection: Selection) -> None:
             "threshold": "" if d.threshold is None or d.threshold == float("-inf") else f"{d.threshold:.2f}",
             "against": f"{d.against[:10]} ({d.hops} back)" if d.against else "", "why": d.reason,
         })
-    print_table(pd.DataFrame(rows), title=f"benchmarks for {selection.commit[:12]}")
+    print_rows(rows, title=f"benchmarks for {selection.commit[:12]}")
     for d in selection.benchmarks:
         if d.drivers:
             shown = ", ".join(

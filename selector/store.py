@@ -20,13 +20,16 @@ import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from collectors.errors import UserError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TABLES = ("commits", "functions", "objects", "measurements", "profiles", "labels", "calibration")
 SUFFIX = ".parquet"
@@ -39,6 +42,8 @@ SIGNATURE_KEY = b"selector.snapshot_of"
 
 
 def _arrow_backed(arrow_type: pa.DataType):
+    import pandas as pd
+
     if pa.types.is_list(arrow_type) or pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
         return pd.ArrowDtype(arrow_type)
     return None
@@ -94,12 +99,24 @@ class Store:
                       key=lambda info: info.base_name)
 
     def read(self, table: str, keys: list[str] | None = None, arrow_dtypes: bool = False) -> pd.DataFrame:
-        """All rows of a table (or of the given keys), one DataFrame.
+        """All rows of a table (or of the given keys), one DataFrame (see :meth:`read_table`).
+        ``arrow_dtypes`` keeps strings and lists Arrow-backed, which the feature builder
+        reads without conversion."""
+        import pandas as pd
 
-        Files are read in parallel threads (pyarrow releases the GIL) and converted to
-        pandas once; columns added by later versions are filled with nulls in older
-        files.  ``arrow_dtypes`` keeps strings and lists Arrow-backed, which the feature
-        builder reads without conversion.
+        combined = self.read_table(table, keys)
+        if not combined.num_columns:
+            return pd.DataFrame()
+        if arrow_dtypes:
+            return combined.to_pandas(types_mapper=_arrow_backed)
+        return combined.to_pandas()
+
+    def read_table(self, table: str, keys: list[str] | None = None) -> pa.Table:
+        """All rows of a table (or of the given keys), one Arrow table (no columns when empty).
+
+        Files are read in parallel threads (pyarrow releases the GIL); columns added by
+        later versions are filled with nulls in older files.  `selector select` reads
+        this way, without pandas.
         """
         combined = None
         if keys is None and self._local and table in SNAPSHOT_TABLES:
@@ -107,20 +124,16 @@ class Store:
         if combined is None:
             keys = self.keys(table) if keys is None else keys
             if not keys:
-                return pd.DataFrame()
+                return pa.table({})
             combined = self._read_local(table, keys) if self._local else None
         if combined is None:
             with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
                 tables = list(pool.map(lambda key: self._read_arrow(table, key), keys))
             tables = [t for t in tables if t.num_columns]
             if not tables:
-                return pd.DataFrame()
+                return pa.table({})
             combined = pa.concat_tables(tables, promote_options="permissive")
-        if not combined.num_columns:
-            return pd.DataFrame()
-        if arrow_dtypes:
-            return combined.to_pandas(types_mapper=_arrow_backed)
-        return combined.to_pandas()
+        return combined
 
     def _read_local(self, table: str, keys: list[str]) -> pa.Table | None:
         """Many local files as one Arrow dataset: footers and pages are read by Arrow's
@@ -194,6 +207,10 @@ class Store:
 
     def read_one(self, table: str, key: str) -> pd.DataFrame:
         return self._read_arrow(table, key).to_pandas()
+
+    def read_one_table(self, table: str, key: str) -> pa.Table:
+        """The file of (table, key) as Arrow: :meth:`read_one` without pandas."""
+        return self._read_arrow(table, key)
 
     def delete(self, table: str, key: str) -> None:
         path = self.path(table, key)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,14 +55,27 @@ def print_json(document: Any) -> None:
 
 def print_table(frame: pd.DataFrame, title: str | None = None, justify: dict[str, str] | None = None) -> None:
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    numeric = {column: is_numeric_dtype(frame[column]) and not is_bool_dtype(frame[column]) for column in frame.columns}
+    _print(list(frame.columns), numeric, frame.itertuples(index=False), title, justify)
+
+
+def print_rows(rows: list[dict[str, Any]], title: str | None = None, justify: dict[str, str] | None = None) -> None:
+    """:func:`print_table` of rows given as dicts (without pandas: `select` prints this way)."""
+    columns = list(rows[0]) if rows else []
+    numeric = {column: all(isinstance(row[column], (int, float)) and not isinstance(row[column], bool) for row in rows)
+               for column in columns}
+    _print(columns, numeric, ([row[column] for column in columns] for row in rows), title, justify)
+
+
+def _print(columns: list, numeric: dict, rows: Iterable, title: str | None, justify: dict[str, str] | None) -> None:
     from rich.table import Table
 
     table = Table(title=title, title_justify="left", header_style="bold")
     justify = justify or {}
-    for column in frame.columns:
-        numeric = is_numeric_dtype(frame[column]) and not is_bool_dtype(frame[column])
-        table.add_column(str(column), justify=justify.get(column, "right" if numeric else "left"), overflow="fold")
-    for row in frame.itertuples(index=False):
+    for column in columns:
+        table.add_column(str(column), justify=justify.get(column, "right" if numeric[column] else "left"), overflow="fold")
+    for row in rows:
         table.add_row(*(_cell(value) for value in row))
     stdout.print(table)
 

@@ -265,15 +265,21 @@ def test_select_computes_the_features_training_computes(project, monkeypatch):
     store = Store(project / ".selector")
     config = load_config(project / "selector.toml")
     training = feature_table(store).set_index(["new", "old", "benchmark"])
-    built = []
-    table = features.builder.FeatureBuilder.table
-    monkeypatch.setattr(features.builder.FeatureBuilder, "table", lambda self, tuples: built.append(table(self, tuples)) or built[-1])
+    built = []  # (tuples, rows) of each call of the builder
+    rows = features.builder.FeatureBuilder.rows
+
+    def recording(self, tuples):
+        tuples = list(tuples)
+        built.append((tuples, rows(self, tuples)))
+        return built[-1][1]
+
+    monkeypatch.setattr(features.builder.FeatureBuilder, "rows", recording)
     compared = 0
     for new in training.index.get_level_values("new").unique():
         select(project, config, store, new)
-        for row in built[-1].itertuples(index=False):
-            expected = training.loc[(row.new, row.old, row.benchmark), FEATURE_NAMES].to_numpy(float)
-            np.testing.assert_allclose([getattr(row, name) for name in FEATURE_NAMES], expected, err_msg=f"{row.new[:12]} {row.benchmark}")
+        for (sha, old, benchmark, _, _), values in zip(*built[-1]):
+            expected = training.loc[(sha, old, benchmark), FEATURE_NAMES].to_numpy(float)
+            np.testing.assert_allclose(values, expected, err_msg=f"{sha[:12]} {benchmark}")
             compared += 1
     assert compared >= len(training) // 2
     assert training["benchmark_recent_change_rate"].gt(0).any()  # the test would not see a wrong rate otherwise
