@@ -7,8 +7,8 @@ features built against the ancestor, the decisions printed) and `objdump -d libp
 (target: at most 1.0).  Two parts of the select process are timed in the same rounds
 so the reader sees where the time goes: `python -c "import selector.cli"` (the start
 and import cost of the command), the same with every module select goes on to import
-(selection, features, the model bundle and its libraries: skops, scikit-learn,
-XGBoost), and the static analysis alone (`analyse_binary` of the same file, in this
+(selection, features, the model bundle and onnxruntime; pyarrow and numpy, not
+pandas), and the static analysis alone (`analyse_binary` of the same file, in this
 process).
 
 Set-up, in a temporary directory, generated directly (no builds): a git repository of

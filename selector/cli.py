@@ -2,8 +2,9 @@
 
 Commands import what they need when they run: the module itself loads only click,
 rich and small modules of ours, so `selector select`, which runs on every push,
-can start the compiled core on the binary before pandas is even imported (and
-`selector --help` answers at once).
+can start the compiled core on the binary before pyarrow and numpy are even
+imported (and `selector --help` answers at once).  It never imports pandas
+(:mod:`selector.arrow_without_pandas`).
 """
 
 from __future__ import annotations
@@ -667,13 +668,14 @@ _fast_exit = False
 def _on_the_push_path() -> None:
     """Settings for the commands a push waits for (select, and the hook that runs it).
 
-    No cyclic garbage collection: importing pandas and tabulating a large binary create
+    No cyclic garbage collection: importing pyarrow and tabulating a large binary create
     millions of objects, and the collector went over them again and again (0.05-0.1 s).
     The process lives about a second and reference counting frees nearly everything.
 
     And `main` ends the process without tearing the interpreter down: freeing the
-    modules and objects of pandas, pyarrow and onnxruntime at exit takes 0.25 s.  These
-    commands have nothing left to finish when they return: their output is printed,
+    modules and objects of pyarrow, numpy and onnxruntime at exit takes time (0.25 s
+    when pandas was among them).  These commands have nothing left to finish when they
+    return: their output is printed,
     and the files, worktrees and threads they used are closed by then.
     """
     global _fast_exit

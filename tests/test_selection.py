@@ -141,6 +141,19 @@ def test_a_given_binary_decides_as_the_commit_built_by_select(project, tmp_path)
     assert stored() == before
 
 
+def test_the_push_path_imports_neither_pandas_nor_scikit_learn(project):
+    """select reads the store as Arrow tables, builds the features from them and scores with
+    the ONNX form: pandas (0.3-0.5 s to import) and scikit-learn are never loaded."""
+    result = cli("select", "HEAD~1", "--repo", str(project), "--format", "json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.returncode in (0, 1), result.stderr
+    imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert {"pyarrow.lib", "features.builder", "onnxruntime"} <= imported  # the features were built and scored
+    assert any(b["probability"] is not None for b in json.loads(result.stdout)["benchmarks"])
+    # "pandas" alone is the import pyarrow attempted and was refused; a loaded pandas imports pandas.core
+    assert not [module for module in imported if module.split(".")[0] in ("pandas", "sklearn", "xgboost", "skops")
+                and module != "pandas"]
+
+
 def test_missing_model_or_ancestor_means_run(project, tmp_path):
     root = project
     git(root, "checkout", "-q", "comment")
