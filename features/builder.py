@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
-from features.history import History, as_arrow, group_indices, group_pair_indices, name_codes
+from features.history import History, as_arrow, group_indices, group_pair_indices, name_codes, pair_codes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,14 +104,17 @@ class FeatureBuilder:
         good = measurements.filter(pc.and_(pc.greater_equal(measurements["repetition"], 0),
                                            pc.equal(measurements["status"], "ok")))
         values = _floats(good["value"], missing=np.nan)
-        noise = {}
-        for key, rows in group_pair_indices(good["commit"], good["benchmark"]).items():
-            runs = values[rows]
-            runs = runs[~np.isnan(runs)]
-            mean = runs.mean() if len(runs) else np.nan
-            std = runs.std(ddof=1) if len(runs) > 1 else 0.0
-            noise[key] = float(std / mean) if mean and np.isfinite(mean) else 0.0
-        return noise
+        codes, key_of = pair_codes(good["commit"], good["benchmark"])
+        measured = (codes >= 0) & ~np.isnan(values)
+        groups, group_of = np.unique(codes[measured], return_inverse=True)
+        values = values[measured]
+        runs = np.bincount(group_of, minlength=len(groups))
+        mean = np.bincount(group_of, weights=values, minlength=len(groups)) / runs
+        squares = np.bincount(group_of, weights=(values - mean[group_of]) ** 2, minlength=len(groups))
+        std = np.sqrt(squares / np.maximum(runs - 1, 1))  # one run: 0
+        usable = (mean != 0) & np.isfinite(mean)
+        cv = np.where(usable, std / np.where(usable, mean, 1.0), 0.0)
+        return {key_of(code): float(value) for code, value in zip(groups.tolist(), cv.tolist())}
 
     def _recent_labels(self, labels: pa.Table) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per benchmark: author times of labelled new commits (sorted) and the running count of positives."""

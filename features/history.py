@@ -121,11 +121,17 @@ def group_indices(keys: pa.Array | pa.ChunkedArray) -> dict:
 
 def group_pair_indices(first: pa.Array | pa.ChunkedArray, second: pa.Array | pa.ChunkedArray) -> dict:
     """Row positions of each distinct (first, second) key, in row order."""
+    codes, key_of = pair_codes(first, second)
+    return {key_of(code): rows for code, rows in _groups(codes).items()}
+
+
+def pair_codes(first: pa.Array | pa.ChunkedArray, second: pa.Array | pa.ChunkedArray):
+    """Integer codes of (first, second) keys (-1 where either is missing), and the key of a code."""
     first_codes, first_uniques = name_codes(first)
     second_codes, second_uniques = name_codes(second)
     width = max(len(second_uniques), 1)
-    combined = np.where((first_codes >= 0) & (second_codes >= 0), first_codes * width + second_codes, -1)
-    return {(first_uniques[code // width], second_uniques[code % width]): rows for code, rows in _groups(combined).items()}
+    codes = np.where((first_codes >= 0) & (second_codes >= 0), first_codes * width + second_codes, -1)
+    return codes, lambda code: (first_uniques[code // width], second_uniques[code % width])
 
 
 def _groups(codes: np.ndarray) -> dict[int, np.ndarray]:
