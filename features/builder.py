@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
-from features.history import History, as_arrow, group_indices, group_pair_indices, name_codes, pair_codes
+from features.history import History, as_arrow, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,8 +101,7 @@ class FeatureBuilder:
         """Coefficient of variation of each (commit, benchmark)'s measured runs (0 for one run)."""
         if not measurements.num_rows:
             return {}
-        good = measurements.filter(pc.and_(pc.greater_equal(measurements["repetition"], 0),
-                                           pc.equal(measurements["status"], "ok")))
+        good = measured_runs(measurements)
         values = _floats(good["value"], missing=np.nan)
         codes, key_of = pair_codes(good["commit"], good["benchmark"])
         measured = (codes >= 0) & ~np.isnan(values)

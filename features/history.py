@@ -86,6 +86,11 @@ def as_arrow(frame: "pd.DataFrame | pa.Table | None") -> pa.Table:
         return pa.Table.from_pandas(frame, preserve_index=False)
 
 
+def measured_runs(measurements: pa.Table) -> pa.Table:
+    """The measured runs that count: not warm-ups (repetition < 0), and successful."""
+    return measurements.filter(pc.and_(pc.greater_equal(measurements["repetition"], 0), pc.equal(measurements["status"], "ok")))
+
+
 def name_codes(names: pa.Array | pa.ChunkedArray, sort: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes for names (or any strings), so set operations between commits run on
     sorted int arrays, and the distinct names (an object array: ``names[code]``).  Arrow

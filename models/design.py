@@ -15,18 +15,20 @@ BENCHMARK_PREFIX = "benchmark="
 
 def design_matrix(table: pd.DataFrame, feature_columns: Sequence[str], scope: str, benchmarks: Sequence[str]) -> pd.DataFrame:
     """The model inputs: the features, plus the benchmark one-hot encoded for the pooled scope."""
-    X = table[list(feature_columns)].astype(float)
-    if scope == "pooled":
-        for benchmark in benchmarks:
-            X[f"{BENCHMARK_PREFIX}{benchmark}"] = (table["benchmark"] == benchmark).astype(float).to_numpy()
-    return X
+    import pandas as pd
+
+    columns = list(feature_columns) + ([f"{BENCHMARK_PREFIX}{b}" for b in benchmarks] if scope == "pooled" else [])
+    features = table[list(feature_columns)].to_numpy(dtype=float)
+    X = model_inputs(features, table["benchmark"].tolist(), feature_columns, columns)
+    return pd.DataFrame(X, columns=columns, index=table.index)
 
 
 def model_inputs(features: np.ndarray, benchmarks: Sequence[str], feature_columns: Sequence[str],
                  columns: Sequence[str]) -> np.ndarray:
-    """``design_matrix(...).reindex(columns=columns, fill_value=0.0)`` as a float array, from the
-    rows of features (in `feature_columns` order) and each row's benchmark: the inputs of a
-    trained model whose columns are `columns`."""
+    """The inputs of a model whose columns are `columns`, as a float array: each feature
+    column from `features` (rows in `feature_columns` order), each ``benchmark=B`` column
+    1.0 where the row's benchmark is B, anything else 0.0.  :func:`design_matrix` builds
+    training inputs with it, `select` the inputs of a trained model, so both encode alike."""
     position = {name: i for i, name in enumerate(feature_columns)}
     benchmarks = np.asarray(benchmarks, dtype=object)
     X = np.zeros((len(features), len(columns)))

@@ -675,8 +675,8 @@ def _on_the_push_path() -> None:
     And `main` ends the process without tearing the interpreter down: freeing the
     modules and objects of pyarrow, numpy and onnxruntime at exit takes time (0.25 s
     when pandas was among them).  These commands have nothing left to finish when they
-    return: their output is printed,
-    and the files, worktrees and threads they used are closed by then.
+    return: their output is printed, and the files, worktrees and threads they used are
+    closed by then.
     """
     global _fast_exit
     gc.disable()

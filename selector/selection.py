@@ -29,6 +29,7 @@ from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
 from collectors.static_analysis import AnalysisInProgress, analyse_binary
 from features.catalogue import FEATURE_NAMES, common_indices
+from features.history import History, measured_runs
 from selector.config import Config, harness_digest
 from selector.store import Store
 
@@ -143,7 +144,6 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         return Selection(sha, binary_label, [decisions[b] for b in benchmarks], None, notes, time.monotonic() - started)
 
     from features.builder import FeatureBuilder
-    from features.history import History
 
     olds = sorted({old for old, _ in pairs.values()})
     # Every stored commit, not only the ancestors: benchmark_recent_change_rate orders the
@@ -236,7 +236,7 @@ class _KnownVersions:
         if commit not in self.stored or not self.store.has("measurements", commit):
             return set()
         measurements = self.store.read_one_table("measurements", commit)
-        good = measurements.filter(pc.and_(pc.greater_equal(measurements["repetition"], 0), pc.equal(measurements["status"], "ok")))
+        good = measured_runs(measurements)
         self.measurements[commit] = measurements
         self.profiles[commit] = self.store.read_one_table("profiles", commit) if self.store.has("profiles", commit) else \
             pa.table({name: pa.array([], pa.large_string()) for name in ("commit", "benchmark", "function")})
