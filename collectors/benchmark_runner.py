@@ -34,6 +34,7 @@ class BenchmarkSpec:
     repetitions: int = 5
     timeout: float = 300
     warmup: int = 1
+    reuse: bool = True  # may runs of an identical binary stand for this benchmark's
 
 
 @dataclass

@@ -1,7 +1,8 @@
-"""Building one commit in its own clean git worktree."""
+"""Building one commit in its own clean git worktree, optionally through ccache."""
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import hashlib
 import os
@@ -11,9 +12,10 @@ import signal
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
     import git
@@ -32,33 +34,71 @@ class BuildResult:
     seconds: float
     binary: Path | None  # the built file, valid until the worktree context closes
     build_config: str  # digest of the build files in the commit's tree
+    cache_hits: int = 0  # compilations ccache answered from its cache
+    cache_misses: int = 0  # compilations ccache had to run
 
 
 class Worktree:
     """A detached, clean checkout of one commit, removed on exit.
 
-    Its path depends only on the repository and the commit, so building a commit
-    again gives the same bytes (compilers record the build directory in debug
-    information): a store's binaries are reproducible from run to run.
+    Its path is a *slot* of the repository (``slot-0``, ``slot-1``, ...), the first one
+    no other build holds, rather than a path per commit.  Compilers record the build
+    directory in debug information, so with one path for every commit a build gives
+    the same bytes whichever commit came before, and ccache (which hashes that
+    directory) can answer the files a commit did not touch.  With one job every build
+    uses slot 0: a store's binaries are reproducible from run to run.
     """
 
     def __init__(self, repository: git.Repo, sha: str, parent: str | None = None) -> None:
         self.repository = repository
         self.sha = sha
         repository_key = hashlib.sha256(str(Path(repository.git_dir).resolve()).encode()).hexdigest()[:12]
-        self.path = Path(parent or tempfile.gettempdir()) / "selector-worktrees" / repository_key / sha[:16]
+        self.slots = Path(parent or tempfile.gettempdir()) / "selector-worktrees" / repository_key
+        self.path: Path | None = None
+        self._slot_lock = None
 
     def __enter__(self) -> Path:
-        if self.path.exists():  # left by a run that was killed
-            self._remove()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.repository.git.worktree("prune")  # forget worktrees whose directories are gone
-        # Forced twice: a run killed inside `worktree add` leaves its entry locked.
-        self.repository.git.worktree("add", "--detach", "-f", "-f", str(self.path), self.sha)
+        self.slots.mkdir(parents=True, exist_ok=True)
+        self.path, self._slot_lock = self._claim_slot()
+        try:
+            with self._git_lock():
+                if self.path.exists():  # left by a run that was killed
+                    self._remove()
+                self.repository.git.worktree("prune")  # forget worktrees whose directories are gone
+                # Forced twice: a run killed inside `worktree add` leaves its entry locked.
+                self.repository.git.worktree("add", "--detach", "-f", "-f", str(self.path), self.sha)
+        except BaseException:
+            self._slot_lock.close()
+            raise
         return self.path
 
     def __exit__(self, *exc) -> None:
-        self._remove()
+        try:
+            with self._git_lock():
+                self._remove()
+        finally:
+            self._slot_lock.close()  # closing the file releases its lock
+
+    def _claim_slot(self):
+        """The first slot no live process holds, and its held lock."""
+        slot = 0
+        while True:
+            handle = open(self.slots / f"slot-{slot}.lock", "w")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                slot += 1
+                continue
+            return self.slots / f"slot-{slot}", handle
+
+    @contextmanager
+    def _git_lock(self) -> Iterator[None]:
+        """git's worktree bookkeeping (add, prune, remove) is not safe to run twice at once
+        in one repository: two collections of it take turns."""
+        with open(self.slots / "git.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
 
     def _remove(self) -> None:
         from git import GitCommandError  # GitPython is imported by those who make worktrees
@@ -70,9 +110,71 @@ class Worktree:
             self.repository.git.worktree("prune")
 
 
+@dataclass(frozen=True)
+class CompilerCache:
+    """ccache put in front of the compilers a build command finds on PATH.
+
+    A directory of symlinks named like the compilers (cc, gcc, g++, clang, ...) points
+    to ccache, which runs the real compiler found further down PATH.  ccache hashes the
+    build directory into its keys when debug information is made, so hits come from
+    earlier builds in the same worktree slot: the objects are the bytes that compiler
+    would have written there, and the binary is the one a clean build gives.
+    """
+
+    executable: str
+    shims: Path
+
+    def environment(self, checkout: Path, statistics: Path) -> dict[str, str]:
+        return {
+            "PATH": f"{self.shims}{os.pathsep}{os.environ.get('PATH', '')}",
+            "CCACHE_BASEDIR": str(checkout),
+            "CCACHE_STATSLOG": str(statistics),
+        }
+
+
+COMPILER_NAMES = ("cc", "c++", "gcc", "g++", "clang", "clang++")
+
+
+def find_compiler_cache() -> CompilerCache | None:
+    """ccache if it is installed (None otherwise), with its compiler shims made once per machine."""
+    executable = shutil.which("ccache")
+    if executable is None:
+        return None
+    shims = Path(tempfile.gettempdir()) / f"selector-ccache-{os.getuid()}"
+    shims.mkdir(exist_ok=True)
+    for name in COMPILER_NAMES:
+        link = shims / name
+        if not link.is_symlink() or os.readlink(link) != executable:
+            temporary = shims / f".{name}.{os.getpid()}"
+            temporary.unlink(missing_ok=True)
+            temporary.symlink_to(executable)
+            temporary.replace(link)  # atomic: a parallel job never sees a missing shim
+    return CompilerCache(executable, shims)
+
+
+def cache_counts(statistics: Path) -> tuple[int, int]:
+    """(hits, misses) of the compilations recorded in a ccache statistics log."""
+    try:
+        lines = statistics.read_text().splitlines()
+    except OSError:
+        return 0, 0
+    hits = sum(line in ("direct_cache_hit", "preprocessed_cache_hit") for line in lines)
+    misses = sum(line == "cache_miss" for line in lines)
+    return hits, misses
+
+
 def build_config_digest(repository: git.Repo, sha: str, patterns: list[str]) -> str:
     """Digest of the files that configure the build (Makefile, CMakeLists.txt, ...) at `sha`."""
     return config_files_digest(repository.git.ls_tree("-r", sha), patterns)
+
+
+def changes_only(repository: git.Repo, old: str, new: str, patterns: list[str]) -> bool:
+    """Does `new` differ from `old` only in paths matching `patterns` (fnmatch on the whole path)?"""
+    if not patterns:
+        return False
+    changed = repository.git.diff("--name-only", "--no-renames", old, new).splitlines()
+    matches = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match
+    return all(matches(path) for path in changed)
 
 
 def config_files_digest(listing: str, patterns: list[str]) -> str:
@@ -88,12 +190,17 @@ def config_files_digest(listing: str, patterns: list[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: float, build_config: str) -> BuildResult:
-    """Run the build command in `checkout`; a failure is a result, not an exception."""
+def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: float, build_config: str,
+              cache: CompilerCache | None = None) -> BuildResult:
+    """Run the build command in `checkout` (through `cache` if given); a failure is a result, not an exception."""
     started = time.monotonic()
+    statistics = Path(tempfile.gettempdir()) / f"selector-ccache-{os.getpid()}-{sha[:16]}.log"
+    statistics.unlink(missing_ok=True)
+    environment = {**os.environ, **cache.environment(checkout, statistics)} if cache else None
     process = subprocess.Popen(
         command, shell=True, cwd=checkout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         start_new_session=True,  # so a timeout kills the whole make tree, not just the shell
+        env=environment,
     )
     try:
         # communicate() waits on the pipe and returns as soon as the build ends (wait(timeout)
@@ -105,6 +212,8 @@ def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: floa
         output, _ = process.communicate()
         reason = f"timed out after {timeout:g} s"
     seconds = time.monotonic() - started
+    hits, misses = cache_counts(statistics) if cache else (0, 0)
+    statistics.unlink(missing_ok=True)
     tail = "\n".join(output.decode("utf-8", "replace").splitlines()[-LOG_TAIL_LINES:])
     built = checkout / binary
     if not reason and not built.is_file():
@@ -117,6 +226,8 @@ def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: floa
         seconds=seconds,
         binary=None if reason else built,
         build_config=build_config,
+        cache_hits=hits,
+        cache_misses=misses,
     )
 
 

@@ -279,3 +279,23 @@ def _c_string(table: bytes, offset: int) -> str:
         return ""
     end = table.find(b"\0", offset)
     return table[offset : end if end >= 0 else len(table)].decode("utf-8", "replace")
+
+
+def symbol_table_digest(path: str | os.PathLike[str]) -> str:
+    """Digest of the names a profile gives the code: the symbol table and its strings
+    (``.symtab``, or ``.dynsym`` when stripped).  Not part of the content digest, which
+    covers what runs; a profile also depends on what the functions are called."""
+    from elftools.elf.elffile import ELFFile
+
+    data = read_elf_file(str(path))
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        for name in (".symtab", ".strtab", ".dynsym", ".dynstr"):
+            section = elf.get_section_by_name(name)
+            if section is not None and section["sh_type"] != "SHT_NOBITS":
+                digest.update(f"{name}:{section['sh_size']}\0".encode())
+                digest.update(data[section["sh_offset"] : section["sh_offset"] + section["sh_size"]])
+    except Exception as error:  # pyelftools reads wherever the headers point
+        raise BinaryError(f"{path}: truncated or malformed ELF file ({type(error).__name__}: {error})") from None
+    return digest.hexdigest()

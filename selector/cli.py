@@ -163,10 +163,17 @@ def _repository_options(command):
 @click.option("--retry-failed", is_flag=True, help="Build again the commits whose build failed before.")
 @click.option("--scheduler", metavar="tcp://HOST:PORT",
               help="Run the commits on a Dask distributed cluster instead of local processes (see README).")
+@click.option("--reuse/--no-reuse", default=True, show_default=True,
+              help="Record a commit whose binary is identical to a measured one (same code, symbols, suite, compiler) "
+                   "with that one's runs, marked reused, for the benchmarks calibration found exact; nothing is run.")
+@click.option("--cache/--no-cache", default=True, show_default=True,
+              help="Build through ccache when it is installed, so files a commit did not touch are not compiled again "
+                   "(the binaries are the bytes a clean build gives).")
 @format_option
 def collect_command(
     revision: str, repository: Path, config_path: Path | None, store_location: str | None, since: str | None,
-    max_count: int | None, first_parent: bool, jobs: int, retry_failed: bool, scheduler: str | None, output_format: str,
+    max_count: int | None, first_parent: bool, jobs: int, retry_failed: bool, scheduler: str | None, reuse: bool,
+    cache: bool, output_format: str,
 ) -> None:
     """Build the commits of REVISION (a commit, branch or A..B range; default HEAD and
     its ancestors) and store each binary's functions.
@@ -174,6 +181,13 @@ def collect_command(
     Each commit is built with [build].command in its own clean git worktree. A
     failed build is recorded with its log tail and collection goes on. Interrupted
     runs resume: commits already stored are not built again.
+
+    Warm-up runs: a benchmark without `warmup` in selector.toml gets none when its
+    metric is callgrind instructions (a warm-up cannot change an exact count) and one
+    otherwise. Reuse needs `selector calibrate` to have shown the metric exact; a
+    benchmark whose command reads checkout files its text does not name should set
+    `reuse = false`. The summary says how many commits reused runs, how many builds
+    hit the cache, and where the time went.
     """
     from collectors.git_history import open_repository, select_commits
     from selector.collect import connect_scheduler
@@ -185,7 +199,7 @@ def collect_command(
         raise UserError(f"no commits in {revision!r}" + (f" since {since}" if since else ""))
     if scheduler:
         connect_scheduler(scheduler).close()  # fail before the progress bar starts
-    summary = run_collection(top, config, store, commits, jobs, retry_failed, scheduler)
+    summary = run_collection(top, config, store, commits, jobs, retry_failed, scheduler, reuse, cache)
     report_collection(summary, store, output_format)
 
 

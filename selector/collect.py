@@ -11,6 +11,7 @@ interrupted task is rewritten whole, atomically, when it runs again).
 from __future__ import annotations
 
 import fcntl
+import shutil
 import tempfile
 import time
 import zlib
@@ -24,7 +25,9 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner
-from collectors.builds import OK, Worktree, build_config_digest, run_build, toolchain_version
+from collectors.builds import (
+    OK, CompilerCache, Worktree, build_config_digest, changes_only, find_compiler_cache, run_build, toolchain_version,
+)
 from collectors.errors import UserError
 from collectors.git_history import CommitInfo, open_repository
 from collectors.host import host_facts
@@ -32,6 +35,10 @@ from collectors.profiler import profile_suite
 from collectors.static_analysis import analyse_binary, content_digest
 from selector.config import Config, benchmark_specs
 from selector.labelling import LabelSummary, update_labels
+from selector.measurement_reuse import (
+    ReuseContext, copy_reused, copy_runs, identity_lock, names_checkout, plan_reuse, record_owners, reuse_context,
+    why_not_reusable,
+)
 from selector.store import Store
 
 SKIPPED = "stored"  # already in the store from an earlier run
@@ -49,12 +56,32 @@ class CommitOutcome:
     failed_runs: int = 0
     seconds: float = 0.0
     child_seconds: float = 0.0  # waiting for builds, benchmarks and profilers
+    build_seconds: float = 0.0
+    benchmark_seconds: float = 0.0  # the benchmark runs (warm-ups included)
+    profile_seconds: float = 0.0  # profiling runs and reading their output
+    cache_hits: int = 0  # compilations ccache answered
+    cache_misses: int = 0
+    build_reused_from: str = ""  # the parent whose build stands for this commit's (it changed only unaffected paths)
+    benchmarks_run: int = 0  # benchmarks run (or imported) rather than reused
+    reused: dict[str, str] = field(default_factory=dict)  # benchmark -> commit whose runs stand for its
+    not_reusable: dict[str, str] = field(default_factory=dict)  # benchmark -> why it had to run
+
+
+@dataclass(frozen=True)
+class CollectSettings:
+    """What every commit of one collection is collected with."""
+
+    toolchain: str
+    cache: CompilerCache | None = None  # ccache in front of the compilers, when found and wanted
+    reuse: ReuseContext | None = None  # reuse of identical binaries' runs, when wanted
 
 
 @dataclass
 class CollectSummary:
     outcomes: list[CommitOutcome] = field(default_factory=list)
     labels: LabelSummary | None = None
+    seconds: float = 0.0  # the whole collection, wall time
+    cache: bool = False  # builds went through ccache
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes)
@@ -96,8 +123,14 @@ def collect(
     retry_failed: bool = False,
     on_outcome: Callable[[CommitOutcome], None] = lambda outcome: None,
     scheduler: str | None = None,
+    reuse: bool = True,
+    cache: bool = True,
 ) -> CollectSummary:
     """Collect `commits` (oldest first) into `store`; already stored commits are skipped.
+
+    With `reuse`, a commit whose binary is identical to a measured one takes that one's
+    runs for every benchmark calibration found exact (see selector.measurement_reuse);
+    with `cache`, builds go through ccache when it is installed.
 
     With `scheduler` (a Dask distributed address, tcp://host:8786) each commit is one
     task on the cluster: its build, benchmarks and profiles stay on one worker, which
@@ -106,6 +139,7 @@ def collect(
     """
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1 (got {jobs})")
+    started = time.monotonic()
     store.sweep_temporaries()
     todo, done = pending_commits(store, commits, retry_failed, needs_measurements=bool(config.benchmark))
     summary = CollectSummary()
@@ -114,20 +148,42 @@ def collect(
         summary.outcomes.append(outcome)
         on_outcome(outcome)
     toolchain = toolchain_version()
-    arguments = (str(repository), config, store.location, toolchain)
+    settings = CollectSettings(toolchain, find_compiler_cache() if cache else None,
+                               reuse_context(store, config, toolchain, enabled=reuse))
+    arguments = (str(repository), config, store.location, settings)
+    summary.cache = settings.cache is not None
+    donors = build_donors(repository, config, store, todo) if reuse else {}
     if scheduler:
-        _collect_on_cluster(todo, arguments, scheduler, summary, on_outcome)
+        _collect_on_cluster(todo, arguments, donors, scheduler, summary, on_outcome)
     elif jobs == 1:
         for commit in todo:
-            outcome = collect_commit(commit, *arguments)
+            outcome = collect_commit(commit, *arguments, donor=donors.get(commit.sha))
             summary.outcomes.append(outcome)
             on_outcome(outcome)
     else:
-        _collect_in_pool(todo, arguments, jobs, summary, on_outcome)
+        _collect_in_pool(todo, arguments, donors, jobs, summary, on_outcome)
     if config.benchmark:
         summary.labels = update_labels(store, config)
     store.refresh_snapshots()
+    summary.seconds = time.monotonic() - started
     return summary
+
+
+def build_donors(repository: str | Path, config: Config, store: Store, todo: list[CommitInfo]) -> dict[str, str]:
+    """commit -> the parent whose build and runs stand for it: a parent built (or to be built
+    in this collection) from which the commit changes only `[build] unaffected` paths."""
+    if not config.build.unaffected or not todo:
+        return {}
+    repo = open_repository(repository)
+    stored = store.read("commits")
+    built = set(stored.loc[stored["build_status"] == OK, "sha"]) if len(stored) else set()
+    candidates = built | {commit.sha for commit in todo}
+    return {
+        commit.sha: parent
+        for commit in todo
+        for parent in commit.parents[:1]  # the first parent: the mainline's previous state
+        if parent in candidates and changes_only(repo, parent, commit.sha, config.build.unaffected)
+    }
 
 
 def connect_scheduler(scheduler: str):
@@ -140,12 +196,14 @@ def connect_scheduler(scheduler: str):
         raise UserError(f"cannot reach the Dask scheduler at {scheduler} ({error})") from None
 
 
-def _collect_on_cluster(todo, arguments, scheduler: str, summary, on_outcome) -> None:
+def _collect_on_cluster(todo, arguments, donors, scheduler: str, summary, on_outcome) -> None:
     from distributed import as_completed
 
     with connect_scheduler(scheduler) as client:
-        # pure=False: a task's result is its side effects in the store, never reuse a cached one
-        futures = [client.submit(collect_commit, commit, *arguments, pure=False, key=f"collect-{commit.sha}") for commit in todo]
+        # pure=False: a task's result is its side effects in the store, never reuse a cached one.
+        # A commit whose donor is not stored by the time it runs is built as any other.
+        futures = [client.submit(collect_commit, commit, *arguments, donor=donors.get(commit.sha), pure=False,
+                                 key=f"collect-{commit.sha}") for commit in todo]
         try:
             for future in as_completed(futures):
                 outcome = future.result()
@@ -156,14 +214,28 @@ def _collect_on_cluster(todo, arguments, scheduler: str, summary, on_outcome) ->
             raise
 
 
-def _collect_in_pool(todo, arguments, jobs, summary, on_outcome) -> None:
+def _collect_in_pool(todo, arguments, donors, jobs, summary, on_outcome) -> None:
+    """Commits run side by side, except that a commit waits for the donor of its build (so
+    it copies it instead of building in parallel with it)."""
+    pending = {commit.sha for commit in todo}
+    waiting: dict[str, list[CommitInfo]] = {}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        running: set[Future] = {pool.submit(collect_commit, commit, *arguments) for commit in todo}
+
+        def submit(commit: CommitInfo) -> Future:
+            return pool.submit(collect_commit, commit, *arguments, donor=donors.get(commit.sha))
+
+        running: set[Future] = set()
+        for commit in todo:
+            if donors.get(commit.sha) in pending:
+                waiting.setdefault(donors[commit.sha], []).append(commit)
+            else:
+                running.add(submit(commit))
         try:
             while running:
                 finished, running = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     outcome = future.result()
+                    running |= {submit(commit) for commit in waiting.pop(outcome.sha, [])}
                     summary.outcomes.append(outcome)
                     on_outcome(outcome)
         except BaseException:
@@ -172,12 +244,14 @@ def _collect_in_pool(todo, arguments, jobs, summary, on_outcome) -> None:
             raise
 
 
-def collect_commit(commit: CommitInfo, repository_path: str, config: Config, store_location: str, toolchain: str,
-                   imported: pd.DataFrame | None = None) -> CommitOutcome:
+def collect_commit(commit: CommitInfo, repository_path: str, config: Config, store_location: str,
+                   settings: CollectSettings, imported: pd.DataFrame | None = None, donor: str | None = None) -> CommitOutcome:
     """Build, analyse and store one commit.  Failures are recorded, not raised.
 
     With `imported` measurements (results CI produced with its own harness, see
-    `selector record`), the benchmarks are not run again; only the profiles are made."""
+    `selector record`), the benchmarks are not run again; only the profiles are made.
+    With a `donor` (a stored parent from which this commit changes only unaffected
+    paths), the donor's build and exact runs stand for this commit's: nothing is built."""
     started = time.monotonic()
     store = Store(store_location)
     repository = open_repository(repository_path)
@@ -189,7 +263,7 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
         "subject": commit.subject,
         "build_command": config.build.command,
         "build_config": build_config,
-        "toolchain": toolchain,
+        "toolchain": settings.toolchain,
         "binary_sha256": "",
         "content_digest": "",
         "symbol_source": "",
@@ -202,39 +276,155 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
         "benchmarks_measured": 0,
         "run_failures": "",
         "profile_failures": "",
+        "benchmarks_reused": 0,
     }
     outcome = CommitOutcome(commit.sha, OK)
     timing = any(spec.metric != INSTRUCTIONS for spec in benchmark_specs(config))
-    with Worktree(repository, commit.sha) as checkout:
-        with _machine_lock(timing, exclusive=False):
-            build = run_build(checkout, commit.sha, config.build.command, config.project.binary, config.build.timeout, build_config)
-        outcome.child_seconds += build.seconds
-        row.update(build_status=build.status, build_reason=build.reason, build_log_tail=build.log_tail, build_seconds=build.seconds)
-        if build.status != OK:
-            outcome.status, outcome.reason = build.status, f"build {build.reason}"
-        else:
-            row["binary_sha256"] = store.put_binary(build.binary)
-            try:
-                outcome.reused_analysis = _store_analysis(store, commit.sha, row)
-                outcome.functions = row["functions"]
-            except UserError as error:  # the binary exists but cannot be analysed (stripped, not x86-64, ...)
-                row.update(build_status="failed", build_reason=f"analysis: {error}")
-                outcome.status, outcome.reason = "failed", f"analysis: {error}"
-        if outcome.status == OK and config.benchmark:
-            _measure(store, commit.sha, config, checkout, row, outcome, timing, imported)
-    row["child_seconds"] = outcome.child_seconds
+    donated = _donated_runs(store, donor, row, config, settings) if donor and imported is None else None
+    if donated is not None:
+        _collect_from_donor(store, repository, commit.sha, donor, donated, config, settings.reuse, row, outcome, timing)
+    else:
+        _build_and_measure(store, repository, commit.sha, config, settings, row, outcome, timing, imported)
+    row.update(child_seconds=outcome.child_seconds, benchmark_seconds=outcome.benchmark_seconds,
+               profile_seconds=outcome.profile_seconds, build_reused_from=outcome.build_reused_from)
     row["collected_at"] = datetime.now(timezone.utc)
     store.write("commits", commit.sha, pd.DataFrame([row]))
     outcome.seconds = time.monotonic() - started
     return outcome
 
 
+def _build_and_measure(store: Store, repository, sha: str, config: Config, settings: CollectSettings, row: dict,
+                       outcome: CommitOutcome, timing: bool, imported: pd.DataFrame | None) -> None:
+    build_config = row["build_config"]
+    with Worktree(repository, sha) as checkout:
+        with _machine_lock(timing, exclusive=False):
+            build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout, build_config,
+                              settings.cache)
+        outcome.child_seconds += build.seconds
+        outcome.build_seconds, outcome.cache_hits, outcome.cache_misses = build.seconds, build.cache_hits, build.cache_misses
+        row.update(build_status=build.status, build_reason=build.reason, build_log_tail=build.log_tail, build_seconds=build.seconds,
+                   cache_hits=build.cache_hits, cache_misses=build.cache_misses)
+        if build.status != OK:
+            outcome.status, outcome.reason = build.status, f"build {build.reason}"
+        else:
+            row["binary_sha256"] = store.put_binary(build.binary)
+            try:
+                outcome.reused_analysis = _store_analysis(store, sha, row)
+                outcome.functions = row["functions"]
+            except UserError as error:  # the binary exists but cannot be analysed (stripped, not x86-64, ...)
+                row.update(build_status="failed", build_reason=f"analysis: {error}")
+                outcome.status, outcome.reason = "failed", f"analysis: {error}"
+        if outcome.status == OK and config.benchmark:
+            reuse = settings.reuse if imported is None else None
+            _measure(store, sha, config, checkout, row, outcome, timing, reuse, imported)
+
+
+def _donated_runs(store: Store, donor: str, row: dict, config: Config, settings: CollectSettings) -> dict[str, str] | None:
+    """benchmark -> donor for the runs the donor's build can give this commit, or None when this
+    commit must be built after all: the donor is not stored with a successful build of the same
+    command, configuration and toolchain, or a benchmark that cannot be copied needs a built checkout."""
+    if settings.reuse is None or not settings.reuse.enabled or not store.has("commits", donor):
+        return None
+    built = store.read_one("commits", donor).iloc[0]
+    if built["build_status"] != OK or any(built[key] != row[key] for key in ("build_command", "build_config", "toolchain")):
+        return None
+    specs = benchmark_specs(config)
+    copied = _complete_runs(store, donor, config) if specs else set()
+    copied = {spec.name for spec in specs if spec.name in copied and not why_not_reusable(spec, settings.reuse)}
+    if any(names_checkout(spec) for spec in specs if spec.name not in copied):
+        return None
+    row.update(binary_sha256=built["binary_sha256"], build_status=OK, build_seconds=0.0,
+               build_log_tail=f"not built: changes only [build] unaffected paths since {donor}, whose build it takes")
+    return {name: donor for name in copied}
+
+
+def _complete_runs(store: Store, sha: str, config: Config) -> set[str]:
+    """Benchmarks of `sha` whose measured runs all succeeded and which have a profile (if profiled)."""
+    if not store.has("measurements", sha):
+        return set()
+    runs = store.read_one("measurements", sha)
+    runs = runs[runs["repetition"] >= 0]
+    complete = {name for name, group in runs.groupby("benchmark") if len(group) and (group["status"] == "ok").all()}
+    if config.profile.tool == "none":
+        return complete
+    profiled = set(store.read_one("profiles", sha)["benchmark"]) if store.has("profiles", sha) else set()
+    return complete & profiled
+
+
+def _collect_from_donor(store: Store, repository, sha: str, donor: str, donated: dict[str, str], config: Config,
+                        reuse: ReuseContext, row: dict, outcome: CommitOutcome, timing: bool) -> None:
+    """Store the donor's build, analysis and copied runs as this commit's; run the benchmarks
+    that cannot be copied on the donor's binary in a checkout of this commit."""
+    outcome.build_reused_from = donor
+    outcome.reused_analysis = _store_analysis(store, sha, row)
+    outcome.functions = row["functions"]
+    if not config.benchmark:
+        return
+    specs = benchmark_specs(config)
+    copied_runs, copied_profiles = copy_runs(store, sha, donated)
+    outcome.reused = dict(donated)
+    to_run = [spec for spec in specs if spec.name not in donated]
+    outcome.benchmarks_run = len(to_run)
+    outcome.not_reusable = {spec.name: why_not_reusable(spec, reuse) or f"the runs of {donor[:12]} are incomplete" for spec in to_run}
+    measurements, profile_rows, failures = pd.DataFrame(), pd.DataFrame(), {}
+    if to_run:
+        suite = Path(config.project.suite) if config.project.suite else None
+        with Worktree(repository, sha) as checkout:
+            binary = checkout / config.project.binary
+            binary.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(store.local_binary(row["binary_sha256"]), binary)
+            measurements, profile_rows, failures = _run_suite(sha, config, to_run, checkout, suite, outcome, timing, None)
+    _store_runs(store, sha, pd.concat([measurements, copied_runs], ignore_index=True),
+                pd.concat([profile_rows, copied_profiles], ignore_index=True), failures, row, outcome)
+
+
 def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, outcome: CommitOutcome, timing: bool,
-             imported: pd.DataFrame | None = None) -> None:
-    """Run the benchmarks (unless their results are `imported`) and the profilers on the built
-    checkout; store measurements and profiles."""
+             reuse: ReuseContext | None, imported: pd.DataFrame | None = None) -> None:
+    """Run the benchmarks (unless their results are `imported`, or an identical binary's
+    runs can stand for them) and the profilers on the built checkout; store measurements
+    and profiles."""
     specs = benchmark_specs(config)
     suite = Path(config.project.suite) if config.project.suite else None
+    binary = checkout / config.project.binary
+    plan = plan_reuse(specs, binary, row["content_digest"], checkout, suite, reuse) if reuse and reuse.enabled else None
+    outcome.not_reusable = dict(plan.refused) if plan else {}
+    with identity_lock(plan.binary_identity if plan and plan.identities else None):
+        reused_runs, reused_profiles, outcome.reused = copy_reused(store, sha, plan) if plan else (pd.DataFrame(), pd.DataFrame(), {})
+        to_run = [spec for spec in specs if spec.name not in outcome.reused]
+        outcome.benchmarks_run = len(to_run)
+        measurements, profile_rows, profile_failures = _run_suite(sha, config, to_run, checkout, suite, outcome, timing, imported)
+        if outcome.reused:
+            measurements = pd.concat([measurements, reused_runs], ignore_index=True)
+            profile_rows = pd.concat([profile_rows, reused_profiles], ignore_index=True)
+        _store_runs(store, sha, measurements, profile_rows, profile_failures, row, outcome)
+        if plan:
+            record_owners(store, sha, plan, measurements, set(profile_rows["benchmark"]))
+
+
+def _store_runs(store: Store, sha: str, measurements: pd.DataFrame, profile_rows: pd.DataFrame, profile_failures: dict[str, str],
+                row: dict, outcome: CommitOutcome) -> None:
+    store.write("measurements", sha, measurements)
+    store.write("profiles", sha, profile_rows)
+    counted = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]["benchmark"].nunique()
+    failed = measurements[measurements["status"] != "ok"]
+    row.update(
+        benchmarks_measured=int(counted),
+        benchmarks_reused=len(outcome.reused),
+        run_failures="\n".join(sorted({f"{r.benchmark}: {r.error}" for r in failed.itertuples()})),
+        profile_failures="\n".join(f"{name}: {why}" for name, why in profile_failures.items()),
+    )
+    outcome.measured = counted > 0
+    outcome.profiled = "benchmark" in profile_rows and profile_rows["benchmark"].nunique() > 0
+    outcome.failed_runs = len(failed)
+
+
+def _run_suite(sha: str, config: Config, specs: list, checkout: Path, suite: Path | None, outcome: CommitOutcome,
+               timing: bool, imported: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """Measurements, profile rows and profile failures of running (or importing) `specs`."""
+    from collectors.profiler import ROW_COLUMNS
+
+    if not specs:
+        return pd.DataFrame(), pd.DataFrame(columns=[*ROW_COLUMNS, "commit", "reused_from"]), {}
     with tempfile.TemporaryDirectory(prefix="selector-runs-") as workdir, _machine_lock(timing, exclusive=True):
         runner = BenchmarkRunner(
             specs, checkout / config.project.binary, checkout, suite, cpu=config.run.cpu,
@@ -242,7 +432,10 @@ def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, 
         )
         facts = host_facts()
         result = runner.run() if imported is None else None
+        outcome.benchmark_seconds = runner.child_seconds
+        profiling_started = time.monotonic()
         profiles = profile_suite(runner, config.profile.tool, result.callgrind_files if result else None)
+        outcome.profile_seconds = time.monotonic() - profiling_started
         outcome.child_seconds += runner.child_seconds
     metrics = {spec.name: spec.metric for spec in specs}
     if imported is not None:
@@ -256,18 +449,7 @@ def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, 
                 for run in result.runs
             ]
         )
-    store.write("measurements", sha, measurements)
-    store.write("profiles", sha, profiles.rows.assign(commit=sha))
-    measured = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]["benchmark"].nunique()
-    failed = measurements[measurements["status"] != "ok"]
-    row.update(
-        benchmarks_measured=int(measured),
-        run_failures="\n".join(sorted({f"{r.benchmark}: {r.error}" for r in failed.itertuples()})),
-        profile_failures="\n".join(f"{name}: {why}" for name, why in profiles.failures.items()),
-    )
-    outcome.measured = measured > 0
-    outcome.profiled = profiles.rows["benchmark"].nunique() > 0
-    outcome.failed_runs = len(failed)
+    return measurements.assign(reused_from=""), profiles.rows.assign(commit=sha, reused_from=""), profiles.failures
 
 
 @contextmanager
@@ -294,7 +476,7 @@ def _store_analysis(store: Store, sha: str, row: dict) -> bool:
     """Write functions and objects of `sha`; reuse the analysis of an identical binary. Returns True if reused."""
     binary = store.local_binary(row["binary_sha256"])
     key = content_digest(binary)
-    owner = store.analysis_owner(key)
+    owner = store.owner("analyses", key)
     if owner and owner != sha and all(store.has(table, owner) for table in ("commits", "functions", "objects")):
         functions = store.read_one("functions", owner)
         objects = store.read_one("objects", owner)
@@ -310,6 +492,6 @@ def _store_analysis(store: Store, sha: str, row: dict) -> bool:
     store.write("functions", sha, functions.assign(commit=sha))
     store.write("objects", sha, objects.assign(commit=sha))
     if not reused:
-        store.set_analysis_owner(key, sha)
+        store.set_owner("analyses", key, sha)
     row["functions"] = len(functions)
     return reused

@@ -16,7 +16,7 @@ from selector.tables import print_json, print_table, records, stderr
 
 def run_collection(
     top: Path, config: Config, store: Store, commits: list[CommitInfo], jobs: int = 1, retry_failed: bool = False,
-    scheduler: str | None = None,
+    scheduler: str | None = None, reuse: bool = True, cache: bool = True,
 ) -> CollectSummary:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=stderr.console, transient=False) as progress:
@@ -24,28 +24,71 @@ def run_collection(
 
         def advance(outcome: CommitOutcome) -> None:
             label = {"ok": "built", SKIPPED: "stored", "failed": "FAILED"}.get(outcome.status, outcome.status)
+            if outcome.reused:
+                label += f", {len(outcome.reused)} reused"
             progress.update(task, advance=1, description=f"{outcome.sha[:10]} {label}")
 
-        return collect(top, config, store, commits, jobs=jobs, retry_failed=retry_failed, on_outcome=advance, scheduler=scheduler)
+        return collect(top, config, store, commits, jobs=jobs, retry_failed=retry_failed, on_outcome=advance, scheduler=scheduler,
+                       reuse=reuse, cache=cache)
 
 
 def report_collection(summary: CollectSummary, store: Store, output_format: str) -> None:
+    outcomes = summary.outcomes
     totals = {
-        "commits": len(summary.outcomes), "built": summary.count("ok"), "failed": summary.count("failed"),
-        "already_stored": summary.count(SKIPPED), "analyses_reused": sum(o.reused_analysis for o in summary.outcomes),
-        "profiled": sum(o.profiled for o in summary.outcomes),
-        "failed_runs": sum(o.failed_runs for o in summary.outcomes),
+        "commits": len(outcomes), "built": summary.count("ok"), "failed": summary.count("failed"),
+        "already_stored": summary.count(SKIPPED), "analyses_reused": sum(o.reused_analysis for o in outcomes),
+        "measurements_reused": sum(bool(o.reused) and not o.benchmarks_run for o in outcomes),
+        "benchmarks_reused": sum(len(o.reused) for o in outcomes),
+        "profiled": sum(o.profiled for o in outcomes),
+        "failed_runs": sum(o.failed_runs for o in outcomes),
         "store": store.location,
     }
+    cache = {"used": summary.cache, "builds_with_hits": sum(o.cache_hits > 0 for o in outcomes),
+             "hits": sum(o.cache_hits for o in outcomes), "misses": sum(o.cache_misses for o in outcomes)}
+    time_spent = _time_spent(summary)
+    not_reusable = _not_reusable(outcomes)
     failures = [{"commit": o.sha, "reason": o.reason} for o in summary.failures]
     labels = summary.labels.per_benchmark if summary.labels is not None else None
     if output_format == "json":
-        print_json({"summary": totals, "failures": failures, "labels": records(labels) if labels is not None else []})
+        print_json({"summary": totals, "cache": cache, "seconds": time_spent, "not_reusable": not_reusable,
+                    "failures": failures, "labels": records(labels) if labels is not None else []})
         return
     print_table(pd.DataFrame([{k: v for k, v in totals.items() if k != "store"}]), title=f"collected into {store.location}")
+    print_table(pd.DataFrame([{key: round(value, 1) for key, value in time_spent.items()}]),
+                title="seconds (build, benchmarks, profiling and the tool itself are summed over parallel jobs)")
+    if cache["used"]:
+        stderr.print(f"ccache: {cache['hits']} compilations answered from the cache, {cache['misses']} compiled; "
+                     f"{cache['builds_with_hits']} builds had hits")
+    elif summary.count("ok"):
+        stderr.print("builds ran without a compiler cache (install ccache to reuse the objects of unchanged files)")
+    for reason, benchmarks in not_reusable.items():
+        stderr.print(f"runs of identical binaries not reused for {', '.join(benchmarks)}: {reason}")
     if failures:
         print_table(pd.DataFrame([{"commit": f["commit"][:12], "reason": f["reason"]} for f in failures]), title="failures")
     if totals["failed_runs"]:
         stderr.print(f"{totals['failed_runs']} benchmark runs failed; their reasons are in the commits table (run_failures)")
     if labels is not None and len(labels):
         print_table(labels, title="labels (each commit against its closest measured ancestor)")
+
+
+def _time_spent(summary: CollectSummary) -> dict[str, float]:
+    """Where the collection's time went: wall time, and the work of its commits by kind."""
+    collected = [o for o in summary.outcomes if o.status != SKIPPED]
+    parts = {
+        "build": sum(o.build_seconds for o in collected),
+        "benchmarks": sum(o.benchmark_seconds for o in collected),
+        "profiling": sum(o.profile_seconds for o in collected),
+    }
+    # The rest of each commit's time (worktrees, analysis, the store) and what the
+    # collection does beyond its commits (labelling, snapshots) is the tool's own.
+    commits_tool = sum(o.seconds for o in collected) - sum(parts.values())
+    return {"wall": summary.seconds, **parts, "tool": max(commits_tool, 0.0)}
+
+
+def _not_reusable(outcomes: list[CommitOutcome]) -> dict[str, list[str]]:
+    """Why benchmarks of identical binaries were run again: reason -> benchmarks."""
+    reasons: dict[str, set[str]] = {}
+    for outcome in outcomes:
+        for benchmark, reason in outcome.not_reusable.items():
+            reasons.setdefault(reason, set()).add(benchmark)
+    return {reason: sorted(benchmarks) for reason, benchmarks in sorted(reasons.items())}

@@ -48,6 +48,14 @@ class BuildSection(_Section):
         default_factory=lambda: ["Makefile", "*.mk", "CMakeLists.txt", "*.cmake", "configure", "configure.ac", "meson.build",
                                  "meson_options.txt"]
     )
+    # Paths whose changes touch neither the binary nor any benchmark (fnmatch patterns
+    # on the path from the top; `*` crosses directories).  A commit that changes only
+    # such paths is not built: it takes its parent's build and runs.  The default names
+    # CI configuration only; add documentation or test folders your build does not read.
+    unaffected: list[str] = msgspec.field(
+        default_factory=lambda: [".github/*", ".gitlab-ci.yml", ".gitlab/*", ".circleci/*", ".travis.yml", ".cirrus.yml",
+                                 "appveyor.yml", ".appveyor.yml", "azure-pipelines.yml", ".gitattributes", ".mailmap"]
+    )
 
 
 class BenchmarkSection(_Section):
@@ -57,7 +65,12 @@ class BenchmarkSection(_Section):
     direction: Literal["lower", "higher"] = "lower"
     repetitions: Annotated[int, msgspec.Meta(ge=1)] = 5
     timeout: _Positive = 300
-    warmup: Annotated[int, msgspec.Meta(ge=0)] = 1  # runs before the measured ones, not recorded as measurements
+    # Runs before the measured ones, not recorded as measurements.  Unset: none for
+    # callgrind instruction counts (a warm cache cannot change them), one otherwise.
+    warmup: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    # May an identical binary's runs stand for this benchmark's (see `selector collect
+    # --help`)?  Say false when the command reads files its text does not name.
+    reuse: bool = True
 
 
 class ProfileSection(_Section):
@@ -120,7 +133,21 @@ def benchmark_specs(config: Config) -> list[BenchmarkSpec]:
     """The benchmarks in the form the runner takes."""
     from collectors.benchmark_runner import BenchmarkSpec
 
-    return [BenchmarkSpec(**msgspec.structs.asdict(benchmark)) for benchmark in config.benchmark]
+    return [BenchmarkSpec(**_effective(benchmark)) for benchmark in config.benchmark]
+
+
+def default_warmup(metric: str) -> int:
+    """Warm-up runs of a benchmark that does not set them: a warm-up primes caches and
+    frequency, which moves times but cannot change an instruction count under callgrind."""
+    return 0 if metric == "instructions" else 1
+
+
+def _effective(benchmark: BenchmarkSection) -> dict:
+    """A benchmark's settings with the defaults that depend on others filled in."""
+    settings = msgspec.structs.asdict(benchmark)
+    if settings["warmup"] is None:
+        settings["warmup"] = default_warmup(benchmark.metric)
+    return settings
 
 
 def _described(error: msgspec.ValidationError, document: dict) -> str:
@@ -172,5 +199,8 @@ def harness_digest(config: Config, benchmark: str) -> str:
     import json
 
     spec = next((b for b in config.benchmark if b.name == benchmark), None)
-    text = json.dumps([msgspec.structs.asdict(spec) if spec else None, config.project.suite], sort_keys=True, default=str)
+    settings = _effective(spec) if spec else None
+    if settings:
+        del settings["reuse"]  # how a run was obtained, not what it measures
+    text = json.dumps([settings, config.project.suite], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from collectors.builds import toolchain_version
+from collectors.builds import find_compiler_cache, toolchain_version
 from collectors.errors import UserError
 from collectors.git_history import open_repository, select_commits
 from collectors.result_import import import_results
-from selector.collect import CommitOutcome, collect_commit
+from selector.collect import CollectSettings, CommitOutcome, collect_commit
 from selector.config import Config
 from selector.labelling import LabelSummary, update_labels
 from selector.store import Store
@@ -60,7 +60,8 @@ def record(top: Path, config: Config, store: Store, revision: str, results: list
     if store.has("commits", commit.sha) and store.has("measurements", commit.sha) and not force and imported is None:
         raise UserError(f"{commit.sha[:12]} is already recorded; pass --force to measure it again")
     store.sweep_temporaries()
-    outcome = collect_commit(commit, str(top), config, store.location, toolchain_version(), imported=imported)
+    outcome = collect_commit(commit, str(top), config, store.location,
+                             CollectSettings(toolchain_version(), find_compiler_cache()), imported=imported)
     if outcome.status != "ok":
         raise UserError(f"recording {commit.sha[:12]} failed: {outcome.reason}")
     labels = update_labels(store, config)

@@ -39,6 +39,7 @@ READ_THREADS = 8  # files read at once: I/O and Parquet decoding overlap
 SNAPSHOT_TABLES = ("commits", "labels", "measurements", "calibration")
 SNAPSHOTS = "snapshots"
 SIGNATURE_KEY = b"selector.snapshot_of"
+OWNER_INDEXES = ("analyses", "measured")  # key -> commit indexes (see Store.owner)
 
 
 def _arrow_backed(arrow_type: pa.DataType):
@@ -242,17 +243,19 @@ class Store:
             pafs.copy_files(path, str(cache), source_filesystem=self.fs, destination_filesystem=pafs.LocalFileSystem())
         return str(cache)
 
-    def analysis_owner(self, content_digest: str) -> str | None:
-        """The commit whose stored functions are the analysis of binaries with this content, if any."""
-        path = f"{self.root}/analyses/{content_digest}"
+    def owner(self, index: str, key: str) -> str | None:
+        """The commit recorded under `key` in `index`, if any.  Indexes: ``analyses`` (content
+        digest -> the commit whose functions are that binary's analysis) and ``measured``
+        (measurement identity -> the commit whose benchmark runs answer for it)."""
+        path = f"{self.root}/{_checked_index(index)}/{key}"
         if not self._exists(path):
             return None
         with self.fs.open_input_stream(path, compression=None) as handle:
             return handle.read().decode().strip() or None
 
-    def set_analysis_owner(self, content_digest: str, sha: str) -> None:
-        self.fs.create_dir(f"{self.root}/analyses", recursive=True)
-        self._atomic(f"{self.root}/analyses/{content_digest}", lambda handle: handle.write(sha.encode()))
+    def set_owner(self, index: str, key: str, sha: str) -> None:
+        self.fs.create_dir(f"{self.root}/{_checked_index(index)}", recursive=True)
+        self._atomic(f"{self.root}/{index}/{key}", lambda handle: handle.write(sha.encode()))
 
     def sweep_temporaries(self) -> int:
         """Remove temporaries left by writers that were killed; returns how many."""
@@ -296,6 +299,12 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 def _copy(source, destination) -> None:
     for block in iter(lambda: source.read(1 << 20), b""):
         destination.write(block)
+
+
+def _checked_index(index: str) -> str:
+    if index not in OWNER_INDEXES:
+        raise ValueError(f"unknown owner index {index!r}; expected one of {OWNER_INDEXES}")
+    return index
 
 
 def _check_table(table: str) -> None:

@@ -76,8 +76,12 @@ def test_a_store_at_an_fsspec_url_works_like_a_local_one(tmp_path):
     store.write("functions", "c2", frame.assign(size=[3, 4]))
     assert store.keys("functions") == ["c1", "c2"] and store.has("functions", "c1") and not store.has("functions", "c3")
     assert list(store.read("functions")["size"]) == [1, 2, 3, 4]
-    store.set_analysis_owner("digest", "c1")
-    assert store.analysis_owner("digest") == "c1" and store.analysis_owner("other") is None
+    store.set_owner("analyses", "digest", "c1")
+    store.set_owner("measured", "digest", "c2")
+    assert store.owner("analyses", "digest") == "c1" and store.owner("analyses", "other") is None
+    assert store.owner("measured", "digest") == "c2"
+    with pytest.raises(ValueError):
+        store.owner("elsewhere", "digest")
     binary = tmp_path / "prog"
     binary.write_bytes(b"\x7fELF and the rest")
     assert open(store.local_binary(store.put_binary(binary)), "rb").read() == binary.read_bytes()

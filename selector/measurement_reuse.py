@@ -1,0 +1,228 @@
+"""Reusing the runs of an identical binary instead of measuring it again.
+
+A commit that changes only documentation, tests or CI files builds the same program
+as its parent.  Where the metric is exact (calibration showed identical A/A runs), its
+benchmark runs and profiles would repeat the parent's to the last instruction, so they
+are recorded as copies of those, marked with the commit they came from
+(``reused_from``), and nothing is run.
+
+What must be identical for a benchmark's runs to stand for another commit's is its
+*measurement identity*: the binary's code and data (the content digest) and the names
+its profile gives them (the symbol table), the benchmark's settings, the suite's files,
+the checkout files its command names (a script, a second program the build made), the
+compiler, the profiler and the CPU model.  A benchmark whose command names the checkout
+as a whole, or that sets ``reuse = false``, is always run; so is any metric that is not
+exact, and any benchmark profiled by sampling (perf).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+from collectors.benchmark_runner import BenchmarkSpec, expand
+from collectors.elf_image import symbol_table_digest
+from collectors.host import host_facts
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from selector.config import Config
+    from selector.store import Store
+
+EXACT_PROFILERS = ("callgrind", "none")  # perf samples differ from run to run
+MEASURED_INDEX = "measured"
+
+
+@dataclass(frozen=True)
+class ReuseContext:
+    """What a collection knows once for all its commits."""
+
+    enabled: bool
+    exact: dict[str, bool]  # benchmark -> calibration found its metric exact
+    profiler: str  # the profile tool and its version
+    suite_digest: str
+    toolchain: str
+    cpu_model: str
+
+
+def reuse_context(store: Store, config: Config, toolchain: str, enabled: bool = True) -> ReuseContext:
+    from selector.labelling import exact_benchmarks
+
+    if not enabled or not config.benchmark:
+        return ReuseContext(False, {}, "", "", toolchain, "")
+    return ReuseContext(
+        enabled=True,
+        exact=exact_benchmarks(store, config),
+        profiler=f"{config.profile.tool} {_valgrind_version() if config.profile.tool == 'callgrind' else ''}".strip(),
+        suite_digest=_tree_digest(Path(config.project.suite)) if config.project.suite else "",
+        toolchain=toolchain,
+        cpu_model=str(host_facts()["cpu_model"]),
+    )
+
+
+@dataclass
+class ReusePlan:
+    """For one commit: the identity of each benchmark that may be reused, and why the others may not."""
+
+    binary_identity: str
+    identities: dict[str, str]  # benchmark -> measurement identity
+    refused: dict[str, str]  # benchmark -> why its runs cannot be reused
+
+
+def why_not_reusable(spec: BenchmarkSpec, context: ReuseContext) -> str:
+    """Why runs of an identical binary cannot stand for this benchmark's ("" when they can)."""
+    if not spec.reuse:
+        return "reuse = false in its configuration"
+    if context.profiler.split(" ")[0] not in EXACT_PROFILERS:
+        return f"{context.profiler} profiles are samples, not exact"
+    if spec.name not in context.exact:
+        return "not calibrated (selector calibrate shows whether its metric is exact)"
+    if not context.exact[spec.name]:
+        return "its metric is not exact (calibration found A/A runs that differ)"
+    return ""
+
+
+def names_checkout(spec: BenchmarkSpec) -> bool:
+    """Does the command name files of the checkout (beyond the binary)?  Then it needs a built
+    checkout: {checkout}, or a relative path with a directory in it (the command runs there)."""
+    if "{checkout}" in spec.command:
+        return True
+    words = _words(expand(spec.command, Path("/binary"), Path("/checkout"), Path("/suite")))
+    return any("/" in word and not os.path.isabs(word) for word in words)
+
+
+def plan_reuse(specs: list[BenchmarkSpec], binary: Path, content_digest: str, checkout: Path, suite: Path | None,
+               context: ReuseContext) -> ReusePlan:
+    binary_identity = hashlib.blake2b(f"{content_digest}:{symbol_table_digest(binary)}".encode(), digest_size=16).hexdigest()
+    plan = ReusePlan(binary_identity, {}, {})
+    for spec in specs:
+        why_not = why_not_reusable(spec, context)
+        inputs = None if why_not else _checkout_inputs_digest(spec, binary, checkout, suite)
+        if not why_not and inputs is None:
+            why_not = "its command names the whole checkout"
+        if why_not:
+            plan.refused[spec.name] = why_not
+            continue
+        settings = asdict(spec)
+        del settings["reuse"]
+        identity = [binary_identity, settings, inputs, context.suite_digest, context.toolchain, context.profiler, context.cpu_model]
+        plan.identities[spec.name] = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
+    return plan
+
+
+def copy_reused(store: Store, sha: str, plan: ReusePlan) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """The measurements and profiles of the benchmarks an identical binary answers for, as
+    rows of `sha` marked with where they came from; and benchmark -> that commit."""
+    import pandas as pd
+
+    owners = {benchmark: store.owner(MEASURED_INDEX, identity) for benchmark, identity in plan.identities.items()}
+    owners = {benchmark: owner for benchmark, owner in owners.items()
+              if owner and owner != sha and store.has("measurements", owner) and store.has("profiles", owner)}
+    if not owners:
+        return pd.DataFrame(), pd.DataFrame(), {}
+    measurements, profiles = copy_runs(store, sha, owners)
+    return measurements, profiles, owners
+
+
+def copy_runs(store: Store, sha: str, owners: dict[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The measured runs and profiles of benchmark -> commit, as rows of `sha` marked with the
+    commit that measured them (a copy of a copy names the original)."""
+    import pandas as pd
+
+    measurements, profiles = [], []
+    for owner in sorted(set(owners.values())):
+        benchmarks = {benchmark for benchmark, of in owners.items() if of == owner}
+        runs = store.read_one("measurements", owner)
+        runs = runs[runs["benchmark"].isin(benchmarks) & (runs["repetition"] >= 0)]
+        measurements.append(runs.assign(commit=sha, reused_from=_original(runs, owner)))
+        profile = store.read_one("profiles", owner)
+        profile = profile[profile["benchmark"].isin(benchmarks)]
+        profiles.append(profile.assign(commit=sha, reused_from=_original(profile, owner)))
+    if not measurements:
+        return pd.DataFrame(), pd.DataFrame()
+    return pd.concat(measurements, ignore_index=True), pd.concat(profiles, ignore_index=True)
+
+
+def _original(rows: pd.DataFrame, owner: str):
+    if "reused_from" not in rows:
+        return owner
+    return rows["reused_from"].fillna("").where(rows["reused_from"].fillna("") != "", owner)
+
+
+def record_owners(store: Store, sha: str, plan: ReusePlan, measurements: pd.DataFrame, profiled: set[str]) -> None:
+    """Make `sha` the source of reuse for each benchmark it measured in full and profiled."""
+    runs = measurements[measurements["repetition"] >= 0]
+    for benchmark, identity in plan.identities.items():
+        own = runs[(runs["benchmark"] == benchmark) & (runs["reused_from"] == "")]
+        if len(own) and (own["status"] == "ok").all() and benchmark in profiled:
+            store.set_owner(MEASURED_INDEX, identity, sha)
+
+
+@contextmanager
+def identity_lock(binary_identity: str | None) -> Iterator[None]:
+    """Commits of one binary identity measure one at a time, so with parallel jobs the
+    second waits for the first's runs and reuses them instead of repeating them."""
+    if binary_identity is None:
+        yield
+        return
+    with open(Path(tempfile.gettempdir()) / f"selector-measure-{binary_identity}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _checkout_inputs_digest(spec: BenchmarkSpec, binary: Path, checkout: Path, suite: Path | None) -> str | None:
+    """Digest of the checkout files the benchmark's command names, absolute or relative to
+    the checkout (where it runs); None when it names the checkout itself."""
+    digest = hashlib.sha256()
+    checkout = checkout.resolve()
+    for word in sorted(set(_words(expand(spec.command, binary, checkout, suite)))):
+        path = (checkout / word).resolve() if not os.path.isabs(word) else Path(word).resolve()
+        if path == checkout:
+            return None
+        if path == binary.resolve() or checkout not in path.parents or not path.exists():
+            continue
+        digest.update(f"{path.relative_to(checkout)}\0{_tree_digest(path)}\0".encode())
+    return digest.hexdigest()
+
+
+def _words(arguments: list[str]) -> Iterator[str]:
+    """The arguments and, inside each (a shell script given to sh -c), its path-like words."""
+    for argument in arguments:
+        yield argument
+        for word in re.split(r"[\s;&|<>()=`'\"]+", argument):
+            if word and word != argument:
+                yield word
+        if " " in argument:
+            try:
+                yield from shlex.split(argument)
+            except ValueError:
+                pass
+
+
+def _tree_digest(path: Path) -> str:
+    """Digest of a file, or of a directory's files with their relative names (.git left out)."""
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and ".git" not in p.parts)
+    for file in files:
+        digest.update(f"{file.relative_to(path) if file != path else ''}\0".encode())
+        with open(file, "rb") as handle:
+            digest.update(hashlib.file_digest(handle, "sha256").digest())
+    return digest.hexdigest()
+
+
+def _valgrind_version() -> str:
+    try:
+        return subprocess.run(["valgrind", "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
