@@ -104,7 +104,8 @@ def _selector(repository: Path, *arguments: str, environment: dict[str, str]) ->
 
 def _described(report: dict) -> str:
     summary, seconds, cache = report["summary"], report["seconds"], report["cache"]
-    return (f"built {summary['built']}, failed {summary['failed']}, commits with every run reused "
+    return (f"built {summary['built'] - summary['builds_reused']}, took the parent's build {summary['builds_reused']}, "
+            f"failed {summary['failed']}, commits with every run reused "
             f"{summary['measurements_reused']}, benchmark runs reused {summary['benchmarks_reused']}; "
             f"ccache hits {cache['hits']} misses {cache['misses']}; seconds: "
             + ", ".join(f"{key} {value:.0f}" for key, value in seconds.items()))

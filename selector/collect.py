@@ -2,8 +2,10 @@
 benchmarks, and store the results; then label each commit against its closest
 measured ancestor.
 
-One task per commit, independent of the others, so tasks run in a process pool today
-and on other executors later.  A task writes its ``commits`` row last: a commit with
+One task per commit, independent of the others, so tasks run in a process pool or on a
+Dask cluster; a commit that changes only unaffected paths waits for the parent whose
+build it takes, and commits of one binary identity take turns measuring, so the second
+reuses the first's runs (selector.measurement_reuse).  A task writes its ``commits`` row last: a commit with
 that row is complete, which is what resuming relies on (anything else of an
 interrupted task is rewritten whole, atomically, when it runs again).
 """
@@ -273,6 +275,8 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
         "build_reason": "",
         "build_log_tail": "",
         "build_seconds": 0.0,
+        "cache_hits": 0,
+        "cache_misses": 0,
         "benchmarks_measured": 0,
         "run_failures": "",
         "profile_failures": "",
@@ -326,7 +330,9 @@ def _donated_runs(store: Store, donor: str, row: dict, config: Config, settings:
     if settings.reuse is None or not settings.reuse.enabled or not store.has("commits", donor):
         return None
     built = store.read_one("commits", donor).iloc[0]
-    if built["build_status"] != OK or any(built[key] != row[key] for key in ("build_command", "build_config", "toolchain")):
+    # Not the build configuration digest: a build file under an unaffected path (another
+    # build system's CMakeLists.txt) changes it, and is by declaration not this build's.
+    if built["build_status"] != OK or any(built[key] != row[key] for key in ("build_command", "toolchain")):
         return None
     specs = benchmark_specs(config)
     copied = _complete_runs(store, donor, config) if specs else set()

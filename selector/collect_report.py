@@ -36,7 +36,8 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
     outcomes = summary.outcomes
     totals = {
         "commits": len(outcomes), "built": summary.count("ok"), "failed": summary.count("failed"),
-        "already_stored": summary.count(SKIPPED), "analyses_reused": sum(o.reused_analysis for o in outcomes),
+        "already_stored": summary.count(SKIPPED), "builds_reused": sum(bool(o.build_reused_from) for o in outcomes),
+        "analyses_reused": sum(o.reused_analysis for o in outcomes),
         "measurements_reused": sum(bool(o.reused) and not o.benchmarks_run for o in outcomes),
         "benchmarks_reused": sum(len(o.reused) for o in outcomes),
         "profiled": sum(o.profiled for o in outcomes),

@@ -120,6 +120,7 @@ def test_a_commit_whose_binary_differs_runs_everything(reused_history):
     assert labels.loc["checksum", "label"] and labels.loc["checksum", "effect"] > 0.01
     summary = report["summary"]
     assert summary["measurements_reused"] == 2 and summary["benchmarks_reused"] == 8 and summary["built"] == 4
+    assert summary["builds_reused"] == 1
     assert set(report["seconds"]) == {"wall", "build", "benchmarks", "profiling", "tool"}
     assert report["not_reusable"] == {}
 

@@ -55,3 +55,23 @@ def test_cli_reports_bad_and_missing_configuration(tmp_path):
 
 def test_collect_outside_a_repository(tmp_path):
     assert_one_line_error(run_selector("collect", "--repo", str(tmp_path)), "not inside a git repository")
+
+
+def test_warmups_default_by_metric_and_reuse_does_not_change_the_harness(tmp_path):
+    from selector.config import benchmark_specs, harness_digest
+
+    head = "[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n"
+    benchmark = "[[benchmark]]\nname = '{name}'\ncommand = 'x'\nmetric = '{metric}'\n{extra}\n"
+    path = tmp_path / "selector.toml"
+    path.write_text(head + "".join(benchmark.format(name=n, metric=m, extra=e) for n, m, e in [
+        ("counted", "instructions", ""), ("timed", "wall_time", ""), ("parsed", "([0-9]+) ops", ""),
+        ("primed", "instructions", "warmup = 2"),
+    ]))
+    config = load_config(path)
+    assert {spec.name: spec.warmup for spec in benchmark_specs(config)} == {"counted": 0, "timed": 1, "parsed": 1, "primed": 2}
+    # The harness digest (a model trained under another harness is stale) sees the
+    # effective warm-up: writing the default out changes nothing, and neither does `reuse`.
+    explicit = tmp_path / "explicit.toml"
+    explicit.write_text(path.read_text().replace("metric = 'wall_time'\n", "metric = 'wall_time'\nwarmup = 1\nreuse = false\n"))
+    assert harness_digest(load_config(explicit), "timed") == harness_digest(config, "timed")
+    assert harness_digest(load_config(explicit), "counted") == harness_digest(config, "counted")
