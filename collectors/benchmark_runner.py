@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.callgrind import callgrind_command, callgrind_total
+from collectors.child_processes import die_with_parent
 
 WALL_TIME, INSTRUCTIONS = "wall_time", "instructions"
 OUTPUT_TAIL = 400  # characters of stderr kept with a failure
@@ -55,6 +56,36 @@ class SuiteResult:
     child_seconds: float = 0.0  # time spent waiting for benchmark processes
 
 
+def run_folder_prefix() -> str:
+    """Prefix of a temporary folder of runs: its owner's pid in it, so a later collection
+    can sweep the folders of collectors that were killed (see sweep_run_folders)."""
+    return f"selector-runs-{os.getpid()}-"
+
+
+def sweep_run_folders() -> int:
+    """Remove the run folders of dead processes; returns how many."""
+    import shutil
+
+    removed = 0
+    for folder in Path(tempfile.gettempdir()).glob("selector-runs-*"):
+        owner = folder.name.removeprefix("selector-runs-").split("-", 1)[0]
+        if not owner.isdigit() or _alive(int(owner)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def expand(command: str, binary: Path, checkout: Path, suite: Path | None) -> list[str]:
     """The argument vector of a benchmark command with its placeholders filled in."""
     text = command.format(binary=shlex.quote(str(binary)), checkout=shlex.quote(str(checkout)),
@@ -73,7 +104,7 @@ class BenchmarkRunner:
         self.suite = suite
         self.cpu = cpu
         self.random = random.Random(seed)
-        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="selector-runs-"))
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix=run_folder_prefix()))
         self.child_seconds = 0.0
 
     def run(self) -> SuiteResult:
@@ -129,6 +160,7 @@ class BenchmarkRunner:
             process = subprocess.Popen(
                 arguments, cwd=self.checkout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # a timeout kills everything the benchmark started
+                preexec_fn=die_with_parent,  # and a killed collector kills the benchmark
             )
         except OSError as error:
             return _Outcome(0.0, "", f"cannot start {arguments[0]}: {error.strerror}")

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
+from collectors.child_processes import die_with_parent
+
 if TYPE_CHECKING:
     import git
 
@@ -78,6 +80,25 @@ class Worktree:
                 self._remove()
         finally:
             self._slot_lock.close()  # closing the file releases its lock
+
+    @classmethod
+    def sweep(cls, repository: git.Repo, parent: str | None = None) -> int:
+        """Remove the worktrees of slots no live process holds (left by killed collectors)."""
+        slots = cls(repository, "", parent).slots
+        removed = 0
+        for lock_path in slots.glob("slot-*.lock"):
+            with open(lock_path, "w") as handle:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # in use
+                stale = cls(repository, "", parent)
+                stale.path = lock_path.with_suffix("")
+                if stale.path.exists():
+                    with stale._git_lock():
+                        stale._remove()
+                    removed += 1
+        return removed
 
     def _claim_slot(self):
         """The first slot no live process holds, and its held lock."""
@@ -200,6 +221,7 @@ def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: floa
     process = subprocess.Popen(
         command, shell=True, cwd=checkout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         start_new_session=True,  # so a timeout kills the whole make tree, not just the shell
+        preexec_fn=die_with_parent,  # and a killed collector kills the build
         env=environment,
     )
     try:

@@ -6,10 +6,16 @@ A bundle is a directory::
     <benchmark>.skops      one model per benchmark (or pooled.skops)
     <benchmark>.onnx       the same model in ONNX, when it converts (models/portable.py)
 
+Beside the directory, ``<directory>.sha256`` holds the SHA-256 of the manifest: the
+manifest vouches for the model files, and this seal, outside the directory the bundle
+is swapped in as, vouches for the manifest.
+
 Models are written with skops, which rebuilds objects from an explicit description
 instead of unpickling: loading never runs code hidden in the file.  Loading refuses a
-bundle whose files do not match the manifest's digests (tampered or damaged), and any
-object type outside the small list this package trains.  `selector select` loads the
+bundle whose manifest does not match its seal or whose files do not match the
+manifest's digests (tampered or damaged), thresholds outside [0, 1], model columns that
+are not the manifest's features in order (and, pooled, one column per benchmark), and
+any object type outside the small list this package trains.  `selector select` loads the
 ONNX files when every model has one (no scikit-learn, XGBoost or skops import on the
 push path); everything else loads the skops files.
 """
@@ -140,13 +146,26 @@ def save_bundle(directory: Path, fitted: list["FittedModel"], feature_names: lis
     bundle = Bundle(entries, feature_names, trained_on, settings)
     manifest = {"format": BUNDLE_FORMAT, "created": bundle.created, "feature_names": feature_names,
                 "trained_on": trained_on, "settings": settings, "entries": [asdict(e) for e in entries]}
-    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str))
+    text = json.dumps(manifest, indent=2, default=str).encode()
+    (staging / MANIFEST).write_bytes(text)
     old = directory.with_name(directory.name + ".old")
     if directory.exists():
         os.replace(directory, old)
     os.replace(staging, directory)
+    # Sealed last: a run killed between the swap and the seal leaves a bundle that is
+    # refused (retrain), never a half-written one that is used.
+    seal = seal_path(directory)
+    temporary = seal.with_name(f".{seal.name}.{os.getpid()}")
+    temporary.write_text(hashlib.sha256(text).hexdigest() + "\n")
+    os.replace(temporary, seal)
     shutil.rmtree(old, ignore_errors=True)
     return bundle
+
+
+def seal_path(directory: Path) -> Path:
+    """The file beside a bundle directory that holds its manifest's SHA-256."""
+    directory = Path(directory)
+    return directory.with_name(f"{directory.name}.sha256")
 
 
 def load_bundle(directory: Path, load_models: bool = True, portable: bool = False) -> Bundle:
@@ -156,13 +175,17 @@ def load_bundle(directory: Path, load_models: bool = True, portable: bool = Fals
     manifest_path = directory / MANIFEST
     if not manifest_path.is_file():
         raise BundleError(f"{directory}: no model bundle here (run `selector train`)")
+    text = manifest_path.read_bytes()
+    _check_seal(directory, manifest_path, text)
     try:
-        manifest = json.loads(manifest_path.read_text())
+        manifest = json.loads(text)
         entries = [BundleEntry(**entry) for entry in manifest["entries"]]
     except (ValueError, KeyError, TypeError) as error:
         raise BundleError(f"{manifest_path}: not a readable bundle manifest ({error})") from None
     if manifest.get("format") != BUNDLE_FORMAT:
         raise BundleError(f"{manifest_path}: bundle format {manifest.get('format')!r}, this version reads {BUNDLE_FORMAT}")
+    for entry in entries:
+        _check_entry(manifest_path, entry, manifest["feature_names"])
     bundle = Bundle(entries, manifest["feature_names"], manifest["trained_on"], manifest["settings"], manifest["created"],
                     directory=directory)
     use_portable = portable and all(entry.portable_file for entry in entries) and _onnxruntime_installed()
@@ -175,6 +198,30 @@ def load_bundle(directory: Path, load_models: bool = True, portable: bool = Fals
         elif load_models:
             bundle.estimators[entry.file] = _load_model(path)
     return bundle
+
+
+def _check_seal(directory: Path, manifest_path: Path, text: bytes) -> None:
+    seal = seal_path(directory)
+    try:
+        recorded = seal.read_text().strip()
+    except OSError:
+        raise BundleError(f"{seal}: the bundle's seal is missing; run `selector train` again") from None
+    if hashlib.sha256(text).hexdigest() != recorded:
+        raise BundleError(f"{manifest_path}: does not match its seal ({seal.name}); the manifest was modified or damaged. "
+                          "Run `selector train` again")
+
+
+def _check_entry(manifest_path: Path, entry: BundleEntry, feature_names: list[str]) -> None:
+    """A sealed manifest can still be one written by hand: refuse what training never writes."""
+    from models.design import BENCHMARK_PREFIX
+
+    where = f"{manifest_path}: the {entry.benchmark or 'pooled'} model"
+    if not isinstance(entry.threshold, (int, float)) or not 0.0 <= entry.threshold <= 1.0:
+        raise BundleError(f"{where} has threshold {entry.threshold!r}, outside [0, 1]; refused")
+    features, rest = list(entry.columns[: len(feature_names)]), list(entry.columns[len(feature_names) :])
+    one_hot = entry.benchmark is None and all(c.startswith(BENCHMARK_PREFIX) for c in rest) and len(set(rest)) == len(rest)
+    if features != list(feature_names) or (rest and not one_hot):
+        raise BundleError(f"{where} has columns that are not the manifest's features in order; refused")
 
 
 def _verified(directory: Path, file: str, sha256: str | None) -> Path:

@@ -259,7 +259,7 @@ def features_command(store_location: str, output: Path, output_format: str) -> N
     from selector.feature_table import feature_table, summarize, write_table
     from selector.store import Store
 
-    table = feature_table(Store(store_location))
+    table = feature_table(Store(store_location, create=False))
     write_table(table, output)
     per_benchmark, constant = summarize(table, FEATURE_NAMES)
     if output_format == "json":
@@ -293,7 +293,9 @@ def _project(repository: Path, config_path: Path | None, store_location: str | N
     except UserError:
         if config_path is None or store_location is None:
             raise
-    return load_config(find_config(top, config_path)), Store(store_location or top / DEFAULT_STORE)
+    # Read-only use: a missing store is an error, never made (a mistyped --store would
+    # otherwise read an empty store and select everything).
+    return load_config(find_config(top, config_path)), Store(store_location or top / DEFAULT_STORE, create=False)
 
 
 def _comma_list(choices):
@@ -463,7 +465,7 @@ def report_command(backtest_dir: Path | None, store_location: str | None, output
     from selector.store import Store
 
     if backtest_dir is None:
-        store = Store(store_location or DEFAULT_STORE)
+        store = Store(store_location or DEFAULT_STORE, create=False)
         runs = sorted((Path(_local_root(store, "BACKTEST_DIR")) / "backtests").glob("*/results.json"))
         if not runs:
             raise UserError(f"no backtest in {store.location}; run `selector backtest` first")
@@ -487,7 +489,7 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
     from selector.arrow_without_pandas import keep_pandas_out
 
     keep_pandas_out()  # 0.3-0.5 s: selecting needs pyarrow, not pandas
-    from selector.selection import run_everything, select
+    from selector.selection import BUNDLE_REFUSED, run_everything, select
     from selector.selection_output import EXIT_INTERNAL, exit_status, print_selection
 
     config, store = _project(repository, config_path, store_location)
@@ -501,6 +503,11 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
             return EXIT_INTERNAL
         selection = run_everything(config, revision, f"selector failed ({type(error).__name__}: {error}); running everything")
     print_selection(selection, output_format)
+    refused = [note for note in selection.notes if note.startswith(BUNDLE_REFUSED)]
+    if strict and refused:
+        # Strict: a selection the tool cannot vouch for fails, a tampered or damaged model included.
+        click.echo(f"selector: {refused[0]}", err=True)
+        return EXIT_INTERNAL
     if run_benchmarks and selection.run:
         from selector.verify import verify
 
@@ -522,7 +529,8 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
 @click.option("--against", metavar="COMMIT", help="Compare with this profiled commit instead of the closest one.")
 @click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, path_type=Path),
               help="Model bundle [default: <store>/models, written by selector train].")
-@click.option("--strict", is_flag=True, help="Exit 3 on an internal error instead of selecting every benchmark.")
+@click.option("--strict", is_flag=True, help="Exit 3 on an internal error or a refused (tampered, damaged) model bundle "
+                                            "instead of selecting every benchmark.")
 @click.option("--run-benchmarks", is_flag=True,
               help="Then run the selected benchmarks and compare them with the ancestor (the labels' statistics).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
@@ -549,7 +557,7 @@ def hook_group() -> None:
 
 @hook_group.command("install")
 @click.option("--repo", "repository", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True)
-@click.option("--strict", is_flag=True, help="Let the hook block a push when selector itself fails.")
+@click.option("--strict", is_flag=True, help="Let the hook block a push when selector itself fails or refuses the model bundle (tampered, damaged).")
 @click.option("--run-benchmarks", is_flag=True, help="Also run the selected benchmarks and report changes against the ancestor.")
 @click.option("--store", "store_location", help="Store the hook reads [default: .selector/ in the repository].")
 def hook_install(repository: Path, strict: bool, run_benchmarks: bool, store_location: str | None) -> None:

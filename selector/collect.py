@@ -26,7 +26,8 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner
+from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, run_folder_prefix, sweep_run_folders
+from collectors.child_processes import die_with_parent
 from collectors.builds import (
     OK, CompilerCache, Worktree, build_config_digest, changes_only, find_compiler_cache, run_build, toolchain_version,
 )
@@ -143,6 +144,8 @@ def collect(
         raise UserError(f"--jobs must be at least 1 (got {jobs})")
     started = time.monotonic()
     store.sweep_temporaries()
+    sweep_run_folders()
+    Worktree.sweep(open_repository(repository))
     todo, done = pending_commits(store, commits, retry_failed, needs_measurements=bool(config.benchmark))
     summary = CollectSummary()
     for commit in done:
@@ -221,7 +224,7 @@ def _collect_in_pool(todo, arguments, donors, jobs, summary, on_outcome) -> None
     it copies it instead of building in parallel with it)."""
     pending = {commit.sha for commit in todo}
     waiting: dict[str, list[CommitInfo]] = {}
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent) as pool:
 
         def submit(commit: CommitInfo) -> Future:
             return pool.submit(collect_commit, commit, *arguments, donor=donors.get(commit.sha))
@@ -256,15 +259,13 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
     paths), the donor's build and exact runs stand for this commit's: nothing is built."""
     started = time.monotonic()
     store = Store(store_location)
-    repository = open_repository(repository_path)
-    build_config = build_config_digest(repository, commit.sha, config.build.config_files)
     row = {
         "sha": commit.sha,
         "parents": list(commit.parents),
         "author_time": commit.author_time,
         "subject": commit.subject,
         "build_command": config.build.command,
-        "build_config": build_config,
+        "build_config": "",
         "toolchain": settings.toolchain,
         "binary_sha256": "",
         "content_digest": "",
@@ -284,11 +285,18 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
     }
     outcome = CommitOutcome(commit.sha, OK)
     timing = any(spec.metric != INSTRUCTIONS for spec in benchmark_specs(config))
-    donated = _donated_runs(store, donor, row, config, settings) if donor and imported is None else None
-    if donated is not None:
-        _collect_from_donor(store, repository, commit.sha, donor, donated, config, settings.reuse, row, outcome, timing)
-    else:
-        _build_and_measure(store, repository, commit.sha, config, settings, row, outcome, timing, imported)
+    try:
+        repository = open_repository(repository_path)
+        row["build_config"] = build_config_digest(repository, commit.sha, config.build.config_files)
+        donated = _donated_runs(store, donor, row, config, settings) if donor and imported is None else None
+        if donated is not None:
+            _collect_from_donor(store, repository, commit.sha, donor, donated, config, settings.reuse, row, outcome, timing)
+        else:
+            _build_and_measure(store, repository, commit.sha, config, settings, row, outcome, timing, imported)
+    except Exception as error:  # noqa: BLE001 - one commit's trouble (git, the disk, a bug) must not end the run
+        reason = f"internal error: {type(error).__name__}: {' '.join(str(error).split())}"[:500]
+        row.update(build_status="failed", build_reason=reason)
+        outcome.status, outcome.reason = "failed", reason
     row.update(child_seconds=outcome.child_seconds, benchmark_seconds=outcome.benchmark_seconds,
                profile_seconds=outcome.profile_seconds, build_reused_from=outcome.build_reused_from)
     row["collected_at"] = datetime.now(timezone.utc)
@@ -431,7 +439,7 @@ def _run_suite(sha: str, config: Config, specs: list, checkout: Path, suite: Pat
 
     if not specs:
         return pd.DataFrame(), pd.DataFrame(columns=[*ROW_COLUMNS, "commit", "reused_from"]), {}
-    with tempfile.TemporaryDirectory(prefix="selector-runs-") as workdir, _machine_lock(timing, exclusive=True):
+    with tempfile.TemporaryDirectory(prefix=run_folder_prefix()) as workdir, _machine_lock(timing, exclusive=True):
         runner = BenchmarkRunner(
             specs, checkout / config.project.binary, checkout, suite, cpu=config.run.cpu,
             seed=zlib.crc32(f"{config.run.seed}:{sha}".encode()), workdir=Path(workdir),

@@ -177,6 +177,9 @@ def _benchmark_problem(benchmarks: list[BenchmarkSection]) -> str | None:
     """What the schema cannot say: a metric must be built in or a regex with one group,
     and benchmark names must be unique."""
     for position, benchmark in enumerate(benchmarks):
+        problem = _placeholder_problem(benchmark.command)
+        if problem:
+            return f"benchmark.{position}.command: {problem} in benchmark {benchmark.name!r}"
         if benchmark.metric in BUILTIN_METRICS:
             continue
         try:
@@ -189,6 +192,25 @@ def _benchmark_problem(benchmarks: list[BenchmarkSection]) -> str | None:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         return f"benchmark: benchmark names must be unique; repeated: {', '.join(duplicates)}"
+    return None
+
+
+PLACEHOLDERS = ("binary", "checkout", "suite")
+
+
+def _placeholder_problem(command: str) -> str | None:
+    """What is wrong with the {...} placeholders of a command (str.format syntax: {{ and }}
+    are literal braces), or None."""
+    import string
+
+    known = ", ".join(f"{{{name}}}" for name in PLACEHOLDERS)
+    try:
+        fields = [(field, spec, conversion) for _, field, spec, conversion in string.Formatter().parse(command) if field is not None]
+    except ValueError as error:
+        return f"{error} (placeholders are {known}; write {{{{ and }}}} for a literal brace)"
+    for field, spec, conversion in fields:
+        if field not in PLACEHOLDERS or spec or conversion:
+            return f"unknown placeholder {{{field}}} (placeholders are {known}; write {{{{ and }}}} for a literal brace)"
     return None
 
 

@@ -271,6 +271,9 @@ def _hops(sha: str, target: str, parents: dict[str, list[str]]) -> int:
     return found[1] if found else 0
 
 
+BUNDLE_REFUSED = "model bundle refused"  # the note that says so; `--strict` fails on it
+
+
 def _bundle(path: Path, notes: list[str]):
     from models.bundle import BundleError, load_bundle
 
@@ -279,7 +282,7 @@ def _bundle(path: Path, notes: list[str]):
     try:
         return load_bundle(path, portable=True), ""
     except BundleError as error:
-        notes.append(f"model bundle refused: {error}")
+        notes.append(f"{BUNDLE_REFUSED}: {error}")
         return None, "the model bundle was refused (see notes); run selector train"
 
 

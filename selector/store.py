@@ -11,12 +11,18 @@ local store on every push).
 Tables (docs/store.md has their columns): ``commits`` and ``functions`` and
 ``objects`` keyed by commit sha; built binaries are kept content-addressed under
 ``binaries/<sha256>`` so an unchanged binary is stored and analysed once.
+
+Every Parquet file carries the SHA-256 of its own bytes in its footer (the digest's
+own 64 characters read as zeros while hashing) and CRC page checksums; a reader
+verifies both, so a flipped byte anywhere in a file is an error naming it, never a
+changed value.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -39,6 +45,12 @@ READ_THREADS = 8  # files read at once: I/O and Parquet decoding overlap
 SNAPSHOT_TABLES = ("commits", "labels", "measurements", "calibration")
 SNAPSHOTS = "snapshots"
 SIGNATURE_KEY = b"selector.snapshot_of"
+DIGEST_KEY = b"selector.sha256"  # footer metadata: the file's own digest
+_PLACEHOLDER = b"0" * 64
+# A store made by this version says so; its files must all carry their digest.  Stores
+# made before (no such file) keep working: their older files are read unverified.
+FORMAT_FILE, FORMAT_VERSION = "FORMAT", 2
+TEMPORARY_MAX_AGE = 3600  # seconds: an older temporary of a remote store is a dead writer's
 OWNER_INDEXES = ("analyses", "measured")  # key -> commit indexes (see Store.owner)
 
 
@@ -66,10 +78,36 @@ def _filesystem(location: str) -> tuple[pafs.FileSystem, str, bool]:
 
 
 class Store:
-    def __init__(self, location: str | os.PathLike[str]) -> None:
+    def __init__(self, location: str | os.PathLike[str], create: bool = True) -> None:
+        """The store at `location`; made if missing when `create`, else a missing store is a
+        StoreError (read-only commands never make one: a mistyped --store would read an
+        empty store and select everything)."""
         self.fs, self.root, self._local = _filesystem(str(location))
         self.location = self.root if self._local else str(location)
-        self.fs.create_dir(self.root, recursive=True)
+        found = self.fs.get_file_info(self.root).type
+        if found == pafs.FileType.File:
+            raise StoreError(f"{self.location}: is a file, not a store directory")
+        if found == pafs.FileType.NotFound:
+            if not create:
+                raise StoreError(f"{self.location}: no store here (collect into it first, or pass --store)")
+            self.fs.create_dir(self.root, recursive=True)
+        self.verified = self._format_version() >= FORMAT_VERSION
+
+    def _format_version(self) -> int:
+        path = f"{self.root}/{FORMAT_FILE}"
+        if not self._exists(path):
+            if self.fs.get_file_info(pafs.FileSelector(self.root)):
+                return 1  # made by an earlier version
+            try:
+                self._atomic(path, lambda handle: handle.write(f"{FORMAT_VERSION}\n".encode()))
+            except OSError:
+                pass  # a read-only empty store: nothing in it to verify
+            return FORMAT_VERSION
+        with self.fs.open_input_stream(path, compression=None) as handle:
+            text = handle.read().decode(errors="replace").strip()
+        if not text.isdigit():
+            raise StoreError(f"{path}: not a store format version ({text[:20]!r})")
+        return int(text)
 
     def __repr__(self) -> str:
         return f"Store({self.location!r})"
@@ -83,8 +121,8 @@ class Store:
         """Replace the file of (table, key) with `frame`, atomically."""
         target = self.path(table, key)
         self.fs.create_dir(f"{self.root}/{table}", recursive=True)
-        arrow = pa.Table.from_pandas(frame, preserve_index=False)
-        self._atomic(target, lambda handle: pq.write_table(arrow, handle, compression="zstd"))
+        data = encode_parquet(pa.Table.from_pandas(frame, preserve_index=False))
+        self._atomic(target, lambda handle: handle.write(data))
 
     def has(self, table: str, key: str) -> bool:
         return self._exists(self.path(table, key))
@@ -149,11 +187,28 @@ class Store:
         import pyarrow.dataset as ds
 
         paths = [self.path(table, key) for key in keys]
+        if not self._all_verified(paths):
+            return None
         try:
-            factory = ds.FileSystemDatasetFactory(self.fs, paths, ds.ParquetFileFormat())
-            return factory.finish(factory.inspect(promote_options="permissive")).to_table()
+            file_format = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
+                page_checksum_verification=True))
+            factory = ds.FileSystemDatasetFactory(self.fs, paths, file_format)
+            return _without_digest(factory.finish(factory.inspect(promote_options="permissive")).to_table())
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
             return None
+
+    def _all_verified(self, paths: list[str]) -> bool:
+        """Do all these files match their digests?  (Read in threads: hashing and I/O release the GIL.)"""
+        def verified(path: str) -> bool:
+            try:
+                with self.fs.open_input_file(path) as handle:
+                    verify_parquet(path, handle.read(), self.verified)
+                return True
+            except (OSError, StoreError):
+                return False
+
+        with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+            return all(pool.map(verified, paths))
 
     def refresh_snapshots(self) -> None:
         """Bring the snapshots of the small tables up to date (collect and record end with
@@ -176,35 +231,43 @@ class Store:
         signature = hashlib.sha256("\n".join(f"{i.base_name} {i.size} {i.mtime_ns}" for i in files).encode()).hexdigest().encode()
         path = f"{self.root}/{SNAPSHOTS}/{table}{SUFFIX}"
         try:
-            with self.fs.open_input_file(path) as handle:
-                snapshot = _read_parquet(handle)
+            snapshot = self._read_verified(path, required=True)
             metadata = dict(snapshot.schema.metadata or {})
             if metadata.pop(SIGNATURE_KEY, None) == signature:
                 return snapshot.replace_schema_metadata(metadata)
-        except (FileNotFoundError, pa.ArrowInvalid, OSError):
-            pass  # none yet, or unreadable: made again below
+        except (FileNotFoundError, pa.ArrowInvalid, OSError, StoreError):
+            pass  # none yet, unreadable or damaged: made again below
         combined = self._read_local(table, [info.base_name[: -len(SUFFIX)] for info in files])
         if combined is None or not combined.num_columns:
             return combined
         marked = combined.replace_schema_metadata({**(combined.schema.metadata or {}), SIGNATURE_KEY: signature})
         try:
             self.fs.create_dir(f"{self.root}/{SNAPSHOTS}", recursive=True)
-            self._atomic(path, lambda handle: pq.write_table(marked, handle, compression="zstd"))
+            data = encode_parquet(marked)
+            self._atomic(path, lambda handle: handle.write(data))
         except OSError:
             pass  # a read-only store is read without a snapshot
         return combined
 
     def _read_arrow(self, table: str, key: str) -> pa.Table:
         path = self.path(table, key)
+        remedy = "run `selector calibrate` again" if table == "calibration" else "run `selector collect` again to re-collect it"
         try:
-            with self.fs.open_input_file(path) as handle:
-                return _read_parquet(handle)
+            return self._read_verified(path, required=self.verified)
         except FileNotFoundError:
             raise StoreError(f"{path}: not in the store") from None
         except (pa.ArrowInvalid, OSError) as error:
-            raise StoreError(
-                f"{path}: corrupted or truncated store file ({error}); delete it and run `selector collect` again"
-            ) from None
+            raise StoreError(f"{path}: corrupted or truncated store file ({error}); delete it and {remedy}") from None
+        except StoreError as error:
+            raise StoreError(f"{error}; delete it and {remedy}") from None
+
+    def _read_verified(self, path: str, required: bool) -> pa.Table:
+        """A Parquet file of the store, its digest and page checksums verified.  Without a
+        digest it is refused when `required` (a store made by this version)."""
+        with self.fs.open_input_file(path) as handle:
+            data = handle.read()
+        verify_parquet(path, data, required)
+        return _parse_parquet(data)
 
     def read_one(self, table: str, key: str) -> pd.DataFrame:
         return self._read_arrow(table, key).to_pandas()
@@ -258,17 +321,28 @@ class Store:
         self._atomic(f"{self.root}/{index}/{key}", lambda handle: handle.write(sha.encode()))
 
     def sweep_temporaries(self) -> int:
-        """Remove temporaries left by writers that were killed; returns how many."""
+        """Remove temporaries left by writers that were killed; returns how many.  A live
+        writer's temporary is left alone: on a local store, one whose process is alive on
+        this machine; on a remote one, one younger than an hour."""
         removed = 0
+        now = time.time()
         for info in self.fs.get_file_info(pafs.FileSelector(self.root, recursive=True)):
-            if info.type == pafs.FileType.File and TEMPORARY in info.base_name:
+            if info.type != pafs.FileType.File or TEMPORARY not in info.base_name:
+                continue
+            owner = info.base_name.rsplit(TEMPORARY, 1)[1].split("-", 1)[0]
+            if _writer_alive(owner, info, now, self._local):
+                continue
+            try:
                 self.fs.delete_file(info.path)
                 removed += 1
+            except FileNotFoundError:
+                pass  # its writer renamed or removed it meanwhile
         return removed
 
     # ------------------------------------------------------------- helpers
     def _atomic(self, target: str, write) -> None:
-        temporary = f"{target}{TEMPORARY}{uuid.uuid4().hex}"
+        # The writer's host and pid in the name: a sweep leaves a live writer's file alone.
+        temporary = f"{target}{TEMPORARY}{os.getpid()}-{uuid.uuid4().hex}"
         try:
             with self.fs.open_output_stream(temporary, compression=None) as handle:
                 write(handle)
@@ -282,10 +356,74 @@ class Store:
         return self.fs.get_file_info(path).type != pafs.FileType.NotFound
 
 
-def _read_parquet(handle) -> pa.Table:
+def encode_parquet(table: pa.Table) -> bytes:
+    """The Parquet bytes of `table`, with page checksums and the SHA-256 of the bytes in
+    the footer (computed with the digest's place holding zeros, then written there)."""
+    marked = table.replace_schema_metadata({**(table.schema.metadata or {}), DIGEST_KEY: _PLACEHOLDER})
+    sink = pa.BufferOutputStream()
+    pq.write_table(marked, sink, compression="zstd", write_page_checksum=True)
+    data = bytearray(sink.getvalue().to_pybytes())
+    at = _digest_offset(data)
+    data[at : at + len(_PLACEHOLDER)] = hashlib.sha256(data).hexdigest().encode()
+    return bytes(data)
+
+
+def verify_parquet(path: str, data: bytes, required: bool = True) -> bool:
+    """Check the digest a file carries against its bytes: StoreError naming `path` when they
+    differ, or when it carries none and `required`; False for an unverified older file."""
+    at = _digest_offset(data)
+    if at is None:
+        if required:
+            raise StoreError(f"{path}: damaged store file (no digest of its contents)")
+        return False
+    recorded = bytes(data[at : at + len(_PLACEHOLDER)])
+    digest = hashlib.sha256()
+    digest.update(memoryview(data)[:at])
+    digest.update(_PLACEHOLDER)
+    digest.update(memoryview(data)[at + len(_PLACEHOLDER) :])
+    if digest.hexdigest().encode() != recorded:
+        raise StoreError(f"{path}: damaged store file (its bytes do not match their digest)")
+    return True
+
+
+def _digest_offset(data: bytes | bytearray) -> int | None:
+    """Where the digest's 64 characters are: after the key in the footer's key-value
+    metadata and two bytes of Thrift (field header, length).  Searched in the footer only."""
+    if len(data) < 12 or data[-4:] != b"PAR1":
+        return None
+    footer_start = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    at = data.rfind(DIGEST_KEY, max(footer_start, 0))
+    if at < 0 or at + len(DIGEST_KEY) + 2 + len(_PLACEHOLDER) > len(data):
+        return None
+    return at + len(DIGEST_KEY) + 2
+
+
+def _parse_parquet(data: bytes) -> pa.Table:
     # ParquetFile reads the same table as pq.read_table, without importing pyarrow.dataset
     # (read_table goes through it): 15 ms less on the push path.
-    return pq.ParquetFile(handle).read()
+    return _without_digest(pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True).read())
+
+
+def _without_digest(table: pa.Table) -> pa.Table:
+    metadata = dict(table.schema.metadata or {})
+    if metadata.pop(DIGEST_KEY, None) is None:
+        return table
+    return table.replace_schema_metadata(metadata)
+
+
+def _writer_alive(owner: str, info: pafs.FileInfo, now: float, local: bool) -> bool:
+    if local and not owner.isdigit():
+        return False  # named by a version that did not record its writer
+    if local:
+        try:
+            os.kill(int(owner), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    modified = info.mtime.timestamp() if info.mtime else 0
+    return now - modified < TEMPORARY_MAX_AGE
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,7 +16,7 @@ import skops.io as sio
 from features.builder import build_feature_table
 from features.catalogue import FEATURE_NAMES
 from features.history import History
-from models.bundle import MANIFEST, BundleError, load_bundle
+from models.bundle import MANIFEST, BundleError, load_bundle, seal_path
 from models.perphecy import PerphecyPredictor
 from selector.config import load_config
 from selector.evaluation import evaluation_data
@@ -150,11 +151,44 @@ def test_train_writes_a_bundle_that_refuses_tampering(evolved_sample, tmp_path):
     import os
 
     sio.dump(Pipeline([("evil", FunctionTransformer(os.system))]), model_file)
-    manifest = json.loads((bundle_dir / MANIFEST).read_text())
+    pristine = json.loads((bundle_dir / MANIFEST).read_text())
+    manifest = json.loads(json.dumps(pristine))
     manifest["entries"][0]["sha256"] = hashlib.sha256(model_file.read_bytes()).hexdigest()
     (bundle_dir / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match="does not match its seal"):
+        load_bundle(bundle_dir)  # the manifest itself is sealed
+    reseal(bundle_dir)
     with pytest.raises(BundleError, match="never writes"):
+        load_bundle(bundle_dir)  # and a resealed one still holds no foreign objects
+
+    model_file.write_bytes(original)
+    for edit, refusal in (
+        (lambda m: m["entries"][0].update(threshold=1.947), "outside \\[0, 1\\]"),
+        (lambda m: m["entries"][0].update(threshold=float("nan")), "outside \\[0, 1\\]"),
+        (lambda m: m["entries"][0]["columns"].insert(0, m["entries"][0]["columns"].pop(1)), "not the manifest's features"),
+        (lambda m: m["entries"][0]["columns"].append("benchmark=fib"), "not the manifest's features"),
+    ):
+        manifest = json.loads(json.dumps(pristine))
+        edit(manifest)
+        (bundle_dir / MANIFEST).write_text(json.dumps(manifest))
+        with pytest.raises(BundleError, match="does not match its seal"):
+            load_bundle(bundle_dir)
+        reseal(bundle_dir)
+        with pytest.raises(BundleError, match=refusal):
+            load_bundle(bundle_dir)
+    (bundle_dir / MANIFEST).write_text(json.dumps(pristine))
+    reseal(bundle_dir)
+    assert len(load_bundle(bundle_dir).estimators) == 4
+    seal_path(bundle_dir).unlink()
+    with pytest.raises(BundleError, match="seal is missing"):
         load_bundle(bundle_dir)
+
+
+def reseal(bundle_dir: Path) -> None:
+    """What someone who edits a manifest would also have to do."""
+    import hashlib
+
+    seal_path(bundle_dir).write_text(hashlib.sha256((bundle_dir / MANIFEST).read_bytes()).hexdigest())
 
 
 def test_bad_backtest_settings_give_one_line_errors(evolved_sample):

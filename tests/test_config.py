@@ -32,6 +32,12 @@ BAD = [
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'a'\ncommand = 'x'\n[[benchmark]]\nname = 'a'\ncommand = 'y'\n",
      "repeated: a"),
     ("[project\nbinary = 'x'\n", "not valid TOML"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'awk'\n"
+     "command = \"sh -c 'echo 1 | awk \\\"{print $1}\\\"'\"\n",
+     "benchmark.0.command: unknown placeholder {print $1} (placeholders are {binary}, {checkout}, {suite}; write {{ and }} "
+     "for a literal brace) in benchmark 'awk'"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'half'\ncommand = '{binary} }'\n",
+     "benchmark.0.command: Single '}' encountered"),
 ]
 
 
@@ -75,3 +81,14 @@ def test_warmups_default_by_metric_and_reuse_does_not_change_the_harness(tmp_pat
     explicit.write_text(path.read_text().replace("metric = 'wall_time'\n", "metric = 'wall_time'\nwarmup = 1\nreuse = false\n"))
     assert harness_digest(load_config(explicit), "timed") == harness_digest(config, "timed")
     assert harness_digest(load_config(explicit), "counted") == harness_digest(config, "counted")
+
+
+def test_literal_braces_are_written_doubled(tmp_path):
+    from collectors.benchmark_runner import expand
+    from selector.config import benchmark_specs
+
+    path = tmp_path / "selector.toml"
+    path.write_text("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'awk'\n"
+                    "command = \"sh -c 'echo 1 | awk \\\"{{print $1}}\\\"' {binary}\"\n")
+    spec = benchmark_specs(load_config(path))[0]
+    assert expand(spec.command, tmp_path / "x", tmp_path, None) == ["sh", "-c", 'echo 1 | awk "{print $1}"', str(tmp_path / "x")]

@@ -161,8 +161,14 @@ def test_missing_model_or_ancestor_means_run(project, tmp_path):
     assert status == 0 and len(document["run"]) == 4
     assert all("no trained model" in b["reason"] for b in document["benchmarks"])
     empty_store = tmp_path / "empty-store"
+    empty_store.mkdir()
     status, document = _select(root, "HEAD", "--store", str(empty_store))
     assert status == 0 and all("no ancestor" in b["reason"] for b in document["benchmarks"])
+    # A mistyped --store is an error naming it, never an empty store made on the spot.
+    for command in (["select", "HEAD"], ["features", "--output", str(tmp_path / "t.parquet")], ["backtest"]):
+        result = cli(*command, *([] if command[0] == "features" else ["--repo", str(root)]), "--store", str(tmp_path / "typo"))
+        assert result.returncode == 2 and "typo: no store here" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "typo").exists()
 
 
 def test_pre_push_hook_is_advisory_and_keeps_the_existing_hook(project, tmp_path):
@@ -189,6 +195,21 @@ def test_pre_push_hook_is_advisory_and_keeps_the_existing_hook(project, tmp_path
     git(root, "checkout", "-q", "comment")
     push = subprocess.run(["git", "push", "-q", "origin", "comment"], cwd=root, capture_output=True, text=True)
     (root / ".selector" / "commits-away").rename(root / ".selector" / "commits")
+    assert push.returncode == 0, push.stderr
+
+    # Strict: a refused (here: edited) model bundle blocks the push; advisory, it runs everything.
+    manifest = root / ".selector" / "models" / "manifest.json"
+    original = manifest.read_text()
+    manifest.write_text(original.replace('"threshold": ', '"threshold": 1', 1))
+    status, document = _select(root, "HEAD")
+    assert status == 0 and len(document["run"]) == 4 and any("model bundle refused" in n for n in document["notes"])
+    strict = cli("select", "HEAD", "--repo", str(root), "--strict")
+    assert strict.returncode == 3 and "model bundle refused" in strict.stderr
+    assert cli("hook", "install", "--repo", str(root), "--strict").returncode == 0
+    push = subprocess.run(["git", "push", "-q", "origin", "hot:strict"], cwd=root, capture_output=True, text=True)
+    assert push.returncode != 0 and "model bundle refused" in push.stdout + push.stderr
+    manifest.write_text(original)
+    push = subprocess.run(["git", "push", "-q", "origin", "hot:strict"], cwd=root, capture_output=True, text=True)
     assert push.returncode == 0, push.stderr
 
     removed = cli("hook", "uninstall", "--repo", str(root))

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pandas as pd
 import pytest
 
@@ -32,7 +36,12 @@ def test_leftover_temporaries_are_ignored_and_swept(tmp_path):
     leftover = tmp_path / "store" / "commits" / "c2.parquet.tmp-deadbeef"
     leftover.write_bytes(b"half a file")
     assert store.keys("commits") == ["c1"]
-    assert store.sweep_temporaries() == 1 and not leftover.exists()
+    # A live writer's temporary (its pid in the name) is left alone; a dead one's is swept.
+    live = tmp_path / "store" / "commits" / f"c3.parquet.tmp-{os.getpid()}-abc"
+    live.write_bytes(b"being written")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    (tmp_path / "store" / "commits" / f"c4.parquet.tmp-{dead}-abc").write_bytes(b"killed writer")
+    assert store.sweep_temporaries() == 2 and not leftover.exists() and live.exists()
 
 
 def test_failed_write_leaves_nothing_behind(tmp_path):
@@ -65,6 +74,7 @@ def test_binaries_are_content_addressed(tmp_path):
 
 def test_a_store_at_an_fsspec_url_works_like_a_local_one(tmp_path):
     """URLs go through fsspec (here its in-memory filesystem); local paths never import it."""
+    import os
     import subprocess
     import sys
     import uuid
@@ -123,3 +133,107 @@ def test_small_tables_are_read_from_a_snapshot_that_follows_every_change(tmp_pat
     store.refresh_snapshots()  # what collect and record end with
     made = snapshot.stat().st_mtime_ns
     assert "c6" in set(store.read("commits")["sha"]) and snapshot.stat().st_mtime_ns == made
+
+
+def _measurements(commit: str) -> pd.DataFrame:
+    rows = [{"commit": commit, "benchmark": f"b{b}", "metric": "instructions", "repetition": r, "run_order": 4 * b + r,
+             "value": 1_019_992.0 + 7 * b + r, "status": "ok", "error": "", "seconds": 0.25 + b / 100, "host": "ci"}
+            for b in range(6) for r in range(4)]
+    return pd.DataFrame(rows)
+
+
+def _flipped_reads(path, read, positions) -> tuple[int, int]:
+    """(reads that failed with a StoreError, reads that returned changed values) over flips of
+    one byte at each position; the file is restored after each."""
+    original = path.read_bytes()
+    expected = read()
+    errors = silent = 0
+    for position in positions:
+        for mask in (0x01, 0xFF):
+            damaged = bytearray(original)
+            damaged[position] ^= mask
+            path.write_bytes(bytes(damaged))
+            os.utime(path, ns=(1, 1))  # same size and an old time: only the bytes tell
+            try:
+                found = read()
+            except StoreError:
+                errors += 1
+                continue
+            if not found.equals(expected):
+                silent += 1
+    path.write_bytes(original)
+    return errors, silent
+
+
+def test_no_flipped_byte_of_a_data_file_changes_a_value_silently(tmp_path):
+    store = Store(tmp_path / "store")
+    for commit in ("c1", "c2", "c3"):
+        store.write("measurements", commit, _measurements(commit))
+    path = tmp_path / "store" / "measurements" / "c2.parquet"
+    size = path.stat().st_size
+    positions = sorted(set(range(0, size, max(1, size // 700))) | set(range(max(0, size - 400), size)))
+    assert len(positions) >= 500  # two masks each: over 1,000 damaged files
+    one = lambda: store.read_one("measurements", "c2").sort_values("run_order").reset_index(drop=True)  # noqa: E731
+    errors, silent = _flipped_reads(path, one, positions)
+    assert silent == 0 and errors == 2 * len(positions)
+    # The whole table (many files at once: the dataset reader) names the damaged file.
+    damaged = bytearray(path.read_bytes())
+    damaged[size // 2] ^= 0x01
+    path.write_bytes(bytes(damaged))
+    with pytest.raises(StoreError, match="c2.parquet"):
+        store.read("measurements", keys=["c1", "c2", "c3"])
+
+
+def test_a_damaged_snapshot_is_made_again_never_served(tmp_path):
+    store = Store(tmp_path / "store")
+    for commit in ("c1", "c2"):
+        store.write("measurements", commit, _measurements(commit))
+    store.refresh_snapshots()
+    snapshot = tmp_path / "store" / "snapshots" / "measurements.parquet"
+    size = snapshot.stat().st_size
+    positions = sorted(set(range(0, size, max(1, size // 600))) | set(range(max(0, size - 300), size)))
+    assert len(positions) >= 500
+    whole = lambda: store.read("measurements").sort_values(["commit", "run_order"]).reset_index(drop=True)  # noqa: E731
+    original = snapshot.read_bytes()
+    expected = whole()
+    silent = 0
+    for position in positions:
+        damaged = bytearray(original)
+        damaged[position] ^= 0x01
+        snapshot.write_bytes(bytes(damaged))
+        if not whole().equals(expected):
+            silent += 1
+    assert silent == 0
+
+
+def test_a_store_made_by_this_version_refuses_a_file_without_its_digest(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store = Store(tmp_path / "store")
+    assert (tmp_path / "store" / "FORMAT").read_text().strip() == "2" and store.verified
+    (tmp_path / "store" / "measurements").mkdir()
+    pq.write_table(pa.Table.from_pandas(_measurements("c1")), tmp_path / "store" / "measurements" / "c1.parquet")
+    with pytest.raises(StoreError, match="no digest"):
+        store.read_one("measurements", "c1")
+    # A store made by an earlier version (no FORMAT) reads its older files unverified.
+    legacy = tmp_path / "legacy"
+    (legacy / "measurements").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pandas(_measurements("c1")), legacy / "measurements" / "c1.parquet")
+    old = Store(legacy)
+    assert not old.verified and len(old.read_one("measurements", "c1")) == 24
+    old.write("measurements", "c2", _measurements("c2"))
+    damaged = bytearray((legacy / "measurements" / "c2.parquet").read_bytes())
+    damaged[100] ^= 0x01
+    (legacy / "measurements" / "c2.parquet").write_bytes(bytes(damaged))
+    with pytest.raises(StoreError, match="c2.parquet"):
+        old.read_one("measurements", "c2")  # its new files carry their digest, and are verified
+
+
+def test_read_only_opening_never_makes_a_store(tmp_path):
+    with pytest.raises(StoreError, match="no store here"):
+        Store(tmp_path / "typo", create=False)
+    assert not (tmp_path / "typo").exists()
+    (tmp_path / "file").write_text("not a store")
+    with pytest.raises(StoreError, match="is a file"):
+        Store(tmp_path / "file")
