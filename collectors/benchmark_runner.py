@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.callgrind import callgrind_command, callgrind_total
-from collectors.child_processes import die_with_parent
+from collectors.child_processes import die_with_parent, process_alive
 
 WALL_TIME, INSTRUCTIONS = "wall_time", "instructions"
 OUTPUT_TAIL = 400  # characters of stderr kept with a failure
@@ -69,21 +69,11 @@ def sweep_run_folders() -> int:
     removed = 0
     for folder in Path(tempfile.gettempdir()).glob("selector-runs-*"):
         owner = folder.name.removeprefix("selector-runs-").split("-", 1)[0]
-        if not owner.isdigit() or _alive(int(owner)):
+        if not owner.isdigit() or process_alive(int(owner)):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed += 1
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def expand(command: str, binary: Path, checkout: Path, suite: Path | None) -> list[str]:

@@ -64,15 +64,29 @@ class Worktree:
         self.path, self._slot_lock = self._claim_slot()
         try:
             with self._git_lock():
-                if self.path.exists():  # left by a run that was killed
-                    self._remove()
-                self.repository.git.worktree("prune")  # forget worktrees whose directories are gone
-                # Forced twice: a run killed inside `worktree add` leaves its entry locked.
-                self.repository.git.worktree("add", "--detach", "-f", "-f", str(self.path), self.sha)
+                self._add()
         except BaseException:
             self._slot_lock.close()
             raise
         return self.path
+
+    def _add(self, attempts: int = 5) -> None:
+        """git worktree add, tried again when another program's worktree bookkeeping in the
+        same repository (which our lock cannot hold off) gets in its way."""
+        from git import GitCommandError
+
+        for attempt in range(attempts):
+            try:
+                if self.path.exists():  # left by a run that was killed, or by the failed attempt
+                    self._remove()
+                self.repository.git.worktree("prune")  # forget worktrees whose directories are gone
+                # Forced twice: a run killed inside `worktree add` leaves its entry locked.
+                self.repository.git.worktree("add", "--detach", "-f", "-f", str(self.path), self.sha)
+                return
+            except GitCommandError:
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(0.1 * (attempt + 1))
 
     def __exit__(self, *exc) -> None:
         try:
@@ -128,7 +142,10 @@ class Worktree:
             self.repository.git.worktree("remove", "--force", str(self.path))
         except GitCommandError:
             shutil.rmtree(self.path, ignore_errors=True)
-            self.repository.git.worktree("prune")
+            try:
+                self.repository.git.worktree("prune")
+            except GitCommandError:
+                pass  # its entry is pruned by the next add, whose directory is gone
 
 
 @dataclass(frozen=True)

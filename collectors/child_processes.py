@@ -27,3 +27,19 @@ def die_with_parent() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # the parent died before the signal was set
         os._exit(1)
+
+
+def process_alive(pid: int) -> bool:
+    """Is a process of this machine still running?  A zombie is not: it has ended, and only
+    its exit status waits for a parent (in a container without an init, for ever)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"

@@ -415,13 +415,9 @@ def _writer_alive(owner: str, info: pafs.FileInfo, now: float, local: bool) -> b
     if local and not owner.isdigit():
         return False  # named by a version that did not record its writer
     if local:
-        try:
-            os.kill(int(owner), 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        from collectors.child_processes import process_alive
+
+        return process_alive(int(owner))
     modified = info.mtime.timestamp() if info.mtime else 0
     return now - modified < TEMPORARY_MAX_AGE
 
