@@ -237,3 +237,13 @@ def test_read_only_opening_never_makes_a_store(tmp_path):
     (tmp_path / "file").write_text("not a store")
     with pytest.raises(StoreError, match="is a file"):
         Store(tmp_path / "file")
+
+
+def test_a_damaged_calibration_file_names_calibrate_as_the_remedy(tmp_path):
+    store = Store(tmp_path / "store")
+    store.write("calibration", "fib", pd.DataFrame([{"benchmark": "fib", "metric": "instructions", "exact": True}]))
+    path = tmp_path / "store" / "calibration" / "fib.parquet"
+    path.write_bytes(path.read_bytes()[:-20])
+    for read in (lambda: store.read("calibration"), lambda: store.read_one("calibration", "fib")):
+        with pytest.raises(StoreError, match="fib.parquet.*selector calibrate"):
+            read()
