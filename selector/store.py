@@ -187,28 +187,26 @@ class Store:
         import pyarrow.dataset as ds
 
         paths = [self.path(table, key) for key in keys]
-        if not self._all_verified(paths):
-            return None
-        try:
-            file_format = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
-                page_checksum_verification=True))
-            factory = ds.FileSystemDatasetFactory(self.fs, paths, file_format)
-            return _without_digest(factory.finish(factory.inspect(promote_options="permissive")).to_table())
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
-            return None
-
-    def _all_verified(self, paths: list[str]) -> bool:
-        """Do all these files match their digests?  (Read in threads: hashing and I/O release the GIL.)"""
-        def verified(path: str) -> bool:
-            try:
-                with self.fs.open_input_file(path) as handle:
-                    verify_parquet(path, handle.read(), self.verified)
-                return True
-            except (OSError, StoreError):
-                return False
-
+        # The digests are checked in threads while Arrow reads (hashing and I/O release the
+        # GIL); the table is used only if every file matched.
         with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
-            return all(pool.map(verified, paths))
+            verified = pool.map(self._matches_digest, paths)
+            try:
+                file_format = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
+                    page_checksum_verification=True))
+                factory = ds.FileSystemDatasetFactory(self.fs, paths, file_format)
+                combined = _without_digest(factory.finish(factory.inspect(promote_options="permissive")).to_table())
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+                combined = None
+            return combined if all(verified) else None
+
+    def _matches_digest(self, path: str) -> bool:
+        try:
+            with self.fs.open_input_file(path) as handle:
+                verify_parquet(path, handle.read(), self.verified)
+            return True
+        except (OSError, StoreError):
+            return False
 
     def refresh_snapshots(self) -> None:
         """Bring the snapshots of the small tables up to date (collect and record end with
