@@ -91,8 +91,12 @@ def test_first_parent_and_full_graph_differ_on_a_merge(project):
     assert mainline["summary"]["commits"] == 3
 
 
-def _comparable(store: Store) -> dict[str, pd.DataFrame]:
-    volatile = ["collected_at", "build_seconds", "build_log_tail", "child_seconds"]
+def _comparable(store: Store, same_slots: bool = True) -> dict[str, pd.DataFrame]:
+    """A store's tables without what depends on when and how fast it was collected.  Without
+    `same_slots` (builds in other worktree slots, so other directories in the debug
+    information) the binaries' bytes may differ; their code (content_digest) may not."""
+    volatile = ["collected_at", "build_seconds", "build_log_tail", "child_seconds", "benchmark_seconds", "profile_seconds",
+                "cache_hits", "cache_misses"] + ([] if same_slots else ["binary_sha256"])
     return {
         "commits": store.read("commits").drop(columns=volatile).sort_values("sha").reset_index(drop=True),
         "functions": store.read("functions").sort_values(["commit", "name"]).reset_index(drop=True),
