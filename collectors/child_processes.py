@@ -10,7 +10,6 @@ command of a shell pipeline, does not inherit it.)
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import sys
@@ -22,6 +21,8 @@ def die_with_parent() -> None:
     """In a child (a Popen preexec_fn, a pool initializer): be killed when the parent dies."""
     if not sys.platform.startswith("linux"):
         return
+    import ctypes  # here, not with the module: `select` imports this module and never starts a child
+
     parent = os.getppid()
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
