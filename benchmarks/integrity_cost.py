@@ -12,7 +12,7 @@ tree and both run from their own code, side by side in one run, rounds interleav
   as the binary), written once by this version; `python -m selector select --binary`
   run by each version from start to exit.
 
-    python benchmarks/integrity_cost.py [--baseline REV] [--rounds 5]
+    python benchmarks/integrity_cost.py [--baseline REV] [--rounds 9]
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ print(json.dumps({{"files": files - started, "history": time.perf_counter() - fi
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default="1d814bf", help="the version to compare with [%(default)s]")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=9)
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="integrity-cost-") as directory:
         work = Path(directory)
@@ -90,8 +90,8 @@ def _read_rounds(work: Path, versions: dict[str, Path], rounds: int) -> dict[str
         subprocess.run([sys.executable, "-c", GENERATE, str(work / f"store-{name}")], cwd=checkout, check=True,
                        env=_environment(checkout))
     times = {"files": {name: [] for name in versions}, "history": {name: [] for name in versions}}
-    for _ in range(rounds):
-        for name, checkout in versions.items():
+    for round_number in range(rounds):
+        for name, checkout in _in_turn(versions, round_number):
             result = subprocess.run([sys.executable, "-c", READ, str(work / f"store-{name}")], cwd=checkout, check=True,
                                     capture_output=True, text=True, env=_environment(checkout))
             for kind, seconds in json.loads(result.stdout).items():
@@ -113,7 +113,7 @@ def _select_rounds(work: Path, versions: dict[str, Path], rounds: int) -> dict[s
                "--binary", str(binary), "--format", "json"]
     times = {name: [] for name in versions}
     for round_number in range(rounds + 1):  # the first round writes the snapshots and warms the caches
-        for name, checkout in versions.items():
+        for name, checkout in _in_turn(versions, round_number):
             started = _now()
             result = subprocess.run(command, capture_output=True, text=True, cwd=work, env=_environment(checkout))
             elapsed = _now() - started
@@ -122,6 +122,13 @@ def _select_rounds(work: Path, versions: dict[str, Path], rounds: int) -> dict[s
             if round_number:
                 times[name].append(elapsed)
     return times
+
+
+def _in_turn(versions: dict[str, Path], round_number: int) -> list[tuple[str, Path]]:
+    """Who goes first alternates from round to round, so a drift of the machine's speed
+    within a round favours neither."""
+    order = list(versions.items())
+    return order if round_number % 2 == 0 else order[::-1]
 
 
 def _now() -> float:
