@@ -56,6 +56,11 @@ class SuiteResult:
     child_seconds: float = 0.0  # time spent waiting for benchmark processes
 
 
+def metric_unit(metric: str) -> str:
+    """The unit a metric's values are in: seconds, instructions, or what a regex reads."""
+    return {WALL_TIME: "s", INSTRUCTIONS: "instructions"}.get(metric, "as printed")
+
+
 def run_folder_prefix() -> str:
     """Prefix of a temporary folder of runs: its owner's pid in it, so a later collection
     can sweep the folders of collectors that were killed (see sweep_run_folders)."""

@@ -50,6 +50,11 @@ def ancestry(top: str | os.PathLike[str], sha: str, max_count: int) -> dict[str,
     return parents
 
 
+def is_ancestor(top: str | os.PathLike[str], ancestor: str, sha: str) -> bool:
+    """Is `ancestor` reachable from `sha` (``git merge-base --is-ancestor``; a commit is its own)?"""
+    return _git(top, "merge-base", "--is-ancestor", ancestor, sha, check=False).returncode == 0
+
+
 def _git(directory: str | os.PathLike[str], *arguments: str, check: bool = True) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(["git", "-C", str(directory), *arguments], capture_output=True, text=True, check=check)

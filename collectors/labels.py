@@ -50,12 +50,23 @@ def label_pair(
         label, reason = large_enough, f"exact metric: |effect| {'>=' if large_enough else '<'} {min_effect:g}"
     elif len(old_values) < 2 or len(new_values) < 2:
         label, reason = None, "fewer than 2 runs on one side and the metric is not known to be exact (run selector calibrate)"
+    elif smallest_p_value(len(old_values), len(new_values)) >= alpha:
+        # With 2 runs a side the test's smallest p-value is 0.33: it could never say "changed",
+        # and a label of "unchanged" would be a guess presented as a finding.
+        label, reason = None, (f"{len(old_values)} and {len(new_values)} runs: too few for the Mann-Whitney test to reach "
+                               f"alpha {alpha:g} (add repetitions, or run selector calibrate if the metric is exact)")
     else:
         significant = p_value < alpha
         label = significant and large_enough
         reason = f"p={p_value:.3g} {'<' if significant else '>='} alpha {alpha:g}; |effect|={abs(effect):.3g} {'>=' if large_enough else '<'} {min_effect:g}"
     regression = bool(label) and ((effect > 0) if direction == "lower" else (effect < 0))
     return Label(len(old_values), len(new_values), median_old, median_new, effect, statistic, p_value, exact, label, regression, reason)
+
+
+def smallest_p_value(n_old: int, n_new: int) -> float:
+    """The smallest two-sided p-value the exact Mann-Whitney test can give for these sample
+    sizes: both orderings that separate the samples completely, of all C(n_old+n_new, n_old)."""
+    return min(1.0, 2 / math.comb(n_old + n_new, n_old))
 
 
 def _relative_change(old: float, new: float) -> float:

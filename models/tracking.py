@@ -18,10 +18,40 @@ EXPERIMENT = "perf-selector"
 
 
 def default_tracking(store_root: Path) -> tuple[str, Path]:
-    """The local tracking database and artifact folder of a store: ``<store>/mlflow/``."""
+    """The local tracking database and artifact folder of a store: ``<store>/mlflow/``.
+
+    MLflow records artifact locations as absolute URIs; a store that was copied or moved
+    still names the old place, and runs would be written there.  So they are re-rooted
+    here, before MLflow opens the database: the store never writes outside itself."""
     folder = Path(store_root).resolve() / "mlflow"
     (folder / "artifacts").mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{folder / 'mlflow.db'}", folder / "artifacts"
+    database = folder / "mlflow.db"
+    if database.exists():
+        reroot_artifacts(database, (folder / "artifacts").as_uri())
+    return f"sqlite:///{database}", folder / "artifacts"
+
+
+# Where MLflow's SQLite store keeps artifact locations (table, column).
+_LOCATIONS = (("experiments", "artifact_location"), ("runs", "artifact_uri"), ("logged_models", "artifact_location"),
+              ("model_versions", "source"), ("model_versions", "storage_location"))
+
+
+def reroot_artifacts(database: Path, root: str) -> bool:
+    """Point the artifact locations under another store's ``mlflow/artifacts`` at `root`;
+    returns whether anything moved."""
+    import sqlite3
+
+    with sqlite3.connect(database) as connection:
+        found = connection.execute("SELECT artifact_location FROM experiments WHERE name = ?", (EXPERIMENT,)).fetchone()
+        old = found[0] if found else None
+        if not old or old == root or not old.endswith("/mlflow/artifacts"):
+            return False
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for table, column in _LOCATIONS:
+            if table in tables:
+                connection.execute(f"UPDATE {table} SET {column} = ? || substr({column}, ?) WHERE {column} = ? OR {column} LIKE ?",
+                                   (root, len(old) + 1, old, old.replace("%", "\\%") + "/%"))
+    return True
 
 
 def _mlflow(tracking_uri: str, artifact_root: Path | None):

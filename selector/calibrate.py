@@ -26,6 +26,7 @@ from collectors.errors import UserError
 from collectors.git_history import open_repository
 from collectors.labels import label_pair
 from selector.config import Config, benchmark_specs
+from selector.labelling import update_labels
 from selector.store import Store
 
 
@@ -46,17 +47,38 @@ def calibrate(
         raise UserError(f"unknown revision {revision!r}") from None
     suite = Path(config.project.suite) if config.project.suite else None
     rows = []
-    with Worktree(repo, sha) as checkout, tempfile.TemporaryDirectory(prefix="selector-calibrate-") as workdir:
-        build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout,
-                          build_config_digest(repo, sha, config.build.config_files))
-        if build.status != OK:
-            raise UserError(f"cannot calibrate: the build of {sha[:12]} failed ({build.reason})")
-        for spec in specs:
-            rows.append(_calibrate_one(spec, config, checkout, suite, Path(workdir), rounds, sha, on_round))
+    for candidate in [sha, *_built_ancestors(repo, store, sha)]:
+        with Worktree(repo, candidate) as checkout, tempfile.TemporaryDirectory(prefix="selector-calibrate-") as workdir:
+            build = run_build(checkout, candidate, config.build.command, config.project.binary, config.build.timeout,
+                              build_config_digest(repo, candidate, config.build.config_files))
+            if build.status != OK:
+                failure = f"the build of {candidate[:12]} failed ({build.reason})"
+                continue
+            for spec in specs:
+                rows.append(_calibrate_one(spec, config, checkout, suite, Path(workdir), rounds, candidate, on_round))
+            break
+    if not rows:
+        raise UserError(f"cannot calibrate: {failure}, and no ancestor of it is stored with a successful build; "
+                        "name a commit that builds")
     table = pd.DataFrame(rows)
     for row in rows:
         store.write("calibration", row["benchmark"], pd.DataFrame([row]))
+    # Exactness decides how pairs are labelled: the stored labels follow the new calibration
+    # now, without a new collection.
+    update_labels(store, config)
+    store.refresh_snapshots()
     return table
+
+
+def _built_ancestors(repo, store: Store, sha: str, depth: int = 50) -> list[str]:
+    """The stored ancestors of `sha` (first parents, newest first) whose build succeeded: where
+    calibration goes when the commit asked for does not build (the newest of a range often)."""
+    commits = store.read("commits")
+    if commits.empty:
+        return []
+    built = set(commits.loc[commits["build_status"] == OK, "sha"])
+    ancestors = repo.git.rev_list("--first-parent", f"--max-count={depth}", sha).split()[1:]
+    return [ancestor for ancestor in ancestors if ancestor in built][:1]
 
 
 def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, rounds: int, sha: str,

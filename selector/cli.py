@@ -239,6 +239,12 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
                             zip(table["session_false_positives"], table["rounds"], table["session_false_positive_rate"])],
     })
     print_table(shown, title=f"A/A calibration of {table['commit'].iloc[0][:12]} (alpha {config.labels.alpha:g}, min_effect {config.labels.min_effect:g})")
+    from collectors.git_plumbing import commit as resolve
+
+    asked = resolve(top, revision)
+    if asked is not None and table["commit"].iloc[0] != asked.sha:
+        stderr.print(f"{revision} did not build: calibrated its newest stored ancestor that did, {table['commit'].iloc[0][:12]}")
+    stdout.print("The stored labels were recomputed with this calibration.")
     stdout.print("Exact benchmarks are labelled by the effect alone. For the others, compare the false-positive rates "
                  "with alpha: 'across sessions' is what labels between commits will see; well above alpha means the "
                  "machine drifts: pin a CPU (\\[run] cpu), add repetitions, or raise min_effect above the CV.")

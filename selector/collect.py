@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, run_folder_prefix, sweep_run_folders
+from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, metric_unit, run_folder_prefix, sweep_run_folders
 from collectors.child_processes import die_with_parent
 from collectors.builds import (
     OK, CompilerCache, Worktree, build_config_digest, changes_only, find_compiler_cache, run_build, toolchain_version,
@@ -457,7 +457,8 @@ def _run_suite(sha: str, config: Config, specs: list, checkout: Path, suite: Pat
     else:
         measurements = pd.DataFrame(
             [
-                {"commit": sha, "benchmark": run.benchmark, "metric": metrics[run.benchmark], "repetition": run.repetition,
+                {"commit": sha, "benchmark": run.benchmark, "metric": metrics[run.benchmark],
+                 "unit": metric_unit(metrics[run.benchmark]), "repetition": run.repetition,
                  "run_order": run.order, "value": run.value, "status": run.status, "error": run.error, "seconds": run.seconds,
                  **facts}
                 for run in result.runs

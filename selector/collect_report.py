@@ -52,7 +52,8 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
     labels = summary.labels.per_benchmark if summary.labels is not None else None
     if output_format == "json":
         print_json({"summary": totals, "cache": cache, "seconds": time_spent, "not_reusable": not_reusable,
-                    "failures": failures, "labels": records(labels) if labels is not None else []})
+                    "failures": failures, "labels": records(labels) if labels is not None else [],
+                    "undecided": summary.labels.undecided if summary.labels is not None else {}})
         return
     print_table(pd.DataFrame([{k: v for k, v in totals.items() if k != "store"}]), title=f"collected into {store.location}")
     print_table(pd.DataFrame([{key: round(value, 1) for key, value in time_spent.items()}]),
@@ -70,6 +71,8 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
         stderr.print(f"{totals['failed_runs']} benchmark runs failed; their reasons are in the commits table (run_failures)")
     if labels is not None and len(labels):
         print_table(labels, title="labels (each commit against its closest measured ancestor)")
+    for benchmark, reason in (summary.labels.undecided if summary.labels is not None else {}).items():
+        stderr.print(f"undecided labels of {benchmark}: {reason}")
 
 
 def _time_spent(summary: CollectSummary) -> dict[str, float]:

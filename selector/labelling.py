@@ -10,7 +10,7 @@ contents change are rewritten.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -25,6 +25,7 @@ LABEL_KEYS = ["new", "old", "benchmark", "metric", "hops"]
 @dataclass
 class LabelSummary:
     per_benchmark: pd.DataFrame  # benchmark, pairs, positive, negative, undecided
+    undecided: dict[str, str] = field(default_factory=dict)  # benchmark -> why (the commonest reason), with the fix
 
 
 def exact_benchmarks(store: Store, config: Config) -> dict[str, bool]:
@@ -47,6 +48,11 @@ class PairLabeller:
     def __init__(self, store: Store, config: Config, measurements: pd.DataFrame | None = None) -> None:
         measurements = store.read("measurements") if measurements is None else measurements
         good = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")] if len(measurements) else measurements
+        if len(good) and "metric" in good:
+            # Only runs of the metric the benchmark is configured with: a pair of two metrics
+            # (seconds against instructions) is never compared.
+            configured = good["benchmark"].map({b.name: b.metric for b in config.benchmark})
+            good = good[good["metric"] == configured]
         self.values = good.groupby(["commit", "benchmark"])["value"].apply(list).to_dict() if len(good) else {}
         self.config = config
         self.exact = exact_benchmarks(store, config)
@@ -95,7 +101,15 @@ def update_labels(store: Store, config: Config) -> LabelSummary:
         if not store.has("labels", sha) or not _same(store.read_one("labels", sha), frame):
             store.write("labels", sha, frame)
         frames.append(frame)
-    return LabelSummary(_summarize(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["benchmark", "label"])))
+    labels = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["benchmark", "label", "reason"])
+    return LabelSummary(_summarize(labels), _undecided_reasons(labels))
+
+
+def _undecided_reasons(labels: pd.DataFrame) -> dict[str, str]:
+    undecided = labels[labels["label"].isna()] if len(labels) else labels
+    if not len(undecided):
+        return {}
+    return {benchmark: group["reason"].mode().iloc[0] for benchmark, group in undecided.groupby("benchmark")}
 
 
 def _same(stored: pd.DataFrame, fresh: pd.DataFrame) -> bool:

@@ -50,6 +50,7 @@ def record(top: Path, config: Config, store: Store, revision: str, results: list
             if unknown:
                 raise UserError(f"{path}: benchmark(s) {', '.join(unknown)} are not configured in selector.toml; add a "
                                 "[[benchmark]] of that name (its command is what profiles it)")
+            _check_metrics(path, frame, config)
             frames.append(frame)
         imported = pd.concat(frames, ignore_index=True)
         if store.has("measurements", commit.sha):
@@ -67,3 +68,15 @@ def record(top: Path, config: Config, store: Store, revision: str, results: list
     labels = update_labels(store, config)
     store.refresh_snapshots()
     return RecordResult(outcome, labels, 0 if imported is None else len(imported))
+
+
+def _check_metrics(path: Path, frame: pd.DataFrame, config: Config) -> None:
+    """Results of another metric or unit are never stored beside a benchmark's own: a time in
+    seconds against a count of instructions would read as a -100% change."""
+    configured = {b.name: b.metric for b in config.benchmark}
+    for (benchmark, metric), rows in frame.groupby(["benchmark", "metric"]):
+        if configured[benchmark] != metric:
+            unit = rows["unit"].iloc[0] if "unit" in rows else "?"
+            raise UserError(f"{path}: {benchmark} holds {metric} ({unit}) but is configured with metric "
+                            f"{configured[benchmark]!r}; results of another metric are never compared: configure "
+                            f"metric = {metric!r} for it, or import results of its own metric")

@@ -124,6 +124,12 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         if against_commit is None:
             raise UserError(f"--against {against!r} is not a commit")
         against_sha = against_commit.sha
+        # Features compare a commit with an older state of itself: the commit itself, or one
+        # that is not behind it, would read as every hot function changed or deleted.
+        if against_sha == sha:
+            raise UserError(f"--against {against!r} is the commit itself; give one of its ancestors")
+        if not git_plumbing.is_ancestor(top, against_sha, sha):
+            raise UserError(f"--against {against!r} is not an ancestor of {sha[:12]}; give one of its ancestors")
     pairs = {}
     for benchmark in benchmarks:
         if against:

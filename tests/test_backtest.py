@@ -250,3 +250,21 @@ def test_trained_models_score_the_same_from_their_onnx_form(evolved_sample, tmp_
     onnx_file.write_bytes(onnx_file.read_bytes()[:-4] + bytes(4))
     with pytest.raises(BundleError, match="SHA-256"):
         load_bundle(onnx_file.parent, portable=True)
+
+
+def test_a_copied_store_trains_and_backtests_without_touching_the_original(evolved_sample, tmp_path):
+    import shutil
+
+    source, _ = evolved_sample
+    original, copy = tmp_path / "original", tmp_path / "copy"
+    shutil.copytree(source, original, symlinks=True)
+    assert cli("train", "--repo", str(original), "--model", "logistic").returncode == 0  # MLflow runs in the original
+    shutil.copytree(original, copy, symlinks=True)
+    before = {path: (path.stat().st_size, path.stat().st_mtime_ns) for path in original.rglob("*") if path.is_file()}
+    for arguments in (["train", "--model", "logistic"], ["backtest", "--models", "perphecy", "--scope", "pooled"]):
+        result = cli(*arguments, "--repo", str(copy))
+        assert result.returncode == 0, result.stderr
+    after = {path: (path.stat().st_size, path.stat().st_mtime_ns) for path in original.rglob("*") if path.is_file()}
+    assert after == before
+    artifacts = list((copy / ".selector" / "mlflow" / "artifacts").rglob("*"))
+    assert len(artifacts) > len(list((original / ".selector" / "mlflow" / "artifacts").rglob("*")))

@@ -243,7 +243,17 @@ def test_record_imports_google_benchmark_results(project, tmp_path):
              "real_time": 1201.0, "cpu_time": 1190.0, "time_unit": "us"},
         ],
     }))
-    recorded = cli("record", "--repo", str(root), "--import", str(results), "--format", "json")
+    # fib is configured as callgrind instructions: seconds are refused, never compared with counts
+    refused = cli("record", "--repo", str(root), "--import", str(results))
+    assert refused.returncode == 2 and "never compared" in refused.stderr and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    timed = tmp_path / "timed.toml"  # a configuration where CI's harness times fib and sort
+    timed.write_text((root / "selector.toml").read_text().replace(
+        'name = "fib"\ncommand = "{binary} fib 24"\nmetric = "instructions"', 'name = "fib"\ncommand = "{binary} fib 24"\nmetric = "wall_time"'
+    ).replace('name = "sort"\ncommand = "{binary} sort 3000"\nmetric = "instructions"',
+              'name = "sort"\ncommand = "{binary} sort 3000"\nmetric = "wall_time"'))
+    assert timed.read_text().count('metric = "wall_time"') == 2
+    recorded = cli("record", "--repo", str(root), "--config", str(timed), "--import", str(results), "--format", "json")
     assert recorded.returncode == 0, recorded.stderr
     import pandas as pd
 
@@ -253,9 +263,10 @@ def test_record_imports_google_benchmark_results(project, tmp_path):
     other = tmp_path / "sort.json"
     other.write_text(json.dumps({"version": "1.0", "metadata": {"name": "sort"},
                                  "benchmarks": [{"runs": [{"values": [0.5, 0.51, 0.52]}]}]}))
-    assert cli("record", "--repo", str(root), "--import", str(other)).returncode == 0
+    assert cli("record", "--repo", str(root), "--config", str(timed), "--import", str(other)).returncode == 0
     stored = pd.read_parquet(root / ".selector" / "measurements" / f"{git(root, 'rev-parse', 'HEAD')}.parquet")
     assert stored.groupby("benchmark").size().to_dict() == {"fib": 3, "sort": 3}
+    assert set(stored["unit"]) == {"s"}
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"context": {}, "benchmarks": [{"name": "nosuch", "real_time": 1, "time_unit": "ns"}]}))
     refused = cli("record", "--repo", str(root), "--import", str(bad), "--force")
@@ -317,3 +328,12 @@ def test_select_computes_the_features_training_computes(project, monkeypatch):
             compared += 1
     assert compared >= len(training) // 2
     assert training["benchmark_recent_change_rate"].gt(0).any()  # the test would not see a wrong rate otherwise
+
+
+def test_against_must_be_an_ancestor_other_than_the_commit(project):
+    root = project
+    for revision, against, said in (("main", "main", "the commit itself"), ("main~3", "main", "not an ancestor")):
+        result = cli("select", revision, "--repo", str(root), "--against", against)
+        assert result.returncode == 2 and said in result.stderr and "Traceback" not in result.stderr
+    status, document = _select(root, "main", "--against", "main~2")
+    assert {b["hops"] for b in document["benchmarks"]} == {2}

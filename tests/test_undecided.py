@@ -1,0 +1,54 @@
+"""Labels a collection cannot decide say why and how to fix it, and follow a calibration
+made afterwards without a new collection.  Real gcc, git and valgrind."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from selector.sample_history import _commit, make_sample_history
+from selector.store import Store
+
+pytestmark = pytest.mark.slow
+
+
+def selector(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "selector", *arguments], capture_output=True, text=True)
+
+
+def test_undecided_labels_say_why_and_calibrate_decides_them(tmp_path):
+    root = tmp_path / "project"
+    make_sample_history(root)
+    config = root / "selector.toml"
+    config.write_text(config.read_text().replace("repetitions = 3", "repetitions = 1"))  # as the README suggests for counts
+    result = selector("collect", "-n", "3", "--repo", str(root), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert all(row["undecided"] == row["pairs"] == 2 for row in report["labels"])
+    assert set(report["undecided"]) == {"checksum", "sort", "fib", "weights"}
+    assert all("run selector calibrate" in why for why in report["undecided"].values())
+    text = selector("collect", "-n", "3", "--repo", str(root))
+    assert "undecided labels of fib" in text.stderr and "selector calibrate" in text.stderr
+
+    # The newest commit does not build: calibration takes the newest stored one that did.
+    (root / "src" / "kernels.c").write_text((root / "src" / "kernels.c").read_text() + "\nthis is not C;\n")
+    broken = _commit(root, "Break the build")
+    calibrated = selector("calibrate", "--repo", str(root), "--rounds", "1", "--format", "json")
+    assert calibrated.returncode == 0, calibrated.stderr
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD~1"], capture_output=True, text=True).stdout.strip()
+    assert {row["commit"] for row in json.loads(calibrated.stdout)} == {head} != {broken}
+    labels = Store(root / ".selector").read("labels")
+    assert len(labels) == 8 and labels["label"].notna().all() and labels["exact"].all()  # decided, no collect needed
+
+
+def test_two_runs_a_side_cannot_be_called_unchanged_by_the_test():
+    from collectors.labels import label_pair, smallest_p_value
+
+    assert smallest_p_value(2, 2) == pytest.approx(1 / 3) and smallest_p_value(4, 4) < 0.05
+    undecided = label_pair([100.0, 101.0], [150.0, 151.0], alpha=0.05, min_effect=0.01)
+    assert undecided.label is None and "too few for the Mann-Whitney test" in undecided.reason
+    decided = label_pair([100.0, 101.0, 100.5, 100.2, 99.9], [150.0, 151.0, 149.0, 150.5, 150.2], alpha=0.05, min_effect=0.01)
+    assert decided.label is True
