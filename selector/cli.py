@@ -252,11 +252,14 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
 
 # ------------------------------------------------------------------- features
 @cli.command("features")
-@click.option("--store", "store_location", required=True, help="The store to read (directory or fsspec URL).")
+@click.option("--repo", "repository", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
+              help="The git repository whose store is read.")
+@click.option("--store", "store_location",
+              help=f"The store to read (directory or fsspec URL) [default: {DEFAULT_STORE}/ in the repository].")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Where to write the tuple table: Parquet, or CSV when the name ends in .csv.")
 @format_option
-def features_command(store_location: str, output: Path, output_format: str) -> None:
+def features_command(repository: Path, store_location: str | None, output: Path, output_format: str) -> None:
     """Write one row per (new commit, old commit, benchmark) tuple with every feature
     of docs/features.md and the label, and summarize it: tuples and positives per
     benchmark, and the features that are constant (so useless) in this history.
@@ -265,7 +268,7 @@ def features_command(store_location: str, output: Path, output_format: str) -> N
     from selector.feature_table import feature_table, summarize, write_table
     from selector.store import Store
 
-    table = feature_table(Store(store_location, create=False))
+    table = feature_table(Store(store_location or default_store(repository), create=False))
     write_table(table, output)
     per_benchmark, constant = summarize(table, FEATURE_NAMES)
     if output_format == "json":
@@ -404,6 +407,17 @@ def backtest_command(repository, config_path, store_location, models, method, k,
     stdout.print(f"results in {out_dir}" + (f"; MLflow run {run_id}" if run_id else ""))
 
 
+def default_store(repository: Path) -> Path:
+    """Every command's store when --store is not given: .selector/ at the top of the repository
+    (of the current directory's, when not inside one: ./.selector)."""
+    from collectors.git_plumbing import top_level
+
+    try:
+        return top_level(repository) / DEFAULT_STORE
+    except UserError:
+        return Path(repository) / DEFAULT_STORE
+
+
 def _local_root(store: Store, option: str) -> str:
     if store.location != store.root:
         raise UserError(f"the store is not a local directory; give {option}")
@@ -471,7 +485,7 @@ def report_command(backtest_dir: Path | None, store_location: str | None, output
     from selector.store import Store
 
     if backtest_dir is None:
-        store = Store(store_location or DEFAULT_STORE, create=False)
+        store = Store(store_location or default_store(Path(".")), create=False)
         runs = sorted((Path(_local_root(store, "BACKTEST_DIR")) / "backtests").glob("*/results.json"))
         if not runs:
             raise UserError(f"no backtest in {store.location}; run `selector backtest` first")

@@ -85,5 +85,18 @@ def _cell(value: Any) -> str:
         return ", ".join(map(str, value))
     if hasattr(value, "tolist"):  # numpy arrays (lists read back from Parquet) and numpy scalars
         value = value.tolist()
-        return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        if isinstance(value, list):
+            return ", ".join(map(str, value))
+    if isinstance(value, float):
+        return rounded(value)
     return str(value)
+
+
+def rounded(value: float) -> str:
+    """A number as a person reads it: three significant digits (0.923, -0.539), whole
+    numbers with thousands separators from 1,000 up (1,019,475)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"

@@ -125,7 +125,13 @@ def test_features_command_writes_parquet_and_csv(collected_sample, tmp_path):
     parquet, csv = pd.read_parquet(tmp_path / "tuples.parquet"), pd.read_csv(tmp_path / "tuples.csv")
     assert list(parquet.columns[:3]) == ["new", "old", "benchmark"] and len(parquet) == len(csv)
     missing = run_selector("features", "--store", str(tmp_path / "empty"), "--output", str(tmp_path / "x.csv"))
-    assert missing.returncode == 2 and "no commits" in missing.stderr
+    assert missing.returncode == 2 and "no store here" in missing.stderr
+    (tmp_path / "empty").mkdir()
+    empty = run_selector("features", "--store", str(tmp_path / "empty"), "--output", str(tmp_path / "x.csv"))
+    assert empty.returncode == 2 and "no commits" in empty.stderr
+    # Without --store, the repository's store, from anywhere inside it.
+    inside = run_selector("features", "--output", str(tmp_path / "again.parquet"), "--format", "json", cwd=root / "src")
+    assert inside.returncode == 0 and json.loads(inside.stdout)["tuples"] == summary["tuples"]
 
 
 def test_scaling_keeps_zeros_and_weights_favour_close_pairs(table):
