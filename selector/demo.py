@@ -9,6 +9,9 @@ MLflow runs in the store.  Rerunning reuses what is there.
 
 from __future__ import annotations
 
+import shlex
+import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -46,13 +49,17 @@ def run_demo(directory: Path, jobs: int = 2, output_format: str = "text") -> pd.
     summary = run_collection(project, config, store, commits, jobs=jobs)
     changes = commit_changes(store, [c.sha for c in commits])
     evaluation = _evaluate(project, config, store, directory)
+    hints = try_commands(project, store, commits)
     if output_format == "json":
-        print_json({"project": str(project), "store": str(store_path), "commits": records(changes), **evaluation["json"]})
+        print_json({"project": str(project), "store": str(store_path), "commits": records(changes), "try": hints,
+                    **evaluation["json"]})
         return changes
     report_collection(summary, store, "text")
     print_table(changes.tail(12), title="what the last commits changed in the binary (static analysis)")
     print_table(evaluation["results"], title="backtest (Method 4, k=5), all benchmarks pooled: operating point for hit rate 0.95")
     print_selection(evaluation["selection"], "text")
+    notebooks = (f"SELECTOR_PROJECT={project} jupyter lab notebooks/" if shutil.which("jupyter")
+                 else "pip install jupyterlab, then: SELECTOR_PROJECT=... jupyter lab notebooks/ (in this package's checkout)")
     stdout.print(
         f"\nWhere to look:\n"
         f"  sample project   {project}   (git log shows the planted changes)\n"
@@ -60,11 +67,26 @@ def run_demo(directory: Path, jobs: int = 2, output_format: str = "text") -> pd.
         f"  report           {evaluation['report']}\n"
         f"  model bundle     {evaluation['bundle']}\n"
         f"  MLflow runs      mlflow ui --backend-store-uri {evaluation['tracking']}\n"
-        f"  notebooks        SELECTOR_PROJECT={project} jupyter lab notebooks/\n"
-        f"  try              cd {project} && selector select HEAD~3 --store {store_path}\n"
-        f"                   selector bisect HEAD~10 HEAD --benchmark fib --store {store_path}"
+        f"  notebooks        {notebooks}\n"
+        + "".join(f"  {'try' if n == 0 else '':16} {hint}\n" for n, hint in enumerate(hints))
     )
     return changes
+
+
+def try_commands(project: Path, store: Store, commits) -> list[str]:
+    """Commands to try next, each whole (they run as printed from any directory): select an
+    older commit, bisect a range that holds a change of the benchmark it names, the report."""
+    where = f"--repo {shlex.quote(str(project))} --store {shlex.quote(str(store.root))}"
+    hints = [f"selector select HEAD~3 {where}"]
+    labels = store.read("labels")
+    positive = labels[labels["label"] == True] if len(labels) else labels  # noqa: E712 (nullable booleans)
+    order = [commit.sha for commit in commits]
+    if len(positive):
+        newest = max(positive.itertuples(), key=lambda row: order.index(row.new) if row.new in order else -1)
+        good = order[max(order.index(newest.new) - 6, 0)]
+        hints.append(f"selector bisect {good[:10]} HEAD --benchmark {newest.benchmark} {where}")
+    hints.append(f"selector report --store {shlex.quote(str(store.root))}")
+    return hints
 
 
 def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
@@ -80,7 +102,8 @@ def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
     with stderr.status("backtesting every model (Method 4, k=5)"):
         data = evaluation_data(store, config, "method4", {"k": 5})
         result = run_backtest(data, list(MODEL_NAMES), ["per-benchmark", "pooled"], 0.95, 0)
-        out = directory / "backtest"
+        # Where `selector backtest` puts its results, so `selector report --store` finds them.
+        out = Path(store.root) / "backtests" / f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-method4"
         document = save_backtest(out, result, data, {"models": list(MODEL_NAMES), "scopes": ["per-benchmark", "pooled"],
                                                      "target_hit_rate": 0.95, "seed": 0, "search": False,
                                                      "benchmarks": data.benchmarks})

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
+import sys
 
 import pytest
 
@@ -65,6 +68,22 @@ def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
     assert by_subject["Explain the checksum constant"]["changed"] == ""
     assert by_subject["Heavier weights table"]["data"] == "weights"
     assert by_subject["Build with a different optimization level"]["build config"] == "changed"
+    # The hints run as printed, from another directory: select, a bisect whose range holds a
+    # change of the benchmark it names (ranked first), the report of the demo's backtest.
+    hints = document["try"]
+    assert [hint.split()[1] for hint in hints] == ["select", "bisect", "report"]
+    for hint in hints:
+        ran = subprocess.run([sys.executable, "-m", *shlex.split(hint)], capture_output=True, text=True, cwd=tmp_path)
+        assert ran.returncode in (0, 1), (hint, ran.stderr)
+    bisect = shlex.split(hints[1])
+    ranked = subprocess.run([sys.executable, "-m", *bisect, "--format", "json"], capture_output=True, text=True, cwd=tmp_path)
+    suspects = {row["commit"] for row in json.loads(ranked.stdout)["order"]}
+    from selector.store import Store
+
+    labels = Store(document["store"]).read("labels")
+    benchmark = bisect[bisect.index("--benchmark") + 1]
+    assert suspects & set(labels[(labels["benchmark"] == benchmark) & (labels["label"] == True)]["new"])  # noqa: E712
+    assert "backtests" in document["report"] and document["report"].startswith(document["store"])
     again = run_selector("demo", "--out", str(tmp_path / "demo"))
     assert again.returncode == 0 and "already_stored" in again.stdout
     other = tmp_path / "occupied"
