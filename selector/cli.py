@@ -165,7 +165,8 @@ def _repository_options(command):
               help="Run the commits on a Dask distributed cluster instead of local processes (see README).")
 @click.option("--reuse/--no-reuse", default=True, show_default=True,
               help="Record a commit whose binary is identical to a measured one (same code, symbols, suite, compiler) "
-                   "with that one's runs, marked reused, for the benchmarks calibration found exact; nothing is run.")
+                   "with that one's runs, marked reused, for the benchmarks calibration found exact; nothing is run. "
+                   "A commit that changes only [build] unaffected paths also takes its parent's build.")
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="Build through ccache when it is installed, so files a commit did not touch are not compiled again "
                    "(the binaries are the bytes a clean build gives).")
