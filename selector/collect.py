@@ -99,18 +99,20 @@ def pending_commits(
 ) -> tuple[list[CommitInfo], list[CommitInfo]]:
     """Split commits into (to collect, already stored).
 
-    A stored commit is collected again when its build failed and `retry_failed`, or
-    when benchmarks are configured and it has no measurements yet (it was collected
-    before the suite was set up).
+    A stored commit is collected again when its build failed and `retry_failed`, when a
+    file it needs is missing (its analysis, or with benchmarks configured its
+    measurements and profiles: collected before the suite was set up, or deleted because
+    it was damaged).
     """
     stored = store.read("commits")
     built = dict(zip(stored["sha"], stored["build_status"] == OK)) if len(stored) else {}
-    measured = set(store.keys("measurements")) if needs_measurements else set()
+    needed = ("functions", "objects", *(("measurements", "profiles") if needs_measurements else ()))
+    complete = set.intersection(*(set(store.keys(table)) for table in needed))
     todo, done = [], []
     for commit in commits:
         if commit.sha not in built:
             todo.append(commit)
-        elif (retry_failed and not built[commit.sha]) or (built[commit.sha] and needs_measurements and commit.sha not in measured):
+        elif (retry_failed and not built[commit.sha]) or (built[commit.sha] and commit.sha not in complete):
             todo.append(commit)
         else:
             done.append(commit)

@@ -53,6 +53,18 @@ def test_collect_stores_every_commit_and_resumes_without_rebuilding(project):
     assert table["build_config"].nunique() == 2
     assert (Path(root) / ".git" / "worktrees").exists() is False or not any((Path(root) / ".git" / "worktrees").iterdir())
 
+    # A damaged file is named; deleted, the next collection collects its commit again.
+    damaged = root / ".selector" / "functions" / f"{commits[4].sha}.parquet"
+    data = bytearray(damaged.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    result = run_selector("features", "--repo", str(root), "--output", str(root.parent / "t.parquet"))
+    assert result.returncode == 2 and damaged.name in result.stderr and "re-collect" in result.stderr
+    damaged.unlink()
+    healed = collect(root)
+    assert healed["summary"]["built"] == 1 and healed["summary"]["already_stored"] == len(commits) - 1
+    assert len(Store(root / ".selector").read("functions")) == len(functions)
+
 
 def test_failed_and_timed_out_builds_are_recorded_and_collection_goes_on(project):
     root, commits = project

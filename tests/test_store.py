@@ -171,8 +171,8 @@ def test_no_flipped_byte_of_a_data_file_changes_a_value_silently(tmp_path):
         store.write("measurements", commit, _measurements(commit))
     path = tmp_path / "store" / "measurements" / "c2.parquet"
     size = path.stat().st_size
-    positions = sorted(set(range(0, size, max(1, size // 700))) | set(range(max(0, size - 400), size)))
-    assert len(positions) >= 500  # two masks each: over 1,000 damaged files
+    positions = range(size) if size <= 8000 else sorted(set(range(0, size, size // 1200)) | set(range(size - 400, size)))
+    assert len(positions) >= 1000  # every byte of the file (two masks each), or 1,200 and the whole footer
     one = lambda: store.read_one("measurements", "c2").sort_values("run_order").reset_index(drop=True)  # noqa: E731
     errors, silent = _flipped_reads(path, one, positions)
     assert silent == 0 and errors == 2 * len(positions)
@@ -191,8 +191,8 @@ def test_a_damaged_snapshot_is_made_again_never_served(tmp_path):
     store.refresh_snapshots()
     snapshot = tmp_path / "store" / "snapshots" / "measurements.parquet"
     size = snapshot.stat().st_size
-    positions = sorted(set(range(0, size, max(1, size // 600))) | set(range(max(0, size - 300), size)))
-    assert len(positions) >= 500
+    positions = range(size) if size <= 8000 else sorted(set(range(0, size, size // 1200)) | set(range(size - 400, size)))
+    assert len(positions) >= 1000
     whole = lambda: store.read("measurements").sort_values(["commit", "run_order"]).reset_index(drop=True)  # noqa: E731
     original = snapshot.read_bytes()
     expected = whole()
