@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from models.evaluation import roc_points, tradeoff_curve  # noqa: E402
+from models.names import MODEL_NAMES  # noqa: E402
 from selector.evaluation import epoch_table, results_table  # noqa: E402
 
 STYLE = """
@@ -119,13 +120,18 @@ def _image(figure) -> str:
     return f"<img alt='figure' src='data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}'>"
 
 
-def _colour(model: str, models: list[str]) -> str:
-    """One colour per model across all figures; the line style tells the scopes apart."""
-    return f"C{models.index(model) % 10}" if model in models else "C9"
+def _colour(model: str) -> str:
+    """One colour per model in every figure (by its place among all the models this tool
+    has, not among those a figure shows); the line style tells the scopes apart."""
+    return f"C{MODEL_NAMES.index(model) % 10}" if model in MODEL_NAMES else "C9"
+
+
+def _legend_outside(axis) -> None:
+    """The legend beside the plot, not over its data (savefig's tight box takes it in)."""
+    axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
 def _roc_figure(predictions: pd.DataFrame):
-    models = list(predictions["model"].unique())
     benchmarks = sorted(predictions["benchmark"].unique())
     panels = [*benchmarks, "(all)"]
     columns = min(3, len(panels))
@@ -137,7 +143,7 @@ def _roc_figure(predictions: pd.DataFrame):
             curve = roc_points(group)
             if len(curve):
                 axis.plot(curve["fpr"], curve["tpr"], linestyle="-" if scope == "per-benchmark" else "--",
-                          label=f"{model} ({scope})", linewidth=1.2, color=_colour(model, models))
+                          label=f"{model} ({scope})", linewidth=1.2, color=_colour(model))
         axis.plot([0, 1], [0, 1], color="#999", linewidth=0.8, linestyle=":")
         axis.set_title(panel)
         axis.set_xlabel("false positive rate (1 - dismiss rate)")
@@ -152,44 +158,47 @@ def _roc_figure(predictions: pd.DataFrame):
 
 def _epoch_figure(epochs: pd.DataFrame):
     figure, axis = plt.subplots(figsize=(9, 4))
-    models = list(epochs["model"].unique())
     for (model, scope), group in epochs.groupby(["model", "scope"], sort=False):
-        axis.plot(group["epoch"], group["auroc"], marker="o", markersize=3, color=_colour(model, models),
+        axis.plot(group["epoch"], group["auroc"], marker="o", markersize=3, color=_colour(model),
                   linestyle="-" if scope == "per-benchmark" else "--", label=f"{model} ({scope})")
     axis.axhline(0.5, color="#999", linewidth=0.8, linestyle=":")
     axis.set_xlabel("epoch")
     axis.set_ylabel("AUROC")
     axis.set_ylim(0, 1.02)
-    axis.legend(fontsize=7, ncol=2, loc="lower right")
+    _legend_outside(axis)
     return figure
 
 
 def _tradeoff_figure(predictions: pd.DataFrame):
     figure, axis = plt.subplots(figsize=(9, 5))
-    models = list(predictions["model"].unique())
     for (model, scope), group in predictions.groupby(["model", "scope"], sort=False):
         curve = tradeoff_curve(group)
         line, = axis.plot(curve["dismiss_rate"], curve["hit_rate"], linestyle="-" if scope == "per-benchmark" else "--",
-                          label=f"{model} ({scope})", linewidth=1.1, color=_colour(model, models))
+                          label=f"{model} ({scope})", linewidth=1.1, color=_colour(model))
         labels, run = group["label"].to_numpy(bool), group["run"].to_numpy(bool)
         if labels.any() and (~labels).any():
             axis.plot([(~run & ~labels).sum() / (~labels).sum()], [(run & labels).sum() / labels.sum()], marker="o",
                       color=line.get_color())
     axis.set_xlabel("dismiss rate")
     axis.set_ylabel("hit rate")
-    axis.legend(fontsize=7, ncol=2, loc="lower left")
+    _legend_outside(axis)
     return figure
 
 
 def _importance_figure(importances: pd.DataFrame):
+    """Two panels a row, each wide enough for the feature names beside its bars."""
     groups = list(importances.groupby(["model", "scope"], sort=False))
-    figure, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 5), squeeze=False)
+    columns = min(2, len(groups))
+    rows = math.ceil(len(groups) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, 3.6 * rows), squeeze=False)
     for axis, ((model, scope), group) in zip(axes.flat, groups):
         top = group.sort_values("importance", ascending=True).tail(12)
         share = top["importance"] / max(group["importance"].sum(), 1e-12)
-        axis.barh(top["feature"], share)
+        axis.barh(top["feature"], share, color=_colour(model))
         axis.set_title(f"{model} ({scope})", fontsize=9)
         axis.tick_params(axis="y", labelsize=7)
         axis.set_xlabel("share of importance")
+    for axis in list(axes.flat)[len(groups):]:
+        axis.axis("off")
     figure.tight_layout()
     return figure

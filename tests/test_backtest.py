@@ -81,6 +81,46 @@ def test_report_command_rewrites_the_report(backtest_run, tmp_path):
     assert "<img" in (tmp_path / "again.html").read_text()
 
 
+RENDER_CHECK = """<script>
+window.addEventListener("load", () => {
+  const images = [...document.images];
+  const shown = images.filter(i => i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().height > 0);
+  const tables = [...document.querySelectorAll("table")];
+  const check = document.createElement("pre");
+  check.id = "render-check";
+  check.textContent = JSON.stringify({images: images.length, shown: shown.length,
+    widths: images.map(i => i.naturalWidth), tables: tables.length, rows: tables.map(t => t.rows.length - 1)});
+  document.body.appendChild(check);
+});
+</script>"""
+
+
+def test_the_report_renders_in_a_browser(backtest_run, tmp_path):
+    """Headless Chromium opens the report: every figure is drawn, every table has rows,
+    and no figure is wider than a screen can show readably."""
+    import os
+    import re
+    import shutil
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        if os.environ.get("SELECTOR_REQUIRE_CHROMIUM"):
+            pytest.fail("headless Chromium is required here (SELECTOR_REQUIRE_CHROMIUM) but not on PATH")
+        pytest.skip("headless Chromium is not installed")
+    _, out, _ = backtest_run
+    page = tmp_path / "report.html"
+    page.write_text((out / "report.html").read_text().replace("</body>", RENDER_CHECK + "</body>"))
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=10000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=180)
+    found = re.search(r'<pre id="render-check">(.*?)</pre>', dom.stdout, re.S)
+    assert found, dom.stderr[-2000:]
+    check = json.loads(found.group(1).replace("&quot;", '"'))
+    assert check["images"] >= 4 and check["shown"] == check["images"], check
+    assert check["tables"] >= 3 and all(rows > 0 for rows in check["rows"]), check
+    assert max(check["widths"]) <= 1600, check  # the importance panels were one 2435-pixel strip
+
+
 def test_training_sees_nothing_newer_than_its_epoch(evolved_sample):
     """Features of an epoch's training tuples are the same when every commit after the
     boundary is removed from the history: no information from the future."""
