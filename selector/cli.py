@@ -494,7 +494,9 @@ def report_command(backtest_dir: Path | None, store_location: str | None, output
         backtest_dir = runs[-1].parent
     if not (backtest_dir / "results.json").is_file():
         raise UserError(f"{backtest_dir}: not a backtest folder (no results.json)")
-    stdout.print(f"report written to {write_report(backtest_dir, output)}")
+    with stderr.status("drawing the report"):
+        written = write_report(backtest_dir, output)
+    stdout.print(f"report written to {written}")
 
 
 # --------------------------------------------------------------------- select
