@@ -91,3 +91,14 @@ def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
     (other / "file").write_text("mine")
     refused = run_selector("demo", "--out", str(other))
     assert refused.returncode == 2 and "not a selector demo" in refused.stderr
+
+
+def test_long_tables_print_as_plain_aligned_columns(capsys):
+    from selector.tables import PLAIN_ABOVE, print_rows
+
+    rows = [{"name": f"f{i}", "size": i * 1000.5, "parts": ["a", "b"]} for i in range(PLAIN_ABOVE + 1)]
+    print_rows(rows, title="many")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "many" and lines[1].split() == ["name", "size", "parts"] and len(lines) == PLAIN_ABOVE + 4
+    assert len({len(line) for line in lines[3:]}) == 1  # aligned
+    assert lines[-1].split() == [f"f{PLAIN_ABOVE}", "300,150", "a,", "b"]  # rounded like the short tables
