@@ -336,7 +336,7 @@ def _build_and_measure(store: Store, repository, sha: str, config: Config, setti
 def _donated_runs(store: Store, donor: str, row: dict, config: Config, settings: CollectSettings) -> dict[str, str] | None:
     """benchmark -> donor for the runs the donor's build can give this commit, or None when this
     commit must be built after all: the donor is not stored with a successful build of the same
-    command, configuration and toolchain, or a benchmark that cannot be copied needs a built checkout."""
+    command and toolchain, or a benchmark that cannot be copied needs a built checkout."""
     if settings.reuse is None or not settings.reuse.enabled or not store.has("commits", donor):
         return None
     built = store.read_one("commits", donor).iloc[0]
