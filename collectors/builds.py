@@ -211,15 +211,22 @@ def changes_only(repository: git.Repo, old: str, new: str, patterns: list[str]) 
     if not patterns:
         return False
     changed = repository.git.diff("--name-only", "--no-renames", old, new).splitlines()
-    matches = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match
+    matches = any_of(patterns)
     return all(matches(path) for path in changed)
+
+
+def any_of(patterns: list[str]):
+    """A match function for fnmatch `patterns` (none: nothing matches).  One regex for all of
+    them: `select` tests every file of the tree on every push, and on a tree of 100,000 files
+    a fnmatch call per file and pattern takes a second."""
+    if not patterns:
+        return lambda name: None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match
 
 
 def config_files_digest(listing: str, patterns: list[str]) -> str:
     """Digest of the files of a ``git ls-tree -r`` listing whose names match `patterns`."""
-    # One regex for all patterns: `select` runs this on every push, and on a tree of 100,000
-    # files a fnmatch call per file and pattern takes a second.
-    configures = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match if patterns else lambda name: None
+    configures = any_of(patterns)
     digest = hashlib.sha256()
     for line in listing.splitlines():
         meta, path = line.split("\t", 1)
