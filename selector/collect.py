@@ -39,8 +39,8 @@ from collectors.static_analysis import analyse_binary, content_digest
 from selector.config import Config, benchmark_specs
 from selector.labelling import LabelSummary, update_labels
 from selector.measurement_reuse import (
-    ReuseContext, copy_reused, copy_runs, identity_lock, names_checkout, plan_reuse, record_owners, reuse_context,
-    why_not_reusable,
+    ReuseContext, complete_benchmarks, copy_reused, copy_runs, identity_lock, names_checkout, plan_reuse, record_owners,
+    reuse_context, why_not_reusable,
 )
 from selector.store import Store
 
@@ -355,16 +355,13 @@ def _donated_runs(store: Store, donor: str, row: dict, config: Config, settings:
 
 
 def _complete_runs(store: Store, sha: str, config: Config) -> set[str]:
-    """Benchmarks of `sha` whose measured runs all succeeded and which have a profile (if profiled)."""
+    """Benchmarks of `sha` whose stored runs can stand for another commit's (complete_benchmarks)."""
     if not store.has("measurements", sha):
         return set()
-    runs = store.read_one("measurements", sha)
-    runs = runs[runs["repetition"] >= 0]
-    complete = {name for name, group in runs.groupby("benchmark") if len(group) and (group["status"] == "ok").all()}
-    if config.profile.tool == "none":
-        return complete
-    profiled = set(store.read_one("profiles", sha)["benchmark"]) if store.has("profiles", sha) else set()
-    return complete & profiled
+    profiled = None
+    if config.profile.tool != "none":
+        profiled = set(store.read_one("profiles", sha)["benchmark"]) if store.has("profiles", sha) else set()
+    return complete_benchmarks(store.read_one("measurements", sha), profiled)
 
 
 def _collect_from_donor(store: Store, repository, sha: str, donor: str, donated: dict[str, str], config: Config,
@@ -414,7 +411,8 @@ def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, 
             profile_rows = pd.concat([profile_rows, reused_profiles], ignore_index=True)
         _store_runs(store, sha, measurements, profile_rows, profile_failures, row, outcome)
         if plan:
-            record_owners(store, sha, plan, measurements, set(profile_rows["benchmark"]))
+            profiled = None if config.profile.tool == "none" else set(profile_rows["benchmark"])
+            record_owners(store, sha, plan, measurements, profiled)
 
 
 def _store_runs(store: Store, sha: str, measurements: pd.DataFrame, profile_rows: pd.DataFrame, profile_failures: dict[str, str],

@@ -26,7 +26,7 @@ import shlex
 import subprocess
 import tempfile
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -54,9 +54,11 @@ class ReuseContext:
     suite_digest: str
     toolchain: str
     cpu_model: str
+    harness: dict[str, str] = field(default_factory=dict)  # benchmark -> its harness digest (config.harness_digest)
 
 
 def reuse_context(store: Store, config: Config, toolchain: str, enabled: bool = True) -> ReuseContext:
+    from selector.config import harness_digest
     from selector.labelling import exact_benchmarks
 
     if not enabled or not config.benchmark:
@@ -68,6 +70,7 @@ def reuse_context(store: Store, config: Config, toolchain: str, enabled: bool = 
         suite_digest=_tree_digest(Path(config.project.suite)) if config.project.suite else "",
         toolchain=toolchain,
         cpu_model=str(host_facts()["cpu_model"]),
+        harness={benchmark.name: harness_digest(config, benchmark.name) for benchmark in config.benchmark},
     )
 
 
@@ -114,9 +117,8 @@ def plan_reuse(specs: list[BenchmarkSpec], binary: Path, content_digest: str, ch
         if why_not:
             plan.refused[spec.name] = why_not
             continue
-        settings = asdict(spec)
-        del settings["reuse"]
-        identity = [binary_identity, settings, inputs, context.suite_digest, context.toolchain, context.profiler, context.cpu_model]
+        identity = [binary_identity, context.harness[spec.name], inputs, context.suite_digest, context.toolchain,
+                    context.profiler, context.cpu_model]
         plan.identities[spec.name] = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
     return plan
 
@@ -160,12 +162,20 @@ def _original(rows: pd.DataFrame, owner: str):
     return rows["reused_from"].fillna("").where(rows["reused_from"].fillna("") != "", owner)
 
 
-def record_owners(store: Store, sha: str, plan: ReusePlan, measurements: pd.DataFrame, profiled: set[str]) -> None:
-    """Make `sha` the source of reuse for each benchmark it measured in full and profiled."""
+def complete_benchmarks(measurements: pd.DataFrame, profiled: set[str] | None) -> set[str]:
+    """Benchmarks whose measured runs (warm-ups aside) all succeeded and that have a profile
+    (`profiled`: the benchmarks that do; None when nothing is profiled): runs that can
+    stand for another commit's."""
     runs = measurements[measurements["repetition"] >= 0]
+    complete = {name for name, group in runs.groupby("benchmark") if (group["status"] == "ok").all()}
+    return complete if profiled is None else complete & profiled
+
+
+def record_owners(store: Store, sha: str, plan: ReusePlan, measurements: pd.DataFrame, profiled: set[str] | None) -> None:
+    """Make `sha` the source of reuse for each benchmark it measured itself, in full."""
+    measured_here = complete_benchmarks(measurements[measurements["reused_from"] == ""], profiled)
     for benchmark, identity in plan.identities.items():
-        own = runs[(runs["benchmark"] == benchmark) & (runs["reused_from"] == "")]
-        if len(own) and (own["status"] == "ok").all() and benchmark in profiled:
+        if benchmark in measured_here:
             store.set_owner(MEASURED_INDEX, identity, sha)
 
 

@@ -183,3 +183,18 @@ def test_a_cached_build_gives_the_bytes_of_a_clean_one(tmp_path):
     assert cached["cache"]["builds_with_hits"] == 3 and clean["cache"]["hits"] == 0
     binaries = [Store(tmp_path / name).read("commits").set_index("sha")["binary_sha256"].sort_index() for name in ("cached", "clean")]
     assert binaries[0].equals(binaries[1]) and binaries[0].nunique() == 4
+
+
+def test_runs_are_reused_when_nothing_is_profiled(tmp_path):
+    root = tmp_path / "project"
+    base = make_sample_history(root)
+    config = root / "selector.toml"
+    config.write_text(config.read_text().replace('tool = "callgrind"', 'tool = "none"'))
+    commits = {"flags": base[-1].sha, **add_everyday_commits(root)}
+    selector("calibrate", base[0].sha, "--repo", str(root), "--rounds", "1")
+    report = selector("collect", "HEAD~4..HEAD~1", "--repo", str(root))  # flags, CI, docs: one at a time
+    store = Store(root / ".selector")
+    docs = store.read_one("commits", commits["docs"]).iloc[0]
+    assert docs["build_reused_from"] == "" and docs["benchmarks_reused"] == 4 and docs["benchmark_seconds"] == 0
+    assert (runs(store, commits["docs"])["reused_from"] == commits["flags"]).all()
+    assert report["summary"]["measurements_reused"] == 2
