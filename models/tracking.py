@@ -49,8 +49,10 @@ def reroot_artifacts(database: Path, root: str) -> bool:
         tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         for table, column in _LOCATIONS:
             if table in tables:
-                connection.execute(f"UPDATE {table} SET {column} = ? || substr({column}, ?) WHERE {column} = ? OR {column} LIKE ?",
-                                   (root, len(old) + 1, old, old.replace("%", "\\%") + "/%"))
+                # A prefix compared as text: LIKE would read the _ and % of a path as wildcards.
+                connection.execute(f"UPDATE {table} SET {column} = ? || substr({column}, ?) "
+                                   f"WHERE {column} = ? OR substr({column}, 1, ?) = ?",
+                                   (root, len(old) + 1, old, len(old) + 1, old + "/"))
     return True
 
 

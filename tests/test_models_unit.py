@@ -182,3 +182,28 @@ def test_time_ordered_search_picks_from_the_grid():
     chosen = fitted.estimator.get_params()["classifier__C"]
     assert chosen in MODELS["logistic"].search["classifier__C"]
     assert fitted.training_positives == int(y.sum()) and np.isfinite(fitted.threshold)
+
+
+def test_rerooting_moves_only_the_locations_under_the_old_store(tmp_path):
+    """A store copied from `st_ore` re-roots what lay under it, and nothing that merely
+    matches it with `_` read as a wildcard (`stXore`)."""
+    import shutil
+    import sqlite3
+
+    from models.tracking import default_tracking, log_run
+
+    uri, artifacts = default_tracking(tmp_path / "st_ore")
+    log_run("first", uri, {"a": 1}, {"m": 0.5}, artifact_root=artifacts)
+    shutil.copytree(tmp_path / "st_ore", tmp_path / "copy")
+    database = tmp_path / "copy" / "mlflow" / "mlflow.db"
+    elsewhere = (tmp_path / "stXore" / "mlflow" / "artifacts").as_uri() + "/run"
+    with sqlite3.connect(database) as connection:
+        connection.execute("INSERT INTO experiments (name, artifact_location, lifecycle_stage) VALUES ('other', ?, 'active')",
+                           (elsewhere,))
+    default_tracking(tmp_path / "copy")
+    with sqlite3.connect(database) as connection:
+        locations = dict(connection.execute("SELECT name, artifact_location FROM experiments"))
+        runs = [uri for (uri,) in connection.execute("SELECT artifact_uri FROM runs")]
+    root = (tmp_path / "copy" / "mlflow" / "artifacts").as_uri()
+    assert locations["perf-selector"] == root and locations["other"] == elsewhere
+    assert runs and all(uri.startswith(root + "/") for uri in runs)
