@@ -147,7 +147,8 @@ def collect(
     started = time.monotonic()
     store.sweep_temporaries()
     sweep_run_folders()
-    Worktree.sweep(open_repository(repository))
+    repo = open_repository(repository)
+    Worktree.sweep(repo)
     todo, done = pending_commits(store, commits, retry_failed, needs_measurements=bool(config.benchmark))
     summary = CollectSummary()
     for commit in done:
@@ -159,7 +160,7 @@ def collect(
                                reuse_context(store, config, toolchain, enabled=reuse))
     arguments = (str(repository), config, store.location, settings)
     summary.cache = settings.cache is not None
-    donors = build_donors(repository, config, store, todo) if reuse else {}
+    donors = build_donors(repo, config, store, todo) if reuse else {}
     if scheduler:
         _collect_on_cluster(todo, arguments, donors, scheduler, summary, on_outcome)
     elif jobs == 1:
@@ -176,12 +177,11 @@ def collect(
     return summary
 
 
-def build_donors(repository: str | Path, config: Config, store: Store, todo: list[CommitInfo]) -> dict[str, str]:
+def build_donors(repo, config: Config, store: Store, todo: list[CommitInfo]) -> dict[str, str]:
     """commit -> the parent whose build and runs stand for it: a parent built (or to be built
     in this collection) from which the commit changes only `[build] unaffected` paths."""
     if not config.build.unaffected or not todo:
         return {}
-    repo = open_repository(repository)
     stored = store.read("commits")
     built = set(stored.loc[stored["build_status"] == OK, "sha"]) if len(stored) else set()
     candidates = built | {commit.sha for commit in todo}

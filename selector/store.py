@@ -202,8 +202,7 @@ class Store:
 
     def _matches_digest(self, path: str) -> bool:
         try:
-            with self.fs.open_input_file(path) as handle:
-                verify_parquet(path, handle.read(), self.verified)
+            self._verified_bytes(path, self.verified)
             return True
         except (OSError, StoreError):
             return False
@@ -262,10 +261,13 @@ class Store:
     def _read_verified(self, path: str, required: bool) -> pa.Table:
         """A Parquet file of the store, its digest and page checksums verified.  Without a
         digest it is refused when `required` (a store made by this version)."""
+        return _parse_parquet(self._verified_bytes(path, required))
+
+    def _verified_bytes(self, path: str, required: bool) -> bytes:
         with self.fs.open_input_file(path) as handle:
             data = handle.read()
         verify_parquet(path, data, required)
-        return _parse_parquet(data)
+        return data
 
     def read_one(self, table: str, key: str) -> pd.DataFrame:
         return self._read_arrow(table, key).to_pandas()
@@ -339,7 +341,7 @@ class Store:
 
     # ------------------------------------------------------------- helpers
     def _atomic(self, target: str, write) -> None:
-        # The writer's host and pid in the name: a sweep leaves a live writer's file alone.
+        # The writer's pid in the name: a sweep leaves a live writer's file alone.
         temporary = f"{target}{TEMPORARY}{os.getpid()}-{uuid.uuid4().hex}"
         try:
             with self.fs.open_output_stream(temporary, compression=None) as handle:
