@@ -98,15 +98,14 @@ class Worktree:
     @classmethod
     def sweep(cls, repository: git.Repo, parent: str | None = None) -> int:
         """Remove the worktrees of slots no live process holds (left by killed collectors)."""
-        slots = cls(repository, "", parent).slots
+        stale = cls(repository, "", parent)
         removed = 0
-        for lock_path in slots.glob("slot-*.lock"):
+        for lock_path in stale.slots.glob("slot-*.lock"):
             with open(lock_path, "w") as handle:
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
                     continue  # in use
-                stale = cls(repository, "", parent)
                 stale.path = lock_path.with_suffix("")
                 if stale.path.exists():
                     with stale._git_lock():
