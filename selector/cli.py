@@ -726,17 +726,17 @@ def _on_the_push_path() -> None:
     return: their output is printed, and the files, worktrees and threads they used are
     closed by then.
     """
-    global _fast_exit
     gc.disable()
-    _fast_exit = True
+    _exit_without_teardown()
 
 
 def _exit_without_teardown() -> None:
-    """For commands that ran a process pool: once their output is flushed, exit without
-    tearing the interpreter down.  A process that forked workers after Arrow's thread pools
-    started was seen to abort in C++ teardown at exit ("terminate called without an active
-    exception", 2 of about 8 collections of the demo with -j 2), after all its work was
-    written: an exit status of 134 for a collection that succeeded."""
+    """Once the command's output is flushed, `main` exits without tearing the interpreter
+    down.  The push path does so for speed (above); the commands that ran a process pool
+    because a process that forked workers after Arrow's thread pools started was seen to
+    abort in C++ teardown at exit ("terminate called without an active exception", 2 of
+    about 8 collections of the demo with -j 2), after all its work was written: an exit
+    status of 134 for a collection that succeeded."""
     global _fast_exit
     _fast_exit = True
 
