@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Rebuilds the store of one corpus project: its clone, its suite (made again when missing
+# or when a driver of the project's folder changed), calibration on the commit its range
+# starts from, then the range (first parents, two jobs).  The project's folder holds a
+# `recipe` (the clone URL and the range, with what they hold), its selector.toml and its
+# make_suite.sh.  The configuration used is a copy in WORKDIR with the suite's path made
+# absolute and put in place of SUITE_DIR, the placeholder by which a build command names
+# a driver kept in the suite (the tool fills placeholders into benchmark commands only).
+# Usage: corpus/collect.sh PROJECT [WORKDIR]      (PROJECT: lz4, zlib, cjson, yyjson, libdeflate)
+set -euo pipefail
+corpus=$(cd "$(dirname "$0")" && pwd)
+project=${1:?usage: $0 PROJECT [WORKDIR]}
+here="$corpus/$project"
+if [ ! -f "$here/recipe" ]; then
+    echo "collect.sh: no corpus project '$project' (no $here/recipe)" >&2
+    exit 2
+fi
+source "$here/recipe"   # url, range
+work=${2:-$PWD/$project-corpus}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+[ -d "$work/$project" ] || git clone -q "$url" "$work/$project"
+stale=no
+[ -d "$here/suite" ] || stale=yes
+for driver in "$here"/*.c; do
+    if [ -e "$driver" ] && ! cmp -s "$driver" "$here/suite/$(basename "$driver")"; then
+        stale=yes
+    fi
+done
+if [ "$stale" = yes ]; then
+    "$here/make_suite.sh" "$work/$project"
+fi
+suite=$(printf '%s' "$here/suite" | sed 's/[\\|&]/\\&/g')     # escaped for sed's replacement
+sed -e "s|SUITE_DIR|$suite|g" -e "s|^suite = \"suite\"|suite = \"$suite\"|" "$here/selector.toml" > "$work/selector.toml"
+cd "$work/$project"
+selector calibrate "${range%%..*}" --config "$work/selector.toml" --store "$work/store" --rounds 2
+time selector collect "$range" --first-parent -j 2 --config "$work/selector.toml" --store "$work/store"
