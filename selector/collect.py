@@ -385,7 +385,9 @@ def _collect_from_donor(store: Store, repository, sha: str, donor: str, donated:
         with Worktree(repository, sha) as checkout:
             binary = checkout / config.project.binary
             binary.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(store.local_binary(row["binary_sha256"]), binary)
+            binary.unlink(missing_ok=True)  # not through a link the checkout may hold there
+            shutil.copyfile(store.local_binary(row["binary_sha256"]), binary)
+            binary.chmod(0o755)  # the store keeps its binaries as plain files, not executables
             measurements, profile_rows, failures = _run_suite(sha, config, to_run, checkout, suite, outcome, timing, None)
     _store_runs(store, sha, pd.concat([measurements, copied_runs], ignore_index=True),
                 pd.concat([profile_rows, copied_profiles], ignore_index=True), failures, row, outcome)

@@ -143,6 +143,7 @@ def test_a_metric_that_is_not_exact_is_never_reused(tmp_path):
         measured = store.read_one("measurements", sha)
         timed = measured[measured["benchmark"] == "fib-time"]
         assert len(timed[timed["repetition"] >= 0]) == 3 and (timed["reused_from"] == "").all()
+        assert (timed["status"] == "ok").all(), timed["error"].tolist()  # run, on the parent's binary for the CI commit
         # A wall-time benchmark keeps its warm-up by default; instruction counts get none.
         assert (timed["repetition"] == -1).sum() == 1
         assert (measured[measured["benchmark"] != "fib-time"]["reused_from"] != "").all()
