@@ -1,54 +1,69 @@
-"""Comparing two static analyses: which functions and data objects are new, deleted, changed."""
+"""Comparing two static analyses: which functions and data objects are new, deleted, changed.
+
+Works on the Arrow tables of the analyses (``StaticAnalysis.function_table``, or a
+store's ``functions`` table) and returns plain rows, so `selector diff` runs on the
+core install, without pandas.
+"""
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 NEW, DELETED, CHANGED, UNCHANGED = "new", "deleted", "changed", "unchanged"
 DIFF_COLUMNS = ["name", "status", "old_instructions", "new_instructions", "instruction_delta", "old_size", "new_size"]
+OBJECT_DIFF_COLUMNS = ["name", "status", "old_size", "new_size"]
+_ORDER = {NEW: 0, DELETED: 1, CHANGED: 2, UNCHANGED: 3}
 
 
-def diff_functions(old: pd.DataFrame, new: pd.DataFrame, include_unchanged: bool = False) -> pd.DataFrame:
-    """One row per function present in either table, keyed by the parent name.
+def diff_functions(old: pa.Table, new: pa.Table, include_unchanged: bool = False) -> list[dict[str, Any]]:
+    """One row (DIFF_COLUMNS) per function present in either table, keyed by the parent name.
 
     ``instruction_delta`` is the change of the static instruction count (new - old);
     a function counts as changed when its fingerprint differs.
     """
-    merged = _outer(old, new, ["fingerprint", "instructions", "size"])
-    merged["status"] = _status(merged)
-    merged["old_instructions"] = merged["instructions_old"].fillna(0).astype("int64")
-    merged["new_instructions"] = merged["instructions_new"].fillna(0).astype("int64")
-    merged["instruction_delta"] = merged["new_instructions"] - merged["old_instructions"]
-    merged["old_size"] = merged["size_old"].fillna(0).astype("int64")
-    merged["new_size"] = merged["size_new"].fillna(0).astype("int64")
-    if not include_unchanged:
-        merged = merged[merged["status"] != UNCHANGED]
-    return _ordered(merged[DIFF_COLUMNS])
+    rows = []
+    for name, before, after in _outer(old, new, ["fingerprint", "instructions", "size"]):
+        status = _status(before, after)
+        if status == UNCHANGED and not include_unchanged:
+            continue
+        old_instructions, new_instructions = before.get("instructions", 0), after.get("instructions", 0)
+        rows.append({"name": name, "status": status, "old_instructions": old_instructions, "new_instructions": new_instructions,
+                     "instruction_delta": new_instructions - old_instructions,
+                     "old_size": before.get("size", 0), "new_size": after.get("size", 0)})
+    return _ordered(rows)
 
 
-def diff_objects(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """Data objects whose contents (pointers resolved to names) differ, appeared or went."""
-    merged = _outer(old, new, ["fingerprint", "size"])
-    merged["status"] = _status(merged)
-    merged["old_size"] = merged["size_old"].fillna(0).astype("int64")
-    merged["new_size"] = merged["size_new"].fillna(0).astype("int64")
-    return _ordered(merged.loc[merged["status"] != UNCHANGED, ["name", "status", "old_size", "new_size"]])
+def diff_objects(old: pa.Table, new: pa.Table) -> list[dict[str, Any]]:
+    """Data objects (OBJECT_DIFF_COLUMNS) whose contents (pointers resolved to names) differ, appeared or went."""
+    rows = [{"name": name, "status": status, "old_size": before.get("size", 0), "new_size": after.get("size", 0)}
+            for name, before, after in _outer(old, new, ["fingerprint", "size"])
+            if (status := _status(before, after)) != UNCHANGED]
+    return _ordered(rows)
 
 
-def _outer(old: pd.DataFrame, new: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    return pd.merge(
-        old[["name", *columns]], new[["name", *columns]], on="name", how="outer", suffixes=("_old", "_new")
-    )
+def _outer(old: pa.Table, new: pa.Table, columns: list[str]) -> list[tuple[str, dict, dict]]:
+    """(name, old row, new row) for every name of either table; a missing side is an empty dict."""
+    before = _by_name(old, columns)
+    after = _by_name(new, columns)
+    return [(name, before.get(name, {}), after.get(name, {})) for name in before.keys() | after.keys()]
 
 
-def _status(merged: pd.DataFrame) -> pd.Series:
-    status = pd.Series(UNCHANGED, index=merged.index, dtype="object")
-    status[merged["fingerprint_old"] != merged["fingerprint_new"]] = CHANGED
-    status[merged["fingerprint_old"].isna()] = NEW
-    status[merged["fingerprint_new"].isna()] = DELETED
-    return status
+def _by_name(table: pa.Table, columns: list[str]) -> dict[str, dict]:
+    if table.num_rows == 0:
+        return {}
+    return {row["name"]: row for row in table.select(["name", *columns]).to_pylist()}
 
 
-def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
-    order = {NEW: 0, DELETED: 1, CHANGED: 2, UNCHANGED: 3}
-    return frame.sort_values(["status", "name"], key=lambda c: c.map(order) if c.name == "status" else c).reset_index(drop=True)
+def _status(before: dict, after: dict) -> str:
+    if not before:
+        return NEW
+    if not after:
+        return DELETED
+    return CHANGED if before["fingerprint"] != after["fingerprint"] else UNCHANGED
+
+
+def _ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda row: (_ORDER[row["status"]], row["name"]))

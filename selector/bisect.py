@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 import msgspec
 import numpy as np
@@ -22,6 +23,13 @@ from collectors.git_history import open_repository, select_commits
 from selector.config import Config
 from selector.store import Store
 
+if TYPE_CHECKING:
+    from collectors.git_history import CommitInfo
+    from selector.collect import CollectSummary
+
+    # builds commits (the configuration given, no benchmarks) into the store: (config, commits, jobs) -> summary
+    BuildMissing = Callable[[Config, list[CommitInfo], int], CollectSummary]
+
 
 @dataclass
 class BisectResult:
@@ -32,13 +40,19 @@ class BisectResult:
 
 
 def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchmark: str, bundle_path: Path | None = None,
-           jobs: int = 1) -> BisectResult:
+           jobs: int = 1, build: BuildMissing | None = None, on_step: Callable[[str], None] = lambda step: None,
+           ) -> BisectResult:
+    """Rank the commits between `good` and `bad`.  Missing commits are built by `build`
+    (the CLI's shows a progress bar; default: :func:`selector.collect.collect`, quietly);
+    `on_step` hears each later step as it starts."""
     from features.builder import FeatureBuilder
     from features.catalogue import FEATURE_NAMES
     from models.bundle import BundleError, load_bundle
-    from selector.collect_report import run_collection
+    from selector.collect import collect
     from selector.feature_table import load_history
     from selector.selection import drivers
+
+    build = build or (lambda config, commits, jobs: collect(top, config, store, commits, jobs=jobs))
 
     if benchmark not in {b.name for b in config.benchmark}:
         raise UserError(f"benchmark {benchmark!r} is not configured; known: {', '.join(b.name for b in config.benchmark)}")
@@ -65,11 +79,12 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
     if missing:
         infos = {c.sha: c for c in select_commits(repository, bad_sha)}
         to_build = [infos[sha] for sha in missing if sha in infos]
-        summary = run_collection(top, msgspec.structs.replace(config, benchmark=[]), store, to_build, jobs)
+        summary = build(msgspec.structs.replace(config, benchmark=[]), to_build, jobs)
         failed = [o.sha[:12] for o in summary.outcomes if o.status == "failed"]
         if failed:
             raise UserError(f"could not build {', '.join(failed)}; bisect needs every suspect built")
 
+    on_step("reading the stored history")
     history = load_history(store)
     usable = history.measured() & (history.profiled() if len(history.profiles) else history.measured())
     parents = history.parents
@@ -81,6 +96,7 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
         known = found[0]
     tuples = pd.DataFrame([(c.sha, first_parents[c.sha], benchmark, 1, known) for c in suspects if c.sha in first_parents],
                           columns=["new", "old", "benchmark", "hops", "profiled"])
+    on_step(f"comparing {len(tuples)} commits with their parents")
     builder = FeatureBuilder(history)
     table = builder.table(tuples)
     probability = bundle.score(entry, table, FEATURE_NAMES)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,8 @@ import click
 
 from collectors.errors import UserError
 from models.names import MODEL_NAMES
-from selector.tables import FORMATS, print_json, print_table, records, stderr, stdout
+from selector.extras import require
+from selector.tables import FORMATS, print_json, print_rows, print_table, records, stderr, stdout
 
 if TYPE_CHECKING:
     from selector.config import Config
@@ -40,6 +42,14 @@ class _Group(click.Group):
         except UserError as error:
             click.echo(f"selector: error: {error}", err=True)
             ctx.exit(error.exit_status)
+        except ModuleNotFoundError as error:
+            from selector.extras import missing_extra_error
+
+            missing = missing_extra_error(error, f"selector {ctx.invoked_subcommand}")
+            if missing is None:
+                raise
+            click.echo(f"selector: error: {missing}", err=True)
+            ctx.exit(missing.exit_status)
         except KeyboardInterrupt:
             click.echo("selector: interrupted; what was stored is kept, run the same command again to resume", err=True)
             ctx.exit(130)
@@ -80,25 +90,18 @@ def functions(binary: Path, sort: str, limit: int | None, output_format: str) ->
     analysis = analyse_binary(binary, jobs=ANALYSIS_JOBS)
     for note in analysis.notes:
         stderr.print(f"note: {note}")
-    table = analysis.functions.sort_values(sort, ascending=sort in ("name", "address"), kind="stable")
+    table = analysis.function_table
+    if table.num_rows:
+        table = table.sort_by([(sort, "ascending" if sort in ("name", "address") else "descending")])  # stable
     if limit:
-        table = table.head(limit)
+        table = table.slice(0, limit)
     if output_format == "json":
-        print_json(records(table))
+        print_json(table.to_pylist())
         return
-    import pandas as pd
-
-    shown = pd.DataFrame(
-        {
-            "name": table["name"],
-            "address": table["address"].map(lambda a: f"{a:#x}"),
-            "size": table["size"],
-            "instructions": table["instructions"],
-            "fingerprint": table["fingerprint"].str[:12],
-            "parts": table["parts"].map(lambda parts: ", ".join(parts) if len(parts) > 1 else ""),
-        }
-    )
-    print_table(shown, title=f"{binary}: {len(analysis.functions)} functions", justify={"address": "right"})
+    shown = [{"name": row["name"], "address": f"{row['address']:#x}", "size": row["size"], "instructions": row["instructions"],
+              "fingerprint": row["fingerprint"][:12], "parts": ", ".join(row["parts"]) if len(row["parts"]) > 1 else ""}
+             for row in table.to_pylist()]
+    print_rows(shown, title=f"{binary}: {analysis.function_table.num_rows} functions", justify={"address": "right"})
 
 
 # ----------------------------------------------------------------------- diff
@@ -119,22 +122,22 @@ def diff(old_binary: Path, new_binary: Path, include_unchanged: bool, output_for
     old, new = analyse_binary(old_binary, jobs=ANALYSIS_JOBS), analyse_binary(new_binary, jobs=ANALYSIS_JOBS)
     for note in old.notes + new.notes:
         stderr.print(f"note: {note}")
-    functions_diff = diff_functions(old.functions, new.functions, include_unchanged=include_unchanged)
-    objects_diff = diff_objects(old.objects, new.objects)
-    counts = functions_diff["status"].value_counts()
+    functions_diff = diff_functions(old.function_table, new.function_table, include_unchanged=include_unchanged)
+    objects_diff = diff_objects(old.object_table, new.object_table)
+    counts = Counter(row["status"] for row in functions_diff)
     summary = {
         "old": str(old_binary), "new": str(new_binary),
-        "functions_old": len(old.functions), "functions_new": len(new.functions),
-        "new_functions": int(counts.get("new", 0)), "deleted_functions": int(counts.get("deleted", 0)),
-        "changed_functions": int(counts.get("changed", 0)), "changed_objects": len(objects_diff),
+        "functions_old": old.function_table.num_rows, "functions_new": new.function_table.num_rows,
+        "new_functions": counts["new"], "deleted_functions": counts["deleted"],
+        "changed_functions": counts["changed"], "changed_objects": len(objects_diff),
     }
     if output_format == "json":
-        print_json({"summary": summary, "functions": records(functions_diff), "objects": records(objects_diff)})
+        print_json({"summary": summary, "functions": functions_diff, "objects": objects_diff})
         return
-    if len(functions_diff):
-        print_table(functions_diff, title="functions")
-    if len(objects_diff):
-        print_table(objects_diff, title="data objects")
+    if functions_diff:
+        print_rows(functions_diff, title="functions")
+    if objects_diff:
+        print_rows(objects_diff, title="data objects")
     stdout.print(
         f"{summary['new_functions']} new, {summary['deleted_functions']} deleted, {summary['changed_functions']} changed "
         f"of {summary['functions_new']} functions; {summary['changed_objects']} data objects changed"
@@ -190,6 +193,9 @@ def collect_command(
     `reuse = false`. The summary says how many commits reused runs, how many builds
     hit the cache, and where the time went.
     """
+    require("selector collect", "collect")
+    if scheduler:
+        require("selector collect --scheduler", "dask")
     from collectors.git_history import open_repository, select_commits
     from selector.collect import connect_scheduler
     from selector.collect_report import report_collection, run_collection
@@ -221,6 +227,7 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
     `min_effect` can be set on evidence. A metric whose runs are all identical is
     marked exact; labels of that benchmark then use the effect alone.
     """
+    require("selector calibrate", "collect")
     import pandas as pd
 
     from selector.calibrate import calibrate
@@ -266,6 +273,7 @@ def features_command(repository: Path, store_location: str | None, output: Path,
     of docs/features.md and the label, and summarize it: tuples and positives per
     benchmark, and the features that are constant (so useless) in this history.
     """
+    require("selector features", "collect")
     from features.catalogue import FEATURE_NAMES
     from selector.feature_table import feature_table, summarize, write_table
     from selector.store import Store
@@ -360,6 +368,11 @@ def backtest_command(repository, config_path, store_location, models, method, k,
     than the boundary reaches training. Prints AUROC, and hit rate, dismiss rate and
     benchmark time saved at the operating point chosen on training data.
     """
+    require("selector backtest", "train")
+    if report:
+        require("selector backtest's report", "report", otherwise="pass --no-report")
+    if not no_tracking:
+        require("selector backtest's MLflow run", "tracking", otherwise="pass --no-tracking")
     from datetime import datetime, timezone
 
     from models.backtest import count_fits
@@ -409,6 +422,80 @@ def backtest_command(repository, config_path, store_location, models, method, k,
     stdout.print(f"results in {out_dir}" + (f"; MLflow run {run_id}" if run_id else ""))
 
 
+# ------------------------------------------------------------------- evaluate
+def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | None]]:
+    pairs = []
+    for value in values:
+        store, _, config = value.partition("=")
+        pairs.append((Path(store), Path(config) if config else None))
+    return pairs
+
+
+@cli.command("evaluate")
+@click.argument("stores", nargs=-1, required=True, callback=_store_and_config, metavar="STORE[=CONFIG]...")
+@click.option("--models", callback=_comma_list(MODEL_NAMES), help="Comma-separated models [default: all].")
+@click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Method 4: test commits per epoch.")
+@click.option("--first", type=click.IntRange(min=1), help="Method 4: training commits of the first epoch [default: a fifth, at least 5].")
+@click.option("--target-hit-rate", type=click.FloatRange(0, 1, min_open=True), default=0.95, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--leave-one-out/--own-only", default=True, show_default=True,
+              help="Also train each model on the other projects and test it on each held-out one.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("evaluation"),
+              show_default=True, help="Where results go: evaluation.json, and per project a backtest folder with its report.")
+@click.option("--report/--no-report", default=True, show_default=True, help="Write each project's report.html.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the tables into this Markdown file (between its 'selector evaluate' markers, keeping the prose).")
+@format_option
+def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, out_dir, report, markdown_path,
+                     output_format):
+    """Method 4 on one or several projects' stores, and leave-one-project-out across them.
+
+    Each STORE is a project's store, with its selector.toml beside it (as .selector/ and
+    selector.toml sit in a repository) or named as STORE=CONFIG. Each project's own
+    figures are those `selector backtest` gives; leave-one-project-out trains every model
+    on the other projects alone (the benchmark not an input) and tests it on the held-out
+    project's Method 4 test tuples. Prints, per project and pooled: tuples, positives,
+    AUROC, realized hit and dismiss rates, time saved.
+    """
+    require("selector evaluate", "train")
+    if report:
+        require("selector evaluate's reports", "report", otherwise="pass --no-report")
+    from models.backtest import count_fits
+    from selector.project_evaluation import evaluate, load_projects, project_table, save_evaluation, write_markdown
+
+    models = models or list(MODEL_NAMES)
+    options = {"k": k, "first": first, "epoch_days": None}
+    with stderr.status("building tuples and features") as status:
+        projects = load_projects(stores, options, on_project=lambda name: status.update(f"building tuples and features: {name}"))
+    from rich.progress import Progress
+
+    own = sum(count_fits(p.data.plan, p.data.table, models, ["per-benchmark", "pooled"]) for p in projects)
+    crossed = len(projects) * len(models) if leave_one_out and len(projects) > 1 else 0
+    with Progress(console=stderr.console, transient=True) as progress:
+        task = progress.add_task("fitting models", total=own + crossed)
+        evaluation = evaluate(projects, models, target_hit_rate, seed, leave_one_out,
+                              progress=lambda n: progress.advance(task, n))
+    document = save_evaluation(out_dir, evaluation)
+    if report:
+        from selector.report import write_report
+
+        with stderr.status("drawing the reports"):
+            for project in projects:
+                write_report(out_dir / project.name)
+    if markdown_path:
+        write_markdown(markdown_path, document)
+    if output_format == "json":
+        print_json({"directory": str(out_dir), **document})
+        return
+    table = project_table(evaluation.predictions)
+    shown = table.drop(columns=["missed"]).round(3)
+    for scope, part in shown.groupby("scope", sort=False):
+        print_table(part.drop(columns=["scope"]), title=f"{scope}: per project, at the operating point for hit rate {target_hit_rate:g}")
+    for note in document["notes"]:
+        stderr.print(f"note: {note}")
+    stdout.print(f"results in {out_dir}" + (f"; tables written into {markdown_path}" if markdown_path else ""))
+
+
 def default_store(repository: Path) -> Path:
     """Every command's store when --store is not given: .selector/ at the top of the repository
     (of the current directory's, when not inside one: ./.selector)."""
@@ -455,6 +542,9 @@ def train_command(repository, config_path, store_location, model, scope, benchma
     The bundle holds no pickle: it loads without running code from the file, and a
     modified file is refused.
     """
+    require("selector train", "train")
+    if not no_tracking:
+        require("selector train's MLflow run", "tracking", otherwise="pass --no-tracking")
     from selector.training import default_bundle_path, train_bundle
 
     config, store = _project(repository, config_path, store_location)
@@ -483,6 +573,7 @@ def report_command(backtest_dir: Path | None, store_location: str | None, output
     model, the AUROC table, AUROC per epoch, the hit/dismiss trade-off and feature
     importances.
     """
+    require("selector report", "collect", "report")
     from selector.report import write_report
     from selector.store import Store
 
@@ -569,6 +660,8 @@ def select_command(revision, repository, config_path, store_location, binary, ag
     benchmark should run, 1 none needs to, 2 bad input, 3 internal error (--strict).
     """
     _on_the_push_path()
+    if run_benchmarks:
+        require("selector select --run-benchmarks", "collect")
     sys.exit(_select_and_print(repository, config_path, store_location, revision, binary, against, bundle_path, strict,
                                output_format, run_benchmarks))
 
@@ -586,6 +679,8 @@ def hook_group() -> None:
 @click.option("--store", "store_location", help="Store the hook reads [default: .selector/ in the repository].")
 def hook_install(repository: Path, strict: bool, run_benchmarks: bool, store_location: str | None) -> None:
     """Install the pre-push hook (an existing hook is kept and runs first)."""
+    if run_benchmarks:
+        require("the hook's --run-benchmarks", "collect")
     from collectors.git_history import open_repository
     from selector.hook import install
 
@@ -647,6 +742,7 @@ def record_command(revision, repository, config_path, store_location, results, i
     wrote (pyperf, Google Benchmark or asv JSON), or without to run the configured
     benchmarks now.
     """
+    require("selector record", "collect")
     from selector.record import record
 
     top, config, store = _checkout(repository, config_path, store_location)
@@ -678,11 +774,24 @@ def bisect_command(good, bad, benchmark, repository, config_path, store_location
     Each commit is compared with its first parent, with GOOD's profile standing for
     what the benchmark runs. Commits not in the store are built first.
     """
+    require("selector bisect", "collect")
     from selector.bisect import bisect
 
     config, store = _project(repository, config_path, store_location)
     _exit_without_teardown()
-    result = bisect(Path(repository), config, store, good, bad, benchmark, bundle_path, jobs)
+    from selector.collect_report import run_collection
+
+    top = Path(repository)
+    with stderr.status("finding the suspects") as status:
+        def build(config, commits, jobs):  # bisect.BuildMissing
+            status.stop()  # the collection's progress bar takes the line
+            try:
+                return run_collection(top, config, store, commits, jobs)
+            finally:
+                status.start()
+
+        result = bisect(top, config, store, good, bad, benchmark, bundle_path, jobs, build=build,
+                        on_step=lambda step: status.update(step))
     if output_format == "json":
         print_json({"benchmark": benchmark, "profile_of": result.known, "model": result.model,
                     "order": records(result.ranking)})
@@ -704,6 +813,7 @@ def demo(directory: Path, jobs: int, output_format: str) -> None:
     backtested (HTML report, MLflow runs), the selecting model is trained and asked
     about the newest commit. Rerunning reuses what is there.
     """
+    require("selector demo", "collect", "train", "tracking", "report")
     from selector.demo import run_demo
 
     _exit_without_teardown()

@@ -134,13 +134,14 @@ def commit_changes(store: Store, shas: list[str]) -> pd.DataFrame:
         if commits.loc[previous, "build_status"] != "ok" or commits.loc[current, "build_status"] != "ok":
             rows.append({**row, "new": "", "deleted": "", "changed": "(build failed)", "data": "", "build config": ""})
             continue
-        functions = diff_functions(store.read_one("functions", previous), store.read_one("functions", current))
-        objects = diff_objects(store.read_one("objects", previous), store.read_one("objects", current))
-        names = {status: ", ".join(functions.loc[functions["status"] == status, "name"]) for status in ("new", "deleted", "changed")}
+        functions = diff_functions(store.read_one_table("functions", previous), store.read_one_table("functions", current))
+        objects = diff_objects(store.read_one_table("objects", previous), store.read_one_table("objects", current))
+        names = {status: ", ".join(row["name"] for row in functions if row["status"] == status)
+                 for status in ("new", "deleted", "changed")}
         rows.append(
             {
                 **row, **names,
-                "data": ", ".join(objects["name"]),
+                "data": ", ".join(row["name"] for row in objects),
                 "build config": "changed" if commits.loc[previous, "build_config"] != commits.loc[current, "build_config"] else "",
             }
         )

@@ -10,6 +10,7 @@ import pytest
 
 from collectors.static_analysis import StaticAnalysis, analyse_binary
 from selector.sample_history import SampleCommit, make_sample_history, sample_cflags
+from tests.helpers import selector_command
 
 for tool in ("gcc", "g++", "git", "make"):
     if shutil.which(tool) is None:
@@ -51,13 +52,12 @@ def sample_builds(tmp_path_factory):
 def collected_sample(tmp_path_factory):
     """The sample history (with its benchmarks) calibrated and collected through the real CLI."""
     import json
-    import sys
 
     root = tmp_path_factory.mktemp("collected") / "project"
     commits = make_sample_history(root)
 
     def cli(*arguments: str):
-        result = subprocess.run([sys.executable, "-m", "selector", *arguments, "--format", "json"], capture_output=True, text=True)
+        result = subprocess.run(selector_command(*arguments, "--format", "json"), capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         return json.loads(result.stdout)
 
@@ -70,14 +70,13 @@ def collected_sample(tmp_path_factory):
 def evolved_sample(tmp_path_factory):
     """The demo history (scripted steps, then 28 knob turns: 39 commits, 4 benchmarks),
     calibrated and collected through the real CLI.  Returns (project root, commits)."""
-    import sys
 
     from selector.sample_history import DEMO_STEPS
 
     root = tmp_path_factory.mktemp("evolved") / "project"
     commits = make_sample_history(root, steps=DEMO_STEPS)
     for arguments in (["calibrate", commits[0].sha, "--rounds", "2"], ["collect", "-j", "2"]):
-        result = subprocess.run([sys.executable, "-m", "selector", *arguments, "--repo", str(root), "--format", "json"],
+        result = subprocess.run(selector_command(*arguments, "--repo", str(root), "--format", "json"),
                                 capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
     return root, commits

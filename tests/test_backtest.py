@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +20,13 @@ from models.perphecy import PerphecyPredictor
 from selector.config import load_config
 from selector.evaluation import evaluation_data
 from selector.store import Store
+from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
 
 
 def cli(*arguments: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "selector", *arguments], capture_output=True, text=True)
+    result = subprocess.run(selector_command(*arguments), capture_output=True, text=True)
     if check:
         assert result.returncode == 0, result.stderr
     return result

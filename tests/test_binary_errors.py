@@ -4,28 +4,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import compile_c
+from tests.helpers import assert_one_line_error, run_selector
 
 PROGRAM = "#include <stdio.h>\nint work(int x) { return x * 3; }\nint main(void) { printf(\"%d\\n\", work(2)); return 0; }\n"
-
-
-def run_selector(*arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "selector", *arguments], capture_output=True, text=True, cwd=cwd)
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("selector: error: ")
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
 
 
 @pytest.fixture(scope="module")

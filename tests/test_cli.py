@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
-import sys
 
 import pytest
 
 from selector import __version__
 from tests.conftest import compile_c
-from tests.test_binary_errors import run_selector
+from tests.helpers import run_selector
+from tests.helpers import selector_command
 
 VERBS = ["functions", "diff", "collect", "calibrate", "features", "demo", "backtest", "train", "report", "select", "record",
          "bisect", "hook"]
@@ -73,10 +73,10 @@ def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
     hints = document["try"]
     assert [hint.split()[1] for hint in hints] == ["select", "bisect", "report"]
     for hint in hints:
-        ran = subprocess.run([sys.executable, "-m", *shlex.split(hint)], capture_output=True, text=True, cwd=tmp_path)
+        ran = subprocess.run(selector_command(*shlex.split(hint)[1:]), capture_output=True, text=True, cwd=tmp_path)
         assert ran.returncode in (0, 1), (hint, ran.stderr)
     bisect = shlex.split(hints[1])
-    ranked = subprocess.run([sys.executable, "-m", *bisect, "--format", "json"], capture_output=True, text=True, cwd=tmp_path)
+    ranked = subprocess.run(selector_command(*bisect[1:], "--format", "json"), capture_output=True, text=True, cwd=tmp_path)
     suspects = {row["commit"] for row in json.loads(ranked.stdout)["order"]}
     from selector.store import Store
 

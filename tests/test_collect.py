@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,7 +14,8 @@ import pytest
 
 from selector.sample_history import make_sample_history, sample_cflags, _commit
 from selector.store import Store
-from tests.test_binary_errors import run_selector
+from tests.helpers import run_selector
+from tests.helpers import selector_command
 
 
 def collect(project: Path, *arguments: str) -> dict:
@@ -122,7 +122,7 @@ def test_a_killed_collection_resumes_to_the_same_store(project, tmp_path):
     config = root / "slow.toml"
     config.write_text((root / "selector.toml").read_text().replace('command = "make -s prog"', 'command = "make -s prog && sleep 1"'))
     process = subprocess.Popen(
-        [sys.executable, "-m", "selector", "collect", "--repo", str(root), "--config", str(config), "--store", str(tmp_path / "killed")],
+        selector_command("collect", "--repo", str(root), "--config", str(config), "--store", str(tmp_path / "killed")),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     deadline = time.monotonic() + 120

@@ -8,13 +8,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from selector.sample_history import _commit, make_sample_history
 from selector.store import Store
+from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +28,7 @@ repetitions = 3
 
 
 def selector(*arguments: str, environment: dict | None = None) -> dict:
-    result = subprocess.run([sys.executable, "-m", "selector", *arguments, "--format", "json"], capture_output=True,
+    result = subprocess.run(selector_command(*arguments, "--format", "json"), capture_output=True,
                             text=True, env=environment)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)

@@ -8,7 +8,7 @@ import pytest
 
 from selector.config import ConfigError, load_config
 from selector.sample_history import BENCHMARKS_TOML, SELECTOR_TOML
-from tests.test_binary_errors import assert_one_line_error, run_selector
+from tests.helpers import assert_one_line_error, run_selector
 
 
 def test_sample_configuration_loads(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 
 from selector.sample_history import make_sample_history
 from selector.store import Store
-from tests.test_binary_errors import run_selector
+from tests.helpers import run_selector
 from tests.test_collect import _comparable
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings

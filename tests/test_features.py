@@ -15,7 +15,7 @@ from features.tuples import ancestor_pairs, closest_tuples
 from selector.feature_table import feature_table, load_history
 from selector.sample_history import _commit, make_sample_history
 from selector.store import Store
-from tests.test_binary_errors import run_selector
+from tests.helpers import run_selector
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,13 +14,14 @@ import pytest
 
 from selector.sample_history import _commit, make_sample_history, sample_cflags
 from selector.store import Store
+from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
 
 
 def collect(root: Path, store: Path, revisions: str, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "selector", "collect", revisions, "--repo", str(root), "--store", str(store),
-                             "--format", "json", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(selector_command("collect", revisions, "--repo", str(root), "--store", str(store),
+                             "--format", "json", *extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def stored(store: Path):

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from selector.sample_history import make_sample_history
 from selector.store import Store
-from tests.test_binary_errors import run_selector
+from tests.helpers import run_selector
 
 
 def cli_json(*arguments: str) -> dict:

@@ -11,7 +11,7 @@ from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
 from collectors.callgrind import PROFILE_COLUMNS, callgrind_command, normalize_function, read_callgrind
 from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
-from collectors.perf_profile import read_perf, sampling_event
+from collectors.perf_profile import sampling_event
 from collectors.pin_import import read_proccount
 from collectors.profiler import ROW_COLUMNS, profile_suite
 from tests.conftest import compile_c

@@ -7,20 +7,20 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from selector.sample_history import _commit
+from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
 SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "select.schema.json").read_text())
 
 
 def cli(*arguments: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "selector", *arguments], capture_output=True, text=True, cwd=cwd,
+    return subprocess.run(selector_command(*arguments), capture_output=True, text=True, cwd=cwd,
                           env={**os.environ, **(env or {})})
 
 

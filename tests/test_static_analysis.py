@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,12 @@ CONFIGURATIONS = [("-O0", True), ("-O0", False), ("-O2", True), ("-O2", False)]
 
 
 def _changes(old, new):
-    diff = diff_functions(old.functions, new.functions)
-    return {status: set(diff.loc[diff["status"] == status, "name"]) for status in ("new", "deleted", "changed")}
+    diff = diff_functions(old.function_table, new.function_table)
+    return {status: {row["name"] for row in diff if row["status"] == status} for status in ("new", "deleted", "changed")}
+
+
+def _changed_objects(old, new) -> list[str]:
+    return [row["name"] for row in diff_objects(old.object_table, new.object_table)]
 
 
 @pytest.mark.parametrize(("optimization", "pie"), CONFIGURATIONS)
@@ -30,7 +33,7 @@ def test_each_scripted_commit_changes_exactly_what_it_should(sample_builds, opti
             assert not changes["new"] and not changes["deleted"]
             continue
         assert changes == {"new": set(step.new), "deleted": set(step.deleted), "changed": set(step.changed)}, step.kind
-        assert set(diff_objects(old.objects, new.objects)["name"]) == set(step.changed_objects), step.kind
+        assert set(_changed_objects(old, new)) == set(step.changed_objects), step.kind
 
 
 @pytest.mark.parametrize(("optimization", "pie"), CONFIGURATIONS)
@@ -53,7 +56,7 @@ def test_data_only_change_is_seen_in_data_objects_not_code(sample_builds):
     index = next(i for i, (commit, _, _) in enumerate(builds) if commit.step.kind == "data")
     old, new = builds[index - 1][1], builds[index][1]
     assert _changes(old, new)["changed"] == set()
-    assert list(diff_objects(old.objects, new.objects)["name"]) == ["weights"]
+    assert _changed_objects(old, new) == ["weights"]
     reader = new.functions.set_index("name").loc["weighted_work"]
     assert "weights" in list(reader["data_refs"])
 
@@ -189,10 +192,10 @@ def test_object_names_are_unique_and_pointer_tables_survive_shifts(tmp_path):
     # A new string before the table moves what `names` points to, not what it holds.
     shifted_source = 'const char *banner(void) { return "a new string literal"; }\n' + STATICS_PROGRAM
     shifted = analyse_binary(compile_c(shifted_source, tmp_path / "shifted", "-O2 -fPIE -pie"))
-    assert diff_objects(old.objects, shifted.objects).empty
+    assert _changed_objects(old, shifted) == []
     assert _changes(old, shifted) == {"new": {"banner"}, "deleted": set(), "changed": set()}
     renamed = analyse_binary(compile_c(STATICS_PROGRAM.replace('"beta"', '"gamma"'), tmp_path / "renamed", "-O2 -fPIE -pie"))
-    assert list(diff_objects(old.objects, renamed.objects)["name"]) == ["names"]
+    assert _changed_objects(old, renamed) == ["names"]
 
 
 def test_parallel_analysis_gives_the_same_tables(sample_builds, monkeypatch):

@@ -74,7 +74,6 @@ def test_binaries_are_content_addressed(tmp_path):
 
 def test_a_store_at_an_fsspec_url_works_like_a_local_one(tmp_path):
     """URLs go through fsspec (here its in-memory filesystem); local paths never import it."""
-    import os
     import subprocess
     import sys
     import uuid

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
 from selector.sample_history import _commit, make_sample_history
 from selector.store import Store
+from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
 
 
 def selector(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "selector", *arguments], capture_output=True, text=True)
+    return subprocess.run(selector_command(*arguments), capture_output=True, text=True)
 
 
 def test_undecided_labels_say_why_and_calibrate_decides_them(tmp_path):

@@ -1,0 +1,41 @@
+"""What several test modules share: running the real CLI, and its one-line errors.
+
+The push-path commands (`select`, `hook`, `functions`, `diff`) run through the core-only
+install when SELECTOR_CORE_PYTHON names its interpreter (CI makes one: `pip install -e .`
+without extras), so an import of pandas, scikit-learn or anything else of an extra on
+the push path fails the tests that exercise it.  Every other command runs here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+CORE_COMMANDS = frozenset({"select", "hook", "functions", "diff"})
+
+
+def core_python() -> str | None:
+    return os.environ.get("SELECTOR_CORE_PYTHON") or None
+
+
+def selector_command(*arguments: str) -> list[str]:
+    """`python -m selector ARGUMENTS`, through the core install for the push-path commands."""
+    python = core_python() if arguments and arguments[0] in CORE_COMMANDS else None
+    return [python or sys.executable, "-m", "selector", *arguments]
+
+
+def run_selector(*arguments: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(selector_command(*arguments), capture_output=True, text=True, cwd=cwd,
+                          env=None if env is None else {**os.environ, **env})
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("selector: error: ")
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
