@@ -6,7 +6,8 @@
 # make_suite.sh.  The configuration used is a copy in WORKDIR with the suite's path made
 # absolute and put in place of SUITE_DIR, the placeholder by which a build command names
 # a driver kept in the suite (the tool fills placeholders into benchmark commands only).
-# Usage: corpus/collect.sh PROJECT [WORKDIR]      (PROJECT: lz4, zlib, cjson, yyjson, libdeflate)
+# Usage: corpus/collect.sh PROJECT [WORKDIR]      (PROJECT: lz4, zlib, cjson, yyjson, libdeflate;
+#        WORKDIR default ./PROJECT, where corpus/evaluate.sh looks for it)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
 project=${1:?usage: $0 PROJECT [WORKDIR]}
@@ -16,7 +17,7 @@ if [ ! -f "$here/recipe" ]; then
     exit 2
 fi
 source "$here/recipe"   # url, range
-work=${2:-$PWD/$project-corpus}
+work=${2:-$PWD/$project}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 [ -d "$work/$project" ] || git clone -q "$url" "$work/$project"

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
-from sklearn.model_selection import GridSearchCV, StratifiedKFold, TimeSeriesSplit
+from sklearn.model_selection import GridSearchCV, LeaveOneGroupOut, StratifiedKFold, TimeSeriesSplit
 
 from features.scaling import distance_weights
 from models.design import design_matrix
@@ -60,8 +60,11 @@ class FittedModel:
 
 
 def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray, scope: str, benchmark: str | None,
-              target_hit_rate: float, seed: int, threshold_folds: int = 3, search: bool = False) -> FittedModel:
-    """Fit one model and choose its operating point, from training data only."""
+              target_hit_rate: float, seed: int, threshold_folds: int = 3, search: bool = False,
+              groups: np.ndarray | None = None) -> FittedModel:
+    """Fit one model and choose its operating point, from training data only.  With `groups`
+    (a project per row), the out-of-fold scores that place the operating point hold one group
+    out at a time: the threshold is then the one that carried over to an unseen project."""
     weights = distance_weights(hops) if spec.weighted else None
     learnable = spec.kind != "ml" or len(np.unique(y)) == 2  # rules and history-only cope with one class
     if learnable:
@@ -74,8 +77,8 @@ def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray,
     elif not y.any():
         threshold = RUN_EVERYTHING
     else:
-        threshold = operating_threshold(_training_scores(spec, estimator, X, y, weights, seed, threshold_folds, learnable), y,
-                                        target_hit_rate)
+        threshold = operating_threshold(_training_scores(spec, estimator, X, y, weights, seed, threshold_folds, learnable,
+                                                         groups), y, target_hit_rate)
     return FittedModel(spec.name, scope, benchmark, estimator, threshold, list(X.columns), len(y), int(y.sum()), not learnable)
 
 
@@ -91,14 +94,18 @@ def _maybe_search(spec: ModelSpec, seed: int, X: pd.DataFrame, y: np.ndarray, se
     return clone(estimator).set_params(**grid.best_params_)
 
 
-def _training_scores(spec, estimator, X, y, weights, seed, folds, learnable) -> np.ndarray:
-    """Out-of-fold scores on the training data (in-sample only when too few positives to fold)."""
+def _training_scores(spec, estimator, X, y, weights, seed, folds, learnable, groups=None) -> np.ndarray:
+    """Out-of-fold scores on the training data (in-sample only when too few positives to fold);
+    with `groups`, one group held out at a time."""
     minority = int(min(y.sum(), (~y).sum()))
     if not learnable or minority < 2 or folds < 2:
         return positive_scores(estimator, X)
     scores = np.empty(len(y))
-    splitter = StratifiedKFold(n_splits=min(folds, minority), shuffle=True, random_state=seed)
-    for train, held_out in splitter.split(X, y):
+    if groups is not None and len(np.unique(groups)) >= 2:
+        splits = LeaveOneGroupOut().split(X, y, groups)
+    else:
+        splits = StratifiedKFold(n_splits=min(folds, minority), shuffle=True, random_state=seed).split(X, y)
+    for train, held_out in splits:
         part = clone(spec.build(seed)) if len(np.unique(y[train])) == 2 else DummyClassifier(strategy="prior")
         fit_model(part, X.iloc[train], y[train], None if weights is None or isinstance(part, DummyClassifier) else weights[train])
         scores[held_out] = positive_scores(part, X.iloc[held_out])

@@ -440,14 +440,21 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--leave-one-out/--own-only", default=True, show_default=True,
               help="Also train each model on the other projects and test it on each held-out one.")
+@click.option("--threshold-from", type=click.Choice(["projects", "folds"]), default="projects", show_default=True,
+              help="Leave-one-project-out: place each cross-project model's operating point on its training projects' "
+                   "scores, each project held out in turn, or on random folds of all their tuples.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("evaluation"),
               show_default=True, help="Where results go: evaluation.json, and per project a backtest folder with its report.")
 @click.option("--report/--no-report", default=True, show_default=True, help="Write each project's report.html.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the tables into this Markdown file (between its 'selector evaluate' markers, keeping the prose).")
+@click.option("--write-model", "model_path", type=click.Path(file_okay=False, path_type=Path),
+              help="Also train the shipped-style cross-project model on every project given and write its bundle here.")
+@click.option("--model", "shipped_model", type=click.Choice(MODEL_NAMES), default="xgboost", show_default=True,
+              help="The model --write-model trains.")
 @format_option
-def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, out_dir, report, markdown_path,
-                     output_format):
+def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, report,
+                     markdown_path, model_path, shipped_model, output_format):
     """Method 4 on one or several projects' stores, and leave-one-project-out across them.
 
     Each STORE is a project's store, with its selector.toml beside it (as .selector/ and
@@ -474,7 +481,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     with Progress(console=stderr.console, transient=True) as progress:
         task = progress.add_task("fitting models", total=own + crossed)
         evaluation = evaluate(projects, models, target_hit_rate, seed, leave_one_out,
-                              progress=lambda n: progress.advance(task, n))
+                              progress=lambda n: progress.advance(task, n), threshold_by_project=threshold_from == "projects")
     document = save_evaluation(out_dir, evaluation)
     if report:
         from selector.report import write_report
@@ -484,6 +491,12 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
                 write_report(out_dir / project.name)
     if markdown_path:
         write_markdown(markdown_path, document)
+    if model_path:
+        from selector.project_evaluation import train_cross_project_bundle
+
+        with stderr.status(f"training the cross-project {shipped_model} on {len(projects)} projects"):
+            shipped = train_cross_project_bundle(projects, model_path, shipped_model, target_hit_rate, seed)
+        document["model"] = {"bundle": str(model_path), **shipped.trained_on}
     if output_format == "json":
         print_json({"directory": str(out_dir), **document})
         return
@@ -493,7 +506,8 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
         print_table(part.drop(columns=["scope"]), title=f"{scope}: per project, at the operating point for hit rate {target_hit_rate:g}")
     for note in document["notes"]:
         stderr.print(f"note: {note}")
-    stdout.print(f"results in {out_dir}" + (f"; tables written into {markdown_path}" if markdown_path else ""))
+    stdout.print(f"results in {out_dir}" + (f"; tables written into {markdown_path}" if markdown_path else "")
+                 + (f"; cross-project model in {model_path}" if model_path else ""))
 
 
 def default_store(repository: Path) -> Path:

@@ -31,6 +31,7 @@ from collectors.static_analysis import AnalysisInProgress, analyse_binary
 from features.catalogue import FEATURE_NAMES, common_indices
 from features.history import History, measured_runs
 from selector.config import Config, harness_digest
+from selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
 from selector.store import Store
 
 SCHEMA_VERSION = 1
@@ -170,23 +171,37 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     builder = FeatureBuilder(history)
     features = dict(zip(pairs, builder.rows((sha, old, b, hops, None) for b, (old, hops) in pairs.items())))
     bundle, model_note = _bundle(bundle_path or Path(store.root) / "models", notes)
+    # No model of the project's own (and none named): the shipped cross-project model selects.
+    own_too_thin = bundle is not None and any(e.training_positives < OWN_POSITIVES_NEEDED for e in bundle.entries)
+    shipped = _shipped(notes) if bundle_path is None and (bundle is None or own_too_thin) else None
+    if bundle is None and shipped is not None:
+        bundle, model_note = shipped, ""
+        notes.append(f"no model of this project yet: {describe(shipped.trained_on)} selects; "
+                     "`selector train` makes the project's own once the store holds labelled commits")
 
     for benchmark, (old, hops) in pairs.items():
         decision = Decision(benchmark, "run", "", against=old, hops=int(hops))
         decision.drivers = drivers(builder, sha, old, benchmark)
         entry = bundle.entry_for(benchmark) if bundle else None
+        scorer = bundle
+        if entry is not None and shipped is not None and bundle is not shipped \
+                and entry.training_positives < OWN_POSITIVES_NEEDED and shipped.entry_for(benchmark) is not None:
+            # The project's own model learnt from too few changes: its threshold does not hold yet.
+            scorer, entry = shipped, shipped.entry_for(benchmark)
+            notes.append(f"{benchmark}: its own model learnt from {bundle.entry_for(benchmark).training_positives} "
+                         f"changes (fewer than {OWN_POSITIVES_NEEDED}); {describe(shipped.trained_on)} selects")
         if features[benchmark][BUILD_CONFIG_CHANGED] > 0:
             decision.reason = "the build configuration or toolchain changed: every function may have changed"
         elif bundle is None:
             decision.reason = model_note
         elif entry is None:
             decision.reason = "the model bundle has no model for this benchmark (run selector train)"
-        elif bundle.feature_names != list(FEATURE_NAMES):
+        elif scorer.feature_names != list(FEATURE_NAMES):
             decision.reason = "the model was trained on another feature catalogue (run selector train)"
         elif bundle.settings.get("harness", {}).get(benchmark) not in (None, harness_digest(config, benchmark)):
             decision.reason = "the benchmark's configuration changed since the model was trained (run selector train)"
         else:
-            probability = float(bundle.score_rows(entry, np.array([features[benchmark]], dtype=float), [benchmark],
+            probability = float(scorer.score_rows(entry, np.array([features[benchmark]], dtype=float), [benchmark],
                                                   FEATURE_NAMES)[0])
             decision.probability, decision.threshold = probability, entry.threshold
             runs = probability >= entry.threshold
@@ -197,7 +212,10 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     if bundle is not None:
         model = {"bundle": str(bundle_path or Path(store.root) / "models"), "model": bundle.settings.get("model"),
                  "scope": bundle.settings.get("scope"), "trained_on_commits": bundle.trained_on.get("commits"),
-                 "newest_commit": bundle.trained_on.get("newest_commit"), "created": bundle.created}
+                 "newest_commit": bundle.trained_on.get("newest_commit"), "created": bundle.created,
+                 "shipped": bundle is shipped}
+        if bundle is shipped:
+            model["bundle"] = str(SHIPPED_BUNDLE)
     return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, notes, time.monotonic() - started)
 
 
@@ -278,6 +296,20 @@ def _hops(sha: str, target: str, parents: dict[str, list[str]]) -> int:
 
 
 BUNDLE_REFUSED = "model bundle refused"  # the note that says so; `--strict` fails on it
+
+
+def _shipped(notes: list[str]):
+    """The shipped cross-project bundle, or None (not installed, or refused: then a note says so)."""
+    from models.bundle import BundleError, load_bundle
+
+    path = shipped_bundle_path()
+    if path is None:
+        return None
+    try:
+        return load_bundle(path, portable=True)
+    except BundleError as error:
+        notes.append(f"{BUNDLE_REFUSED}: the shipped cross-project model: {error}")
+        return None
 
 
 def _bundle(path: Path, notes: list[str]):

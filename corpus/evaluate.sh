@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Evaluates the whole corpus and rebuilds what the package ships from it: `selector
+# evaluate` on every project's store collected by collect.sh under WORKDIR (Method 4 on
+# each, then leave-one-project-out), its tables written into docs/evaluation.md between
+# the markers, each project's report under WORKDIR/evaluation/, and the cross-project
+# model trained on all of them into selector/data/cross-project (the shipped model).
+# Usage: corpus/evaluate.sh [WORKDIR]      (default: the current directory)
+set -euo pipefail
+corpus=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$corpus")
+work=$(cd "${1:-.}" && pwd)
+stores=()
+for project in lz4 zlib libdeflate cjson yyjson; do
+    if [ -d "$work/$project/store" ]; then
+        stores+=("$work/$project/store")
+    else
+        echo "evaluate.sh: no store for $project under $work (run corpus/collect.sh $project $work/$project)" >&2
+    fi
+done
+if [ "${#stores[@]}" -lt 2 ]; then
+    echo "evaluate.sh: leave-one-project-out needs at least two collected projects" >&2
+    exit 2
+fi
+time selector evaluate "${stores[@]}" --out "$work/evaluation" --markdown "$top/docs/evaluation.md" \
+    --write-model "$top/selector/data/cross-project"

@@ -1,0 +1,308 @@
+"""`selector evaluate`: Method 4 on several projects' stores, and leave-one-project-out.
+
+Each project is backtested exactly as `selector backtest` does it (its own history,
+Method 4, every model and baseline, per benchmark and pooled), so a project's figures
+here are the figures `backtest` prints for it.  Leave-one-project-out then asks what a
+team that has collected nothing would get: for each held-out project, every model is
+trained on all the labelled tuples of the *other* projects, without the benchmark's
+identity among its inputs (benchmark names mean nothing across projects), its
+operating point chosen on those projects' out-of-fold scores, and it scores the
+held-out project's Method 4 test tuples, the same tuples its own models are scored on.
+Those predictions carry the scope ``cross-project``.
+
+No information from the held-out project reaches the cross-project models: not its
+tuples, not its labels, not its threshold.  The other projects' histories are whole
+(their commits are not in the held-out project's future or past: they are other code).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from collectors.errors import UserError
+from features.catalogue import FEATURE_NAMES
+from models.backtest import PREDICTION_COLUMNS, train_one
+from models.design import design_matrix
+from models.evaluation import score_predictions
+from models.registry import model_spec, positive_scores
+from selector.config import Config, load_config
+from selector.evaluation import EvaluationData, evaluation_data, results_table, run_backtest, save_backtest
+from selector.store import Store
+from selector.tables import records
+
+CROSS_PROJECT = "cross-project"
+OWN_OR_SHIPPED = "own-or-shipped"  # the cross-project model until the project's own has enough changes
+SCOPES = ("per-benchmark", "pooled")
+
+
+@dataclass
+class Project:
+    name: str
+    store: Store
+    config: Config
+    data: EvaluationData
+
+
+@dataclass
+class ProjectEvaluation:
+    projects: list[Project]
+    predictions: pd.DataFrame  # PREDICTION_COLUMNS + project; scopes per-benchmark, pooled, cross-project
+    importances: dict[str, pd.DataFrame]  # per project, from its own backtest
+    settings: dict
+    notes: list[str] = field(default_factory=list)
+
+
+def open_project(store_path: Path, config_path: Path | None = None, name: str | None = None) -> tuple[str, Store, Config]:
+    """A project's store, its configuration (by default the selector.toml beside the store, as
+    `<repository>/.selector` sits beside `<repository>/selector.toml`) and its name (the folder
+    that holds the store)."""
+    store_path = Path(store_path).resolve()
+    config_path = config_path or store_path.parent / "selector.toml"
+    if not config_path.is_file():
+        raise UserError(f"{store_path}: no configuration at {config_path}; put the project's selector.toml beside its "
+                        "store, or give STORE=CONFIG")
+    return name or store_path.parent.name, Store(store_path, create=False), load_config(config_path)
+
+
+def load_projects(stores: Sequence[tuple[Path, Path | None]], options: dict,
+                  on_project: Callable[[str], None] = lambda name: None) -> list[Project]:
+    projects, names = [], set()
+    for store_path, config_path in stores:
+        name, store, config = open_project(store_path, config_path)
+        if name in names:
+            name = f"{name}-{len(names)}"
+        names.add(name)
+        on_project(name)
+        projects.append(Project(name, store, config, evaluation_data(store, config, "method4", options)))
+    return projects
+
+
+def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: float, seed: int, leave_one_out: bool = True,
+             progress: Callable[[int], None] | None = None, threshold_by_project: bool = True) -> ProjectEvaluation:
+    """Every project's own Method 4 backtest, then (with several projects) leave-one-project-out.
+    `threshold_by_project`: the cross-project models place their operating point on scores of
+    each training project held out in turn (else on stratified random folds, as a project's own)."""
+    frames, importances, notes = [], {}, []
+    for project in projects:
+        result = run_backtest(project.data, models, SCOPES, target_hit_rate, seed, progress=progress)
+        frames.append(result.predictions.assign(project=project.name))
+        importances[project.name] = result.importances
+        notes += [f"{project.name}: {note}" for note in result.notes]
+    if leave_one_out and len(projects) > 1:
+        for held_out in projects:
+            others = [p for p in projects if p is not held_out]
+            crossed = cross_project_predictions(others, held_out, models, target_hit_rate, seed, threshold_by_project)
+            own = frames[projects.index(held_out)]
+            frames += [crossed, own_or_shipped(held_out, own, crossed)]
+            if progress:
+                progress(len(models))
+    settings = {"models": list(models), "target_hit_rate": target_hit_rate, "seed": seed, "leave_one_out": leave_one_out,
+                "threshold_by_project": threshold_by_project,
+                "projects": [p.name for p in projects], "protocol": projects[0].data.plan.parameters if projects else {}}
+    predictions = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*PREDICTION_COLUMNS, "project"])
+    return ProjectEvaluation(projects, predictions, importances, settings, notes)
+
+
+def own_or_shipped(project: Project, own: pd.DataFrame, crossed: pd.DataFrame) -> pd.DataFrame:
+    """What `select` does with the shipped model, epoch by epoch: the project's own pooled model
+    once its training tuples hold OWN_POSITIVES_NEEDED changes, the cross-project one before."""
+    from selector.shipped_model import OWN_POSITIVES_NEEDED
+
+    labels = project.data.table["label"]
+    enough = {split.epoch for split in project.data.plan.splits
+              if int((labels.iloc[split.train] == True).sum()) >= OWN_POSITIVES_NEEDED}  # noqa: E712
+    own_part = own[(own["scope"] == "pooled") & own["epoch"].isin(enough)]
+    crossed_part = crossed[~crossed["epoch"].isin(enough)]
+    return pd.concat([own_part, crossed_part], ignore_index=True).assign(scope=OWN_OR_SHIPPED)
+
+
+def cross_project_training(projects: Sequence[Project]) -> pd.DataFrame:
+    """Every labelled tuple of `projects` (their features, label, hops), the project named."""
+    tables = [p.data.table[p.data.table["label"].notna()].assign(project=p.name) for p in projects]
+    return pd.concat(tables, ignore_index=True)
+
+
+def cross_project_predictions(others: Sequence[Project], held_out: Project, models: Sequence[str], target_hit_rate: float,
+                              seed: int, threshold_by_project: bool = True) -> pd.DataFrame:
+    """Models trained on `others` alone, scoring `held_out`'s Method 4 test tuples (epoch by epoch)."""
+    training = cross_project_training(others)
+    X_train = design_matrix(training, FEATURE_NAMES, CROSS_PROJECT, [])
+    y_train = training["label"].to_numpy(bool)
+    tests = _method4_tests(held_out)
+    X_test = design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, [])
+    rows = []
+    for name in models:
+        fitted = train_one(model_spec(name), X_train, y_train, training["hops"].to_numpy(), CROSS_PROJECT, None,
+                           target_hit_rate, seed, groups=training["project"].to_numpy() if threshold_by_project else None)
+        scores = positive_scores(fitted.estimator, X_test)
+        rows.append(pd.DataFrame({
+            "model": name, "scope": CROSS_PROJECT, "epoch": tests["epoch"].to_numpy(),
+            "new": tests["new"].to_numpy(), "old": tests["old"].to_numpy(), "benchmark": tests["benchmark"].to_numpy(),
+            "hops": tests["hops"].to_numpy(), "label": tests["label"].to_numpy(bool), "score": scores,
+            "threshold": fitted.threshold, "run": scores >= fitted.threshold, "cost": tests["cost"].to_numpy(float),
+            "project": held_out.name,
+        }))
+    return pd.concat(rows, ignore_index=True)
+
+
+def train_cross_project_bundle(projects: Sequence[Project], directory: Path, model: str = "xgboost",
+                               target_hit_rate: float = 0.95, seed: int = 0):
+    """The shipped-style model: `model` trained on every labelled tuple of `projects`, the
+    benchmark's identity not an input, its operating point chosen on each project's scores by
+    a model trained on the others (what carries over to a project it has never seen);
+    saved as a bundle (ONNX and skops, manifest, seal) at `directory`."""
+    from models.bundle import save_bundle
+
+    training = cross_project_training(projects)
+    X = design_matrix(training, FEATURE_NAMES, CROSS_PROJECT, [])
+    y = training["label"].to_numpy(bool)
+    fitted = train_one(model_spec(model), X, y, training["hops"].to_numpy(), CROSS_PROJECT, None, target_hit_rate, seed,
+                       groups=training["project"].to_numpy())
+    trained_on = {"projects": [p.name for p in projects], "tuples": len(training), "positives": int(y.sum()),
+                  "commits": int(sum(len(p.data.history.built()) for p in projects)), "benchmarks": []}
+    settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed}
+    return save_bundle(directory, [fitted], list(FEATURE_NAMES), trained_on, settings, training_inputs={None: X})
+
+
+def _method4_tests(project: Project) -> pd.DataFrame:
+    """The labelled test tuples of the project's Method 4 splits, each with its epoch."""
+    table, labelled = project.data.table, project.data.table["label"].notna().to_numpy()
+    parts = []
+    for split in project.data.plan.splits:
+        rows = split.test[labelled[split.test]]
+        parts.append(table.iloc[rows].assign(epoch=split.epoch))
+    return pd.concat(parts, ignore_index=True) if parts else table.iloc[:0].assign(epoch=0)
+
+
+def project_table(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Per project (and all projects pooled), model and scope: tuples, positives, AUROC of all
+    benchmarks pooled, mean AUROC per benchmark, realized hit and dismiss rates, time saved."""
+    rows = []
+    groups = [*predictions.groupby("project", sort=False), ("(all)", predictions)]
+    for project, part in groups:
+        for (model, scope), group in part.groupby(["model", "scope"], sort=False):
+            scores = score_predictions(group).as_dict()
+            per_benchmark = [score_predictions(b).auroc for _, b in group.groupby("benchmark")]
+            per_benchmark = [a for a in per_benchmark if a == a]
+            rows.append({"project": project, "model": model, "scope": scope, "tuples": scores["tuples"],
+                         "positives": scores["positives"], "auroc": scores["auroc"],
+                         "mean_benchmark_auroc": float(np.mean(per_benchmark)) if per_benchmark else float("nan"),
+                         "hit_rate": scores["hit_rate"], "dismiss_rate": scores["dismiss_rate"],
+                         "time_saved": scores["time_saved"], "missed": scores["missed"]})
+    return pd.DataFrame(rows)
+
+
+def save_evaluation(directory: Path, evaluation: ProjectEvaluation) -> dict:
+    """Per project a backtest folder (predictions, importances, results.json: what `selector report`
+    draws), and evaluation.json with the per-project table; returns that document."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for project in evaluation.projects:
+        own = evaluation.predictions[evaluation.predictions["project"] == project.name].drop(columns=["project"])
+        from models.backtest import BacktestResult
+
+        result = BacktestResult(project.data.plan, own.reset_index(drop=True), evaluation.importances[project.name])
+        save_backtest(directory / project.name, result, project.data, {**evaluation.settings, "project": project.name,
+                                                                        "benchmarks": project.data.benchmarks})
+    evaluation.predictions.to_parquet(directory / "predictions.parquet", index=False)
+    table = project_table(evaluation.predictions)
+    document = {
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "settings": evaluation.settings,
+        "projects": [{"name": p.name, "store": str(p.store.location), "benchmarks": p.data.benchmarks,
+                      "commits": len(p.data.history.built()), "splits": len(p.data.plan.splits)} for p in evaluation.projects],
+        "notes": sorted(set(evaluation.notes)),
+        "results": records(table),
+    }
+    (directory / "evaluation.json").write_text(json.dumps(document, indent=2))
+    return document
+
+
+def per_store_results(predictions: pd.DataFrame, project: str) -> pd.DataFrame:
+    """`selector backtest`'s results table for one project's own predictions (a check that they agree)."""
+    own = predictions[(predictions["project"] == project) & predictions["scope"].isin(SCOPES)]
+    return results_table(own.drop(columns=["project"]))
+
+
+BEGIN, END = "<!-- selector evaluate: begin -->", "<!-- selector evaluate: end -->"
+
+
+def markdown(document: dict) -> str:
+    """The per-project tables of an evaluation.json document, as Markdown."""
+    table = pd.DataFrame(document["results"])
+    settings = document["settings"]
+    protocol = settings.get("protocol", {})
+    lines = [
+        f"Generated by `selector evaluate` on {document['created'][:10]}: Method 4 (k = {protocol.get('k')}, "
+        f"first epoch {protocol.get('first') or 'a fifth of the history'}), operating point for a target hit rate of "
+        f"{settings['target_hit_rate']} chosen on training data only; seed {settings['seed']}.",
+        "",
+        "| project | store | benchmarks | built commits | epochs |",
+        "|---|---|---|---|---|",
+        *(f"| {p['name']} | `{p['store']}` | {', '.join(p['benchmarks'])} | {p['commits']} | {p['splits']} |"
+          for p in document["projects"]),
+        "",
+    ]
+    scopes = [s for s in ("pooled", "per-benchmark", CROSS_PROJECT, OWN_OR_SHIPPED) if s in set(table["scope"])]
+    titles = {"pooled": "Own history, one pooled model (benchmark as a feature)",
+              "per-benchmark": "Own history, one model per benchmark",
+              CROSS_PROJECT: "Leave one project out: trained on the other projects only, benchmark identity not an input",
+              OWN_OR_SHIPPED: "What select does: the cross-project model until the project's own pooled model has "
+                              "learnt from 5 changes, then its own"}
+    columns = ["tuples", "positives", "auroc", "mean_benchmark_auroc", "hit_rate", "dismiss_rate", "time_saved", "missed"]
+    for scope in scopes:
+        part = table[table["scope"] == scope]
+        lines += [f"### {titles[scope]}", "", "| project | model | " + " | ".join(columns) + " |",
+                  "|---|---|" + "---|" * len(columns)]
+        for row in part.itertuples(index=False):
+            values = [_markdown_number(getattr(row, c)) for c in columns]
+            lines.append(f"| {row.project} | {row.model} | " + " | ".join(values) + " |")
+        lines.append("")
+    lines += _goal_lines(table)
+    if document.get("notes"):
+        lines += ["", "Notes:", *(f"- {note}" for note in document["notes"])]
+    return "\n".join(lines) + "\n"
+
+
+def _goal_lines(table: pd.DataFrame) -> list[str]:
+    """Per project: the best learned model at a realized hit rate >= 0.95, against reached-changed."""
+    lines = ["### Against the goal (realized hit rate >= 0.95 with dismiss rate >= 0.80)", "",
+             "| project | best at hit >= 0.95 (scope) | its dismiss rate | reached-changed dismiss | goal met |",
+             "|---|---|---|---|---|"]
+    learned = table[~table["model"].isin(["always-run", "reached-changed", "history-only"])]
+    for project, part in learned.groupby("project", sort=False):
+        safe = part[part["hit_rate"] >= 0.95]
+        baseline = table[(table["project"] == project) & (table["model"] == "reached-changed") & (table["scope"] == "pooled")]
+        reached = _markdown_number(baseline["dismiss_rate"].iloc[0]) if len(baseline) else "-"
+        if safe.empty:
+            lines.append(f"| {project} | none keeps its hit rate | - | {reached} | no |")
+            continue
+        best = safe.sort_values("dismiss_rate", ascending=False).iloc[0]
+        lines.append(f"| {project} | {best['model']} ({best['scope']}) | {_markdown_number(best['dismiss_rate'])} | {reached} | "
+                     f"{'yes' if best['dismiss_rate'] >= 0.80 else 'no'} |")
+    return lines
+
+
+def _markdown_number(value) -> str:
+    if isinstance(value, (int, np.integer)):
+        return str(value)
+    return "-" if value != value else f"{value:.3f}"
+
+
+def write_markdown(path: Path, document: dict) -> None:
+    """Write the tables into `path` between the BEGIN and END markers, keeping the prose around
+    them; a file without markers is written whole (the markers included, for next time)."""
+    generated = f"{BEGIN}\n{markdown(document)}{END}"
+    text = path.read_text() if path.exists() else ""
+    if BEGIN in text and END in text:
+        before, rest = text.split(BEGIN, 1)
+        after = rest.split(END, 1)[1]
+        path.write_text(before + generated + after)
+    else:
+        path.write_text(f"# Evaluation\n\n{generated}\n")

@@ -1,0 +1,70 @@
+"""`selector evaluate` on two small real stores (the sample and the demo histories, built
+with gcc, measured under valgrind): each project's own figures are `selector backtest`'s,
+and leave-one-project-out scores exactly the held-out project's Method 4 test tuples."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+
+import pandas as pd
+import pytest
+
+from selector.project_evaluation import BEGIN, CROSS_PROJECT, END, OWN_OR_SHIPPED
+from tests.helpers import selector_command
+
+pytestmark = pytest.mark.slow
+MODELS = "xgboost,perphecy,reached-changed"
+
+
+def cli(*arguments: str) -> dict:
+    result = subprocess.run(selector_command(*arguments, "--format", "json"), capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_evaluate_gives_each_store_the_figures_backtest_gives_it(collected_sample, evolved_sample, tmp_path):
+    roots = [collected_sample[0], evolved_sample[0]]
+    markdown = tmp_path / "evaluation.md"
+    markdown.write_text(f"# Evaluation\n\nprose before\n\n{BEGIN}\nold tables\n{END}\n\nprose after\n")
+    evaluated = cli("evaluate", *(str(root / ".selector") for root in roots), "--models", MODELS, "--no-report",
+                    "--out", str(tmp_path / "evaluation"), "--markdown", str(markdown))
+    names = [project["name"] for project in evaluated["projects"]]
+    assert len(names) == 2 and len(set(names)) == 2
+    results = pd.DataFrame(evaluated["results"])
+    for root, name in zip(roots, names):
+        backtest = cli("backtest", "--repo", str(root), "--models", MODELS, "--no-report", "--no-tracking",
+                       "--out", str(tmp_path / f"backtest-{name}"))
+        expected = pd.DataFrame(backtest["results"])
+        expected = expected[expected["benchmark"] == "(all)"]
+        own = results[(results["project"] == name) & results["scope"].isin(["pooled", "per-benchmark"])]
+        assert len(own) == len(expected) == 2 * len(MODELS.split(","))
+        for row in expected.itertuples(index=False):
+            match = own[(own["model"] == row.model) & (own["scope"] == row.scope)].iloc[0]
+            for column in ("tuples", "positives", "auroc", "hit_rate", "dismiss_rate", "time_saved"):
+                assert _same(getattr(row, column), match[column]), (name, row.model, row.scope, column)
+        # leave-one-project-out scores the same test tuples as the project's own models
+        predictions = pd.read_parquet(tmp_path / "evaluation" / "predictions.parquet")
+        mine = predictions[predictions["project"] == name]
+        key = ["new", "old", "benchmark"]
+        pooled = mine[(mine["scope"] == "pooled") & (mine["model"] == "xgboost")][key]
+        crossed = mine[(mine["scope"] == CROSS_PROJECT) & (mine["model"] == "xgboost")][key]
+        switched = mine[(mine["scope"] == OWN_OR_SHIPPED) & (mine["model"] == "xgboost")][key]
+        for other in (crossed, switched):
+            assert len(other) and sorted(map(tuple, pooled.to_numpy())) == sorted(map(tuple, other.to_numpy()))
+    text = markdown.read_text()
+    assert text.startswith("# Evaluation\n\nprose before") and text.rstrip().endswith("prose after")
+    assert "old tables" not in text and "Leave one project out" in text and all(name in text for name in names)
+    assert (tmp_path / "evaluation" / names[0] / "results.json").is_file()
+
+
+def _same(a, b) -> bool:
+    missing = [value is None or (isinstance(value, float) and math.isnan(value)) for value in (a, b)]
+    return all(missing) or (not any(missing) and a == pytest.approx(b))
+
+
+def test_evaluate_needs_the_configuration_beside_the_store(tmp_path):
+    (tmp_path / "store").mkdir()
+    result = subprocess.run(selector_command("evaluate", str(tmp_path / "store")), capture_output=True, text=True)
+    assert result.returncode == 2 and "no configuration" in result.stderr and "Traceback" not in result.stderr
