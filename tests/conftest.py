@@ -17,14 +17,6 @@ for tool in ("gcc", "g++", "git", "make"):
         raise RuntimeError(f"the tests need {tool} on PATH")
 
 
-def compile_c(source: str, output: Path, flags: str = "-O2", compiler: str = "gcc", extension: str = "c") -> Path:
-    """Compile one source text with real gcc/g++."""
-    path = output.with_suffix(f".{extension}")
-    path.write_text(source)
-    subprocess.run([compiler, *flags.split(), "-o", str(output), str(path)], check=True, capture_output=True)
-    return output
-
-
 @pytest.fixture(scope="session")
 def sample_builds(tmp_path_factory):
     """Build every commit of the sample history once per (optimization, pie) configuration."""

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 CORE_COMMANDS = frozenset({"select", "hook", "functions", "diff"})
+PROGRAMS = Path(__file__).parent / "programs"  # C and C++ sources the static-analysis tests compile
 
 
 def core_python() -> str | None:
@@ -39,3 +40,29 @@ def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) 
     assert "Traceback" not in result.stderr
     for fragment in fragments:
         assert fragment in lines[0]
+
+
+def program_text(name: str) -> str:
+    """The source of tests/programs/NAME."""
+    return (PROGRAMS / name).read_text()
+
+
+def compile_c(source: str, output: Path, flags: str = "-O2", compiler: str = "gcc", extension: str = "c") -> Path:
+    """Compile one source text with real gcc/g++."""
+    path = output.with_suffix(f".{extension}")
+    path.write_text(source)
+    subprocess.run([compiler, *flags.split(), "-o", str(output), str(path)], check=True, capture_output=True)
+    return output
+
+
+def comparable_tables(store, same_slots: bool = True) -> dict:
+    """A store's tables without what depends on when and how fast it was collected.  Without
+    `same_slots` (builds in other worktree slots, so other directories in the debug
+    information) the binaries' bytes may differ; their code (content_digest) may not."""
+    volatile = ["collected_at", "build_seconds", "build_log_tail", "child_seconds", "benchmark_seconds", "profile_seconds",
+                "cache_hits", "cache_misses"] + ([] if same_slots else ["binary_sha256"])
+    return {
+        "commits": store.read("commits").drop(columns=volatile).sort_values("sha").reset_index(drop=True),
+        "functions": store.read("functions").sort_values(["commit", "name"]).reset_index(drop=True),
+        "objects": store.read("objects").sort_values(["commit", "name"]).reset_index(drop=True),
+    }

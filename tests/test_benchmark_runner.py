@@ -10,7 +10,7 @@ from scipy.stats import binomtest
 
 from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
 from collectors.labels import label_pair
-from tests.conftest import compile_c
+from tests.helpers import compile_c
 
 FIB = "#include <stdio.h>\n#include <stdlib.h>\nlong fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n" \
       "int main(int c, char **v) { printf(\"rate=%ld\\n\", fib(atoi(v[1]))); return 0; }\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import compile_c
+from tests.helpers import compile_c
 from tests.helpers import assert_one_line_error, run_selector
 
 PROGRAM = "#include <stdio.h>\nint work(int x) { return x * 3; }\nint main(void) { printf(\"%d\\n\", work(2)); return 0; }\n"

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from selector import __version__
-from tests.conftest import compile_c
+from tests.helpers import compile_c
 from tests.helpers import run_selector
 from tests.helpers import selector_command
 

@@ -14,7 +14,7 @@ import pytest
 
 from selector.sample_history import make_sample_history, sample_cflags, _commit
 from selector.store import Store
-from tests.helpers import run_selector
+from tests.helpers import comparable_tables, run_selector
 from tests.helpers import selector_command
 
 
@@ -103,19 +103,6 @@ def test_first_parent_and_full_graph_differ_on_a_merge(project):
     assert mainline["summary"]["commits"] == 3
 
 
-def _comparable(store: Store, same_slots: bool = True) -> dict[str, pd.DataFrame]:
-    """A store's tables without what depends on when and how fast it was collected.  Without
-    `same_slots` (builds in other worktree slots, so other directories in the debug
-    information) the binaries' bytes may differ; their code (content_digest) may not."""
-    volatile = ["collected_at", "build_seconds", "build_log_tail", "child_seconds", "benchmark_seconds", "profile_seconds",
-                "cache_hits", "cache_misses"] + ([] if same_slots else ["binary_sha256"])
-    return {
-        "commits": store.read("commits").drop(columns=volatile).sort_values("sha").reset_index(drop=True),
-        "functions": store.read("functions").sort_values(["commit", "name"]).reset_index(drop=True),
-        "objects": store.read("objects").sort_values(["commit", "name"]).reset_index(drop=True),
-    }
-
-
 @pytest.mark.slow
 def test_a_killed_collection_resumes_to_the_same_store(project, tmp_path):
     root, commits = project
@@ -136,6 +123,6 @@ def test_a_killed_collection_resumes_to_the_same_store(project, tmp_path):
     resumed = collect(root, "--config", str(config), "--store", str(tmp_path / "killed"))
     assert resumed["summary"]["already_stored"] == stored and resumed["summary"]["built"] == len(commits) - stored
     collect(root, "--config", str(config), "--store", str(tmp_path / "clean"))
-    killed, clean = _comparable(Store(tmp_path / "killed")), _comparable(Store(tmp_path / "clean"))
+    killed, clean = comparable_tables(Store(tmp_path / "killed")), comparable_tables(Store(tmp_path / "clean"))
     for table in killed:
         pd.testing.assert_frame_equal(killed[table], clean[table], check_like=True)

@@ -9,8 +9,7 @@ import pytest
 
 from selector.sample_history import make_sample_history
 from selector.store import Store
-from tests.helpers import run_selector
-from tests.test_collect import _comparable
+from tests.helpers import comparable_tables, run_selector
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +31,7 @@ def test_a_cluster_collects_the_same_store_as_local_processes(tmp_path):
     assert local.returncode == 0, local.stderr
     assert summary["built"] == json.loads(local.stdout)["summary"]["built"] > 0
     # Two workers build in two worktree slots, one local job in one: same code, other debug paths.
-    on_cluster, on_local = (_comparable(Store(tmp_path / name), same_slots=False) for name in ("cluster", "local"))
+    on_cluster, on_local = (comparable_tables(Store(tmp_path / name), same_slots=False) for name in ("cluster", "local"))
     for table in on_cluster:
         pd.testing.assert_frame_equal(on_cluster[table], on_local[table], check_like=True)
     for table in ("measurements", "profiles", "labels"):

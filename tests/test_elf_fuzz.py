@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from collectors.errors import BinaryError
 from collectors.static_analysis import analyse_binary
-from tests.conftest import compile_c
+from tests.helpers import compile_c
 
 SOURCE = r"""
 #include <stdio.h>

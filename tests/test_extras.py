@@ -17,7 +17,7 @@ import pytest
 
 from selector import extras
 from selector.extras import EXTRAS, MissingExtra, missing_extra_error, require
-from tests.conftest import compile_c
+from tests.helpers import compile_c
 from tests.helpers import assert_one_line_error, core_python
 
 PYPROJECT = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]

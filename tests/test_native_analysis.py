@@ -18,8 +18,9 @@ from collectors import native_analysis
 from collectors.errors import BinaryError
 from collectors.python_analysis import analyse_in_python
 from collectors.static_analysis import StaticAnalysis, analyse_binary
-from tests.conftest import compile_c
-from tests.test_static_analysis import CPP_PROGRAM, SPLIT_PROGRAM, STATICS_PROGRAM
+from tests.helpers import compile_c, program_text
+
+SPLIT_PROGRAM, CPP_PROGRAM, STATICS_PROGRAM = (program_text(name) for name in ("split.c", "classes.cpp", "statics.c"))
 
 if not native_analysis.available():
     if os.environ.get("SELECTOR_REQUIRE_NATIVE") == "1":

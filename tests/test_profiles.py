@@ -14,7 +14,7 @@ from collectors.errors import UserError
 from collectors.perf_profile import sampling_event
 from collectors.pin_import import read_proccount
 from collectors.profiler import ROW_COLUMNS, profile_suite
-from tests.conftest import compile_c
+from tests.helpers import compile_c
 
 PROGRAM = r"""
 #include <stdio.h>

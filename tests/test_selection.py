@@ -112,7 +112,7 @@ def test_a_given_binary_decides_as_the_commit_built_by_select(project, tmp_path)
     """--binary, the CI and hook path (analysed by the compiled core while Python imports),
     gives the decisions select gives when it builds the commit itself; a file that is not
     a usable binary is a one-line error, and nothing stored is touched."""
-    from tests.test_binary_errors import assert_one_line_error
+    from tests.helpers import assert_one_line_error
 
     root = project
     git(root, "checkout", "-q", "hot")

@@ -8,7 +8,7 @@ import pytest
 
 from collectors.static_analysis import analyse_binary
 from collectors.static_diff import diff_functions, diff_objects
-from tests.conftest import compile_c
+from tests.helpers import compile_c, program_text
 
 CONFIGURATIONS = [("-O0", True), ("-O0", False), ("-O2", True), ("-O2", False)]
 
@@ -76,41 +76,7 @@ def test_records_carry_callees_sizes_and_instruction_counts(sample_builds):
     assert functions.loc["checksum", "size"] > 0
 
 
-SPLIT_PROGRAM = r"""
-#include <stdio.h>
-#include <stdlib.h>
-%s
-int checked(int x)
-{
-    if (__builtin_expect(x < 0, 0)) {
-        fprintf(stderr, "negative value %%d\n", x);
-        abort();
-    }
-    return x * 2;
-}
-
-static __attribute__((noinline)) int scale(int x, int k) { return x * k + (x >> k); }
-
-int dispatch(int op, int x)
-{
-    switch (op) {
-    case 0: return x + 11;
-    case 1: return x * 13;
-    case 2: return x - 17;
-    case 3: return x ^ 19;
-    case 4: return x << 3;
-    case 5: return scale(x, 3);
-    case 6: return x %% 23;
-    case 7: return -x;
-    default: return 0;
-    }
-}
-
-int main(int argc, char **argv)
-{
-    return checked(argc) + dispatch(argc, atoi(argv[0])) + scale(argc, 3);
-}
-"""
+SPLIT_PROGRAM = program_text("split.c")
 EXTRA_FUNCTION = "int added_first(int v) { return v * 7 + 1; }\n"
 
 
@@ -130,35 +96,7 @@ def test_clones_and_cold_parts_fold_into_parent_and_jump_tables_survive_shifts(t
     assert _changes(old, edited) == {"new": set(), "deleted": set(), "changed": {"dispatch"}}
 
 
-CPP_PROGRAM = r"""
-#include <cstdio>
-#include <vector>
-namespace geo {
-struct Shape { virtual ~Shape() {} virtual double area() const = 0; };
-struct Square : Shape {
-    double side;
-    explicit Square(double s) : side(s) {}
-    double area() const override;
-};
-%s
-double Square::area() const { return side * side; }
-template <typename T> __attribute__((noinline)) T total(const std::vector<T> &values)
-{
-    T sum = T();
-    for (const T &v : values) sum += v;
-    return sum;
-}
-double scaled(double x) { return x * 2.0; }
-int scaled(int x) { return x * 3; }
-}
-int main()
-{
-    geo::Square square(3.0);
-    std::vector<double> values{square.area(), geo::scaled(1.5)};
-    std::printf("%%f %%d\n", geo::total(values), geo::scaled(2));
-    return 0;
-}
-"""
+CPP_PROGRAM = program_text("classes.cpp")
 
 
 @pytest.mark.parametrize("optimization", ["-O0", "-O2"])
@@ -176,13 +114,7 @@ def test_cpp_names_are_demangled_and_only_the_edited_method_changes(tmp_path, op
     assert _changes(old, edited)["changed"] == {"geo::Square::area() const"}
 
 
-STATICS_PROGRAM = r"""
-int first(void) { static int counter; return ++counter; }
-int second(void) { static int counter = 5; return counter += 2; }
-static const char *names[] = {"alpha", "beta"};
-const char *pick(int i) { return names[i & 1]; }
-int main(void) { return first() + second() + (int)pick(0)[0]; }
-"""
+STATICS_PROGRAM = program_text("statics.c")
 
 
 def test_object_names_are_unique_and_pointer_tables_survive_shifts(tmp_path):
