@@ -1,4 +1,5 @@
-"""Collectors: commits and builds, static ELF analysis (later: benchmarks, profiles).
+"""Collectors: commits and builds, static ELF analysis, benchmark runs, profiles (callgrind,
+perf, Pin) and imported results: everything that turns a commit into stored records.
 
 Public surface::
 

@@ -7,7 +7,7 @@ displacement).  Everything else is hashed as raw bytes, so the decoder never bui
 per-instruction Python objects for the 90% of instructions that carry no address.
 
 Two implementations are kept so the choice stays measurable
-(``benchmarks/decoder_choice.py``): iced-x86 (the default, about 4x faster in Python on
+(``benchmarks/decoder_choice.py``): iced-x86 (the default, the faster one in Python on
 libpython) and capstone (the design card's name).
 """
 

@@ -134,7 +134,7 @@ def _native_wanted() -> bool:
 
 def table_of_rows(rows: list[tuple], columns: list[str]) -> pd.DataFrame:
     """``pd.DataFrame(rows, columns=columns)``, built a column at a time: string columns
-    go through Arrow, ten times faster than pandas' own conversion to its string dtype
+    go through Arrow, much faster than pandas' own conversion to its string dtype
     (a third of the time `select` spends tabulating libpython), with the same dtypes."""
     import pandas as pd
     import pyarrow as pa

@@ -94,7 +94,7 @@ def measured_runs(measurements: pa.Table) -> pa.Table:
 def name_codes(names: pa.Array | pa.ChunkedArray, sort: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes for names (or any strings), so set operations between commits run on
     sorted int arrays, and the distinct names (an object array: ``names[code]``).  Arrow
-    encodes them, about four times faster than pd.factorize on millions of strings;
+    encodes them, faster than pd.factorize on millions of strings (benchmarks/features_speed.py);
     missing names get -1.
 
     With `sort`, codes follow the names' order, so "the lower code" means the same

@@ -1,8 +1,8 @@
 """Trained models in a portable form (ONNX), scored without scikit-learn or XGBoost.
 
 `selector select` runs on every push.  Loading a skops model imports scikit-learn,
-XGBoost and skops, about 2 s before anything is predicted (``benchmarks/
-select_latency.py``); onnxruntime imports in a tenth of that.  So `selector train`
+XGBoost and skops, seconds before anything is predicted; onnxruntime imports in a
+fraction of that (``benchmarks/select_latency.py``; the README's Performance section).  So `selector train`
 also writes each model it can convert as ONNX (skl2onnx, with onnxmltools' XGBoost
 converter), and `select` scores with it.  ONNX is a protobuf graph of operators:
 loading it runs no Python code, as with skops.

@@ -40,8 +40,10 @@ DRIVERS_SHOWN = 5
 BUILD_CONFIG_CHANGED = FEATURE_NAMES.index("build_config_changed")
 # the columns of each table the feature builder reads
 COMMIT_COLUMNS = ["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]
-FUNCTION_COLUMNS = ["commit", "name", "fingerprint", "instructions", "callees", "data_refs"]
-OBJECT_COLUMNS = ["commit", "name", "fingerprint"]
+# The columns of the stored functions and objects tables that the feature builder reads
+# (the analysis has more: collectors.static_analysis.FUNCTION_COLUMNS, OBJECT_COLUMNS).
+FEATURE_FUNCTION_COLUMNS = ["commit", "name", "fingerprint", "instructions", "callees", "data_refs"]
+FEATURE_OBJECT_COLUMNS = ["commit", "name", "fingerprint"]
 
 
 @dataclass
@@ -162,8 +164,8 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     }], schema=commit_rows.schema)
     history = History(
         commits=pa.concat_tables([commit_rows, new_row]),
-        functions=_concat([store.read_table("functions", keys=olds), _with_commit(functions, sha)], FUNCTION_COLUMNS),
-        objects=_concat([store.read_table("objects", keys=olds), _with_commit(objects, sha)], OBJECT_COLUMNS),
+        functions=_concat([store.read_table("functions", keys=olds), _with_commit(functions, sha)], FEATURE_FUNCTION_COLUMNS),
+        objects=_concat([store.read_table("objects", keys=olds), _with_commit(objects, sha)], FEATURE_OBJECT_COLUMNS),
         profiles=_concat([known.profiles[old] for old in olds]),
         measurements=_concat([known.measurements[old] for old in olds]),
         labels=store.read_table("labels"),

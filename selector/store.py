@@ -176,7 +176,7 @@ class Store:
 
     def _read_local(self, table: str, keys: list[str]) -> pa.Table | None:
         """Many local files as one Arrow dataset: footers and pages are read by Arrow's
-        own threads, 3-7x faster than a Python thread per file on 500 files.  Schemas are
+        own threads, faster than a Python thread per file.  Schemas are
         unified over every file, as concat_tables does.  None when a file is bad: the
         per-file reader then names it."""
         if len(keys) == 1:  # the same table, without importing pyarrow.dataset (the push path reads one ancestor)

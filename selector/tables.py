@@ -73,7 +73,7 @@ PLAIN_ABOVE = 300  # rows: a longer table is printed as plain aligned text
 
 def _print(columns: list, numeric: dict, rows: Iterable, title: str | None, justify: dict[str, str] | None) -> None:
     """A table through rich, boxed; a long one (the functions of a large binary) as plain
-    aligned columns, which print in a tenth of the time (5,333 rows: rich takes seconds)."""
+    aligned columns, which print far faster (rich takes seconds on libpython's 5,333 rows)."""
     rows = list(rows)
     if len(rows) > PLAIN_ABOVE:
         _print_plain(columns, numeric, rows, title, justify or {})
