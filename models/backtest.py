@@ -61,7 +61,7 @@ class FittedModel:
 
 def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray, scope: str, benchmark: str | None,
               target_hit_rate: float, seed: int, threshold_folds: int = 3, search: bool = False,
-              groups: np.ndarray | None = None) -> FittedModel:
+              groups: np.ndarray | None = None, operating_point: str = "quantile") -> FittedModel:
     """Fit one model and choose its operating point, from training data only.  With `groups`
     (a project per row), the out-of-fold scores that place the operating point hold one group
     out at a time: the threshold is then the one that carried over to an unseen project."""
@@ -78,7 +78,7 @@ def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray,
         threshold = RUN_EVERYTHING
     else:
         threshold = operating_threshold(_training_scores(spec, estimator, X, y, weights, seed, threshold_folds, learnable,
-                                                         groups), y, target_hit_rate)
+                                                         groups), y, target_hit_rate, operating_point)
     return FittedModel(spec.name, scope, benchmark, estimator, threshold, list(X.columns), len(y), int(y.sum()), not learnable)
 
 
@@ -123,6 +123,7 @@ def backtest(
     search: bool = False,
     threshold_folds: int = 3,
     progress: Callable[[int], None] | None = None,
+    operating_point: str = "quantile",
 ) -> BacktestResult:
     """Evaluate `models` on `plan`.  `table` is aligned with ``plan.tuples`` (same row order)
     and holds the feature columns, ``label`` (nullable bool) and ``cost`` (seconds)."""
@@ -158,7 +159,7 @@ def backtest(
                 y_train = train_frame["label"].to_numpy(bool)
                 for spec in specs:
                     fitted = train_one(spec, X_train, y_train, train_frame["hops"].to_numpy(), scope, benchmark,
-                                       target_hit_rate, seed, threshold_folds, search)
+                                       target_hit_rate, seed, threshold_folds, search, operating_point=operating_point)
                     scores = positive_scores(fitted.estimator, X_test)
                     rows.append(pd.DataFrame({
                         "model": spec.name, "scope": scope, "epoch": split.epoch,

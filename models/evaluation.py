@@ -16,16 +16,30 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score, roc_curve
 
+from models.names import OPERATING_POINTS
+
 RUN_EVERYTHING = -np.inf  # the threshold when training holds no positive: when in doubt, run
+# How the threshold is placed on the training positives' (out-of-fold) scores (OPERATING_POINTS):
+#   quantile:  the highest threshold that keeps the target share of them (Perphecy's way);
+#   conformal: the split-conformal bound, so that a *future* change scores below it with
+#              probability at most 1 - target, if it is exchangeable with the training ones:
+#              the k-th lowest of n positive scores with k = floor((1 - target)(n + 1)), and
+#              run everything while k < 1 (fewer than 1/(1 - target) - 1 positives: 19 for 0.95).
 
 
-def operating_threshold(scores: np.ndarray, labels: np.ndarray, target_hit_rate: float = 0.95) -> float:
-    """Highest threshold t with share(positive scores >= t) >= target (run everything without positives)."""
+def operating_threshold(scores: np.ndarray, labels: np.ndarray, target_hit_rate: float = 0.95,
+                        method: str = "quantile") -> float:
+    """The threshold on scores for the target hit rate (run everything without positives); see OPERATING_POINTS."""
     if not 0 < target_hit_rate <= 1:
         raise ValueError("the target hit rate must be in (0, 1]")
+    if method not in OPERATING_POINTS:
+        raise ValueError(f"unknown operating point {method!r}; choose from {', '.join(OPERATING_POINTS)}")
     positives = np.sort(np.asarray(scores, dtype=float)[np.asarray(labels, dtype=bool)])[::-1]
     if len(positives) == 0:
         return RUN_EVERYTHING
+    if method == "conformal":
+        allowed_misses = math.floor((1 - target_hit_rate) * (len(positives) + 1) + 1e-9)
+        return RUN_EVERYTHING if allowed_misses < 1 else float(positives[::-1][allowed_misses - 1])
     needed = math.ceil(target_hit_rate * len(positives) - 1e-9)
     return float(positives[needed - 1])
 

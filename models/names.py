@@ -2,3 +2,4 @@
 
 MODEL_NAMES = ("random-forest", "svm", "xgboost", "logistic", "perphecy", "always-run", "reached-changed", "history-only")
 SCOPES = ("per-benchmark", "pooled")
+OPERATING_POINTS = ("quantile", "conformal")  # models.evaluation says what each means

@@ -335,6 +335,16 @@ def _tracking_option(command):
         click.option("--no-tracking", is_flag=True, help="Do not log an MLflow run.")(command))
 
 
+
+def _operating_point_option(command):
+    from models.names import OPERATING_POINTS
+
+    return click.option("--operating-point", type=click.Choice(OPERATING_POINTS), default="quantile", show_default=True,
+                        help="How the threshold is placed on the training changes' out-of-fold scores: the target share "
+                             "of them (quantile), or a split-conformal bound that holds for future changes if they are "
+                             "like the past ones (conformal: runs everything until 19 changes are known, for 0.95).")(command)
+
+
 @cli.command("backtest")
 @_repository_options
 @click.option("--models", callback=_comma_list(MODEL_NAMES),
@@ -357,10 +367,12 @@ def _tracking_option(command):
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where results go [default: <store>/backtests/<time>-<method>/].")
 @click.option("--report/--no-report", default=True, show_default=True, help="Write report.html beside the results.")
+@_operating_point_option
 @_tracking_option
 @format_option
 def backtest_command(repository, config_path, store_location, models, method, k, first, epoch_days, folds, scopes,
-                     benchmarks, target_hit_rate, search, seed, out_dir, report, tracking_uri, no_tracking, output_format):
+                     benchmarks, target_hit_rate, search, seed, out_dir, report, operating_point, tracking_uri, no_tracking,
+                     output_format):
     """Evaluate the models on the stored history the way Sousa (2019) does.
 
     Method 4 (default) cuts the history into epochs: each trains on every commit up to
@@ -390,10 +402,11 @@ def backtest_command(repository, config_path, store_location, models, method, k,
     with Progress(console=stderr.console, transient=True) as progress:
         task = progress.add_task("fitting models", total=count_fits(data.plan, data.table, models, scope_list))
         result = run_backtest(data, models, scope_list, target_hit_rate, seed, search,
-                              progress=lambda n: progress.advance(task, n))
+                              progress=lambda n: progress.advance(task, n), operating_point=operating_point)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     out_dir = out_dir or Path(_local_root(store, "--out")) / "backtests" / f"{stamp}-{method}"
     settings = {"models": models, "scopes": scope_list, "target_hit_rate": target_hit_rate, "seed": seed, "search": search,
+                "operating_point": operating_point,
                 "benchmarks": data.benchmarks}
     document = save_backtest(out_dir, result, data, settings)
     if report:
@@ -452,9 +465,10 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
               help="Also train the shipped-style cross-project model on every project given and write its bundle here.")
 @click.option("--model", "shipped_model", type=click.Choice(MODEL_NAMES), default="xgboost", show_default=True,
               help="The model --write-model trains.")
+@_operating_point_option
 @format_option
 def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, report,
-                     markdown_path, model_path, shipped_model, output_format):
+                     markdown_path, model_path, shipped_model, operating_point, output_format):
     """Method 4 on one or several projects' stores, and leave-one-project-out across them.
 
     Each STORE is a project's store, with its selector.toml beside it (as .selector/ and
@@ -481,7 +495,8 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     with Progress(console=stderr.console, transient=True) as progress:
         task = progress.add_task("fitting models", total=own + crossed)
         evaluation = evaluate(projects, models, target_hit_rate, seed, leave_one_out,
-                              progress=lambda n: progress.advance(task, n), threshold_by_project=threshold_from == "projects")
+                              progress=lambda n: progress.advance(task, n), threshold_by_project=threshold_from == "projects",
+                              operating_point=operating_point)
     document = save_evaluation(out_dir, evaluation)
     if report:
         from selector.report import write_report
@@ -495,7 +510,8 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
         from selector.project_evaluation import train_cross_project_bundle
 
         with stderr.status(f"training the cross-project {shipped_model} on {len(projects)} projects"):
-            shipped = train_cross_project_bundle(projects, model_path, shipped_model, target_hit_rate, seed)
+            shipped = train_cross_project_bundle(projects, model_path, shipped_model, target_hit_rate, seed, operating_point,
+                                                 threshold_from == "projects")
         document["model"] = {"bundle": str(model_path), **shipped.trained_on}
     if output_format == "json":
         print_json({"directory": str(out_dir), **document})
@@ -546,10 +562,11 @@ def _tracking(store: Store, tracking_uri: str | None) -> tuple[str, Path | None]
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, path_type=Path),
               help="Where the model bundle goes [default: <store>/models, where `selector select` looks].")
+@_operating_point_option
 @_tracking_option
 @format_option
 def train_command(repository, config_path, store_location, model, scope, benchmarks, target_hit_rate, seed, bundle_path,
-                  tracking_uri, no_tracking, output_format):
+                  operating_point, tracking_uri, no_tracking, output_format):
     """Train the selecting model on the whole stored history and choose its operating
     point (on out-of-fold training scores, for the target hit rate).
 
@@ -564,7 +581,8 @@ def train_command(repository, config_path, store_location, model, scope, benchma
     config, store = _project(repository, config_path, store_location)
     bundle_path = bundle_path or default_bundle_path(store)
     with stderr.status(f"training {model}"):
-        bundle, summary = train_bundle(store, config, model, scope, target_hit_rate, seed, bundle_path, benchmarks)
+        bundle, summary = train_bundle(store, config, model, scope, target_hit_rate, seed, bundle_path, benchmarks,
+                                       operating_point)
     run_id = None
     if not no_tracking:
         from selector.evaluation import track_training

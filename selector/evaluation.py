@@ -83,8 +83,10 @@ def labelled_feature_table(store: Store, config: Config, history: History, tuple
 
 
 def run_backtest(data: EvaluationData, models: Sequence[str], scopes: Sequence[str], target_hit_rate: float, seed: int,
-                 search: bool = False, progress: Callable[[int], None] | None = None) -> BacktestResult:
-    return backtest(data.plan, data.table, FEATURE_NAMES, models, scopes, target_hit_rate, seed, search, progress=progress)
+                 search: bool = False, progress: Callable[[int], None] | None = None,
+                 operating_point: str = "quantile") -> BacktestResult:
+    return backtest(data.plan, data.table, FEATURE_NAMES, models, scopes, target_hit_rate, seed, search, progress=progress,
+                    operating_point=operating_point)
 
 
 def results_table(predictions: pd.DataFrame) -> pd.DataFrame:

@@ -85,26 +85,29 @@ def load_projects(stores: Sequence[tuple[Path, Path | None]], options: dict,
 
 
 def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: float, seed: int, leave_one_out: bool = True,
-             progress: Callable[[int], None] | None = None, threshold_by_project: bool = True) -> ProjectEvaluation:
+             progress: Callable[[int], None] | None = None, threshold_by_project: bool = True,
+             operating_point: str = "quantile") -> ProjectEvaluation:
     """Every project's own Method 4 backtest, then (with several projects) leave-one-project-out.
     `threshold_by_project`: the cross-project models place their operating point on scores of
     each training project held out in turn (else on stratified random folds, as a project's own)."""
     frames, importances, notes = [], {}, []
     for project in projects:
-        result = run_backtest(project.data, models, SCOPES, target_hit_rate, seed, progress=progress)
+        result = run_backtest(project.data, models, SCOPES, target_hit_rate, seed, progress=progress,
+                              operating_point=operating_point)
         frames.append(result.predictions.assign(project=project.name))
         importances[project.name] = result.importances
         notes += [f"{project.name}: {note}" for note in result.notes]
     if leave_one_out and len(projects) > 1:
         for held_out in projects:
             others = [p for p in projects if p is not held_out]
-            crossed = cross_project_predictions(others, held_out, models, target_hit_rate, seed, threshold_by_project)
+            crossed = cross_project_predictions(others, held_out, models, target_hit_rate, seed, threshold_by_project,
+                                                operating_point)
             own = frames[projects.index(held_out)]
             frames += [crossed, own_or_shipped(held_out, own, crossed)]
             if progress:
                 progress(len(models))
     settings = {"models": list(models), "target_hit_rate": target_hit_rate, "seed": seed, "leave_one_out": leave_one_out,
-                "threshold_by_project": threshold_by_project,
+                "threshold_by_project": threshold_by_project, "operating_point": operating_point,
                 "projects": [p.name for p in projects], "protocol": projects[0].data.plan.parameters if projects else {}}
     predictions = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*PREDICTION_COLUMNS, "project"])
     return ProjectEvaluation(projects, predictions, importances, settings, notes)
@@ -130,7 +133,7 @@ def cross_project_training(projects: Sequence[Project]) -> pd.DataFrame:
 
 
 def cross_project_predictions(others: Sequence[Project], held_out: Project, models: Sequence[str], target_hit_rate: float,
-                              seed: int, threshold_by_project: bool = True) -> pd.DataFrame:
+                              seed: int, threshold_by_project: bool = True, operating_point: str = "quantile") -> pd.DataFrame:
     """Models trained on `others` alone, scoring `held_out`'s Method 4 test tuples (epoch by epoch)."""
     training = cross_project_training(others)
     X_train = design_matrix(training, FEATURE_NAMES, CROSS_PROJECT, [])
@@ -140,7 +143,8 @@ def cross_project_predictions(others: Sequence[Project], held_out: Project, mode
     rows = []
     for name in models:
         fitted = train_one(model_spec(name), X_train, y_train, training["hops"].to_numpy(), CROSS_PROJECT, None,
-                           target_hit_rate, seed, groups=training["project"].to_numpy() if threshold_by_project else None)
+                           target_hit_rate, seed, groups=training["project"].to_numpy() if threshold_by_project else None,
+                           operating_point=operating_point)
         scores = positive_scores(fitted.estimator, X_test)
         rows.append(pd.DataFrame({
             "model": name, "scope": CROSS_PROJECT, "epoch": tests["epoch"].to_numpy(),
@@ -153,7 +157,8 @@ def cross_project_predictions(others: Sequence[Project], held_out: Project, mode
 
 
 def train_cross_project_bundle(projects: Sequence[Project], directory: Path, model: str = "xgboost",
-                               target_hit_rate: float = 0.95, seed: int = 0):
+                               target_hit_rate: float = 0.95, seed: int = 0, operating_point: str = "quantile",
+                               threshold_by_project: bool = True):
     """The shipped-style model: `model` trained on every labelled tuple of `projects`, the
     benchmark's identity not an input, its operating point chosen on each project's scores by
     a model trained on the others (what carries over to a project it has never seen);
@@ -164,10 +169,12 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     X = design_matrix(training, FEATURE_NAMES, CROSS_PROJECT, [])
     y = training["label"].to_numpy(bool)
     fitted = train_one(model_spec(model), X, y, training["hops"].to_numpy(), CROSS_PROJECT, None, target_hit_rate, seed,
-                       groups=training["project"].to_numpy())
+                       groups=training["project"].to_numpy() if threshold_by_project else None,
+                       operating_point=operating_point)
     trained_on = {"projects": [p.name for p in projects], "tuples": len(training), "positives": int(y.sum()),
                   "commits": int(sum(len(p.data.history.built()) for p in projects)), "benchmarks": []}
-    settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed}
+    settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed,
+                "operating_point": operating_point, "threshold_by_project": threshold_by_project}
     return save_bundle(directory, [fitted], list(FEATURE_NAMES), trained_on, settings, training_inputs={None: X})
 
 

@@ -37,7 +37,8 @@ def default_bundle_path(store: Store) -> Path:
 
 
 def train_bundle(store: Store, config: Config, model: str, scope: str, target_hit_rate: float, seed: int,
-                 bundle_path: Path, benchmarks: Sequence[str] | None = None) -> tuple[Bundle, pd.DataFrame]:
+                 bundle_path: Path, benchmarks: Sequence[str] | None = None,
+                 operating_point: str = "quantile") -> tuple[Bundle, pd.DataFrame]:
     """Train and save; returns the bundle and a summary table (one row per benchmark)."""
     spec = model_spec(model)
     history = load_history(store)
@@ -58,7 +59,7 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         X = design_matrix(part, FEATURE_NAMES, scope, chosen)
         inputs[benchmark] = X
         fitted.append(train_one(spec, X, part["label"].to_numpy(bool), part["hops"].to_numpy(), scope, benchmark,
-                                target_hit_rate, seed))
+                                target_hit_rate, seed, operating_point=operating_point))
     newest = history.commits.sort_values("author_time").iloc[-1]
     trained_on = {
         "commits": int(history.commits["sha"].nunique()), "tuples": len(table), "benchmarks": chosen,
@@ -66,6 +67,7 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         "store": str(store.location),
     }
     settings = {"model": model, "scope": scope, "target_hit_rate": target_hit_rate, "seed": seed,
+                "operating_point": operating_point,
                 "harness": {benchmark: harness_digest(config, benchmark) for benchmark in chosen}}
     bundle = save_bundle(bundle_path, fitted, list(FEATURE_NAMES), trained_on, settings, training_inputs=inputs)
     summary = pd.DataFrame([{

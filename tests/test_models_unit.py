@@ -97,6 +97,36 @@ def test_every_model_fits_scores_and_clones(name):
 
 
 # ------------------------------------------------------------ operating point
+@pytest.mark.parametrize("training_positives", [19, 20, 40, 99])
+def test_the_conformal_operating_point_keeps_its_miss_rate_on_a_stream_of_new_changes(training_positives):
+    """A stream of epochs: each places its threshold on the scores of the changes seen so far
+    (here: n exchangeable ones) and is judged on the next changes.  The conformal point's
+    realized miss rate stays within 1 - target; the quantile point's does not for small n."""
+    rng = np.random.default_rng(7)
+    target, epochs, future = 0.95, 4000, 25
+    missed = {"conformal": 0, "quantile": 0}
+    for _ in range(epochs):
+        seen = rng.beta(5, 2, training_positives)  # scores of the changes training saw
+        upcoming = rng.beta(5, 2, future)  # the next changes, from the same stream
+        for method in missed:
+            threshold = operating_threshold(seen, np.ones(training_positives, bool), target, method)
+            missed[method] += int((upcoming < threshold).sum())
+    realized = {method: count / (epochs * future) for method, count in missed.items()}
+    bound = 1 - target
+    allowed = np.floor(bound * (training_positives + 1)) / (training_positives + 1)  # its exact expected miss rate
+    assert realized["conformal"] == pytest.approx(allowed, abs=0.006) and realized["conformal"] <= bound + 0.004
+    if training_positives in (20, 40):  # where the quantile rule keeps one change fewer than the bound needs
+        assert realized["quantile"] > bound + 0.01
+
+
+def test_the_conformal_operating_point_runs_everything_on_too_few_changes():
+    scores = np.linspace(0.1, 0.9, 18)
+    assert operating_threshold(scores, np.ones(18, bool), 0.95, "conformal") == RUN_EVERYTHING
+    assert operating_threshold(np.linspace(0.1, 0.9, 19), np.ones(19, bool), 0.95, "conformal") == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="operating point"):
+        operating_threshold(scores, np.ones(18, bool), 0.95, "median")
+
+
 def test_operating_threshold_keeps_the_target_share_of_positives():
     scores = np.array([0.9, 0.8, 0.7, 0.6, 0.2, 0.1])
     labels = np.array([True, True, True, True, False, False])
