@@ -22,189 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-KERNELS_C = """\
-#include "kernels.h"
+# The initial project as real files (package data): src/*.c and *.h, a Makefile whose
+# @CFLAGS@ each history fills in, its selector.toml, and benchmarks.toml (the four
+# benchmarks; callgrind counts are deterministic for this program, `selector calibrate`
+# proves it, and then three repetitions without warm-up are plenty).
+PROJECT = Path(__file__).parent / "data" / "sample_project"
+SOURCES = ("src/kernels.c", "src/table.c", "src/report.c", "src/main.c", "src/kernels.h")
 
-/* Hot path of the "checksum" benchmark. */
-unsigned long checksum(const unsigned char *data, unsigned long n)
-{
-    unsigned long sum = 5381;
-    for (unsigned long i = 0; i < n; i++) {
-        sum = sum * 33u + data[i];
-    }
-    return sum;
-}
 
-/* Hot path of the "sort" benchmark. */
-void insertion_sort(int *values, int n)
-{
-    for (int i = 1; i < n; i++) {
-        int key = values[i];
-        int j = i - 1;
-        while (j >= 0 && values[j] > key) {
-            values[j + 1] = values[j];
-            j--;
-        }
-        values[j + 1] = key;
-    }
-}
-
-/* Hot path of the "fib" benchmark. */
-long fib(int n)
-{
-    return n < 2 ? n : fib(n - 1) + fib(n - 2);
-}
-"""
-
-TABLE_C = """\
-#include "kernels.h"
-
-/* Read at run time by weighted_work: changing it changes only .data. */
-int weights[8] = {3, 1, 4, 1, 5, 9, 2, 6};
-
-/* Hot path of the "weights" benchmark. */
-long weighted_work(int rounds)
-{
-    long total = 0;
-    for (int r = 0; r < rounds; r++)
-        for (int i = 0; i < 8; i++)
-            for (int j = 0; j < weights[i]; j++)
-                total += (j ^ i) + r;
-    return total;
-}
-"""
-
-REPORT_C = """\
-#include <stdio.h>
-#include "kernels.h"
-
-/* Cold: only runs on bad arguments. */
-void print_usage(const char *program)
-{
-    fprintf(stderr, "usage: %s checksum|sort|fib|weights N\\n", program);
-}
-
-int legacy_scale(int value)
-{
-    return value * 3 + 1;
-}
-
-void report_result(long value)
-{
-    printf("%ld\\n", value);
-}
-"""
-
-MAIN_C = """\
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include "kernels.h"
-
-static unsigned char buffer[1 << 16];
-static int numbers[4096];
-
-int main(int argc, char **argv)
-{
-    if (argc != 3) {
-        print_usage(argv[0]);
-        return 2;
-    }
-    int n = atoi(argv[2]);
-    if (strcmp(argv[1], "checksum") == 0) {
-        for (unsigned long i = 0; i < sizeof buffer; i++)
-            buffer[i] = (unsigned char)(i * 7);
-        unsigned long sum = 0;
-        for (int round = 0; round < n; round++)
-            sum += checksum(buffer, sizeof buffer);
-        printf("%lu\\n", sum);
-    } else if (strcmp(argv[1], "sort") == 0) {
-        int count = n < 4096 ? n : 4096;
-        for (int i = 0; i < count; i++)
-            numbers[i] = (i * 7919) % 1000;
-        insertion_sort(numbers, count);
-        printf("%d\\n", numbers[count / 2]);
-    } else if (strcmp(argv[1], "fib") == 0) {
-        report_result(fib(n));
-    } else if (strcmp(argv[1], "weights") == 0) {
-        report_result(weighted_work(n));
-    } else {
-        print_usage(argv[0]);
-        return 2;
-    }
-    return 0;
-}
-"""
-
-KERNELS_H = """\
-#ifndef KERNELS_H
-#define KERNELS_H
-unsigned long checksum(const unsigned char *data, unsigned long n);
-void insertion_sort(int *values, int n);
-long fib(int n);
-long weighted_work(int rounds);
-void print_usage(const char *program);
-int legacy_scale(int value);
-void report_result(long value);
-extern int weights[8];
-#endif
-"""
-
-MAKEFILE = """\
-CC ?= cc
-CFLAGS = {cflags}
-SOURCES = src/main.c src/kernels.c src/table.c src/report.c
-
-prog: $(SOURCES) src/kernels.h
-\t$(CC) $(CFLAGS) -o prog $(SOURCES)
-
-clean:
-\trm -f prog
-"""
-
-SELECTOR_TOML = """\
-[project]
-binary = "prog"
-
-[build]
-command = "make -s prog"
-timeout = 120
-
-[profile]
-tool = "callgrind"
-"""
-
-# Callgrind counts are deterministic for this program: `selector calibrate` proves it,
-# and then three repetitions without warm-up are plenty.
-BENCHMARKS_TOML = """
-[[benchmark]]
-name = "checksum"
-command = "{binary} checksum 40"
-metric = "instructions"
-repetitions = 3
-warmup = 0
-
-[[benchmark]]
-name = "sort"
-command = "{binary} sort 3000"
-metric = "instructions"
-repetitions = 3
-warmup = 0
-
-[[benchmark]]
-name = "fib"
-command = "{binary} fib 24"
-metric = "instructions"
-repetitions = 3
-warmup = 0
-
-[[benchmark]]
-name = "weights"
-command = "{binary} weights 20000"
-metric = "instructions"
-repetitions = 3
-warmup = 0
-"""
+def project_file(relative: str) -> str:
+    """The text of one file of the initial sample project."""
+    return (PROJECT / relative).read_text()
 
 
 @dataclass(frozen=True)
@@ -303,21 +131,9 @@ KINDS = tuple(step.kind for step in DEFAULT_STEPS)
 # change code every benchmark reaches but runs once (main's argument clamp), some are
 # cold, new-but-unused or comment-only.  The mix is drawn from a seeded generator.
 
-TUNING_H = """\
-#ifndef TUNING_H
-#define TUNING_H
-#define CHECKSUM_MIX 1
-#define CHECKSUM_SHIFT 7
-#define SORT_PAD 0
-#define FIB_CUTOFF 2
-#define CLAMP_N 0
-#define USAGE_REV 1
-#endif
-"""
-
 
 def _introduce_knobs(root: Path) -> None:
-    (root / "src" / "tuning.h").write_text(TUNING_H)
+    (root / "src" / "tuning.h").write_text(project_file("src/tuning.h"))
     _chain(
         _replace("src/kernels.c", '#include "kernels.h"\n', '#include "kernels.h"\n#include "tuning.h"\n\nvolatile long sort_sink;\n'),
         _replace("src/kernels.c", "        sum ^= sum >> 7;\n", "#if CHECKSUM_MIX\n        sum ^= sum >> CHECKSUM_SHIFT;\n#endif\n"),
@@ -413,18 +229,17 @@ def make_sample_history(
     """
     root = Path(root)
     (root / "src").mkdir(parents=True, exist_ok=True)
-    files = {
-        "src/kernels.c": KERNELS_C, "src/table.c": TABLE_C, "src/report.c": REPORT_C, "src/main.c": MAIN_C,
-        "src/kernels.h": KERNELS_H, "Makefile": MAKEFILE.format(cflags=cflags or sample_cflags()),
-        "selector.toml": SELECTOR_TOML + (BENCHMARKS_TOML if benchmarks else ""), ".gitignore": "prog\n.selector/\n",
-    }
+    files = {relative: project_file(relative) for relative in SOURCES}
+    files["Makefile"] = project_file("Makefile.in").replace("@CFLAGS@", cflags or sample_cflags())
+    files["selector.toml"] = project_file("selector.toml") + ("\n" + project_file("benchmarks.toml") if benchmarks else "")
+    files[".gitignore"] = "prog\n.selector/\n"
     for relative, text in files.items():
         (root / relative).write_text(text)
     _git(root, "init", "-q", "-b", "main")
-    commits = [SampleCommit(_commit(root, "Initial sample project"), Step("initial", "Initial sample project", lambda _: None))]
+    commits = [SampleCommit(commit_all(root, "Initial sample project"), Step("initial", "Initial sample project", lambda _: None))]
     for step in steps:
         step.edit(root)
-        commits.append(SampleCommit(_commit(root, step.message), step))
+        commits.append(SampleCommit(commit_all(root, step.message), step))
     return commits
 
 
@@ -440,7 +255,8 @@ def _git(root: Path, *arguments: str, env: dict[str, str] | None = None) -> str:
     ).stdout.strip()
 
 
-def _commit(root: Path, message: str) -> str:
+def commit_all(root: Path, message: str) -> str:
+    """Commit everything in the working tree of `root`; returns the new commit's id."""
     # A fixed, increasing clock keeps the history's dates (and so its order) reproducible.
     count = int(_git(root, "rev-list", "--count", "--all") or 0) if (root / ".git" / "refs" / "heads" / "main").exists() else 0
     stamp = f"{1_700_000_000 + 3600 * count} +0000"

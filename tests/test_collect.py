@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from selector.sample_history import make_sample_history, sample_cflags, _commit
+from selector.sample_history import commit_all, make_sample_history, sample_cflags
 from selector.store import Store
 from tests.helpers import comparable_tables, run_selector
 from tests.helpers import selector_command
@@ -69,9 +69,9 @@ def test_collect_stores_every_commit_and_resumes_without_rebuilding(project):
 def test_failed_and_timed_out_builds_are_recorded_and_collection_goes_on(project):
     root, commits = project
     (root / "src" / "kernels.c").write_text((root / "src" / "kernels.c").read_text() + "\nthis is not C;\n")
-    broken = _commit(root, "Break the build")
+    broken = commit_all(root, "Break the build")
     (root / "src" / "kernels.c").write_text((root / "src" / "kernels.c").read_text().replace("\nthis is not C;\n", "\n"))
-    fixed = _commit(root, "Fix the build")
+    fixed = commit_all(root, "Fix the build")
     summary = collect(root, f"{commits[-1].sha}..HEAD")
     assert summary["summary"]["built"] == 1 and summary["summary"]["failed"] == 1
     assert summary["failures"][0]["commit"] == broken and "exit status" in summary["failures"][0]["reason"]
@@ -92,7 +92,7 @@ def test_first_parent_and_full_graph_differ_on_a_merge(project):
     git = lambda *a: subprocess.run(["git", *a], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
     git("checkout", "-q", "-b", "topic", commits[-2].sha)
     (root / "NOTES").write_text("side branch\n")
-    side = _commit(root, "Side branch note")
+    side = commit_all(root, "Side branch note")
     git("checkout", "-q", "main")
     git("-c", "user.name=a", "-c", "user.email=a@b", "merge", "-q", "--no-ff", "-m", "Merge topic", "topic")
     merge = git("rev-parse", "HEAD")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from selector.sample_history import _commit, make_sample_history
+from selector.sample_history import commit_all, make_sample_history
 from selector.store import Store
 from tests.helpers import selector_command
 
@@ -38,12 +38,12 @@ def add_everyday_commits(root: Path) -> dict[str, str]:
     """A CI-only commit, a README-only commit, then a change of the checksum loop."""
     (root / ".github" / "workflows").mkdir(parents=True)
     (root / ".github" / "workflows" / "ci.yml").write_text("on: push\n")
-    commits = {"ci": _commit(root, "CI: run on push")}
+    commits = {"ci": commit_all(root, "CI: run on push")}
     (root / "README.md").write_text("A sample project.\n")
-    commits["docs"] = _commit(root, "Docs: a README")
+    commits["docs"] = commit_all(root, "Docs: a README")
     kernels = root / "src" / "kernels.c"
     kernels.write_text(kernels.read_text().replace("sum ^= sum >> 7;", "sum ^= (sum >> 7) + 1;"))
-    commits["hot"] = _commit(root, "Checksum: one more addition per byte")
+    commits["hot"] = commit_all(root, "Checksum: one more addition per byte")
     return commits
 
 
@@ -130,7 +130,7 @@ def test_a_metric_that_is_not_exact_is_never_reused(tmp_path):
     base = make_sample_history(root)
     config = root / "selector.toml"
     config.write_text(config.read_text() + WALL_TIME_BENCHMARK)
-    _commit(root, "Also time fib")
+    commit_all(root, "Also time fib")
     commits = add_everyday_commits(root)
     uncalibrated = selector("collect", "HEAD~2..HEAD", "--repo", str(root), "--store", str(tmp_path / "uncalibrated"))
     assert uncalibrated["summary"]["benchmarks_reused"] == 0
@@ -171,10 +171,10 @@ def test_a_cached_build_gives_the_bytes_of_a_clean_one(tmp_path):
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
     for name, text in C_PROJECT.items():
         (root / name).write_text(text)
-    _commit(root, "A program of three files")
+    commit_all(root, "A program of three files")
     for multiplier in (5, 9, 11):  # each commit touches one file of three
         (root / "util.c").write_text(f"int util(int x) {{ return x * {multiplier}; }}\n")
-        _commit(root, f"util: times {multiplier}")
+        commit_all(root, f"util: times {multiplier}")
     environment = {**os.environ, "CCACHE_DIR": str(tmp_path / "ccache")}
     cached = selector("collect", "--repo", str(root), "--store", str(tmp_path / "cached"), environment=environment)
     clean = selector("collect", "--repo", str(root), "--store", str(tmp_path / "clean"), "--no-cache", environment=environment)

@@ -7,13 +7,13 @@ import subprocess
 import pytest
 
 from selector.config import ConfigError, load_config
-from selector.sample_history import BENCHMARKS_TOML, SELECTOR_TOML
+from selector.sample_history import project_file
 from tests.helpers import assert_one_line_error, run_selector
 
 
 def test_sample_configuration_loads(tmp_path):
     path = tmp_path / "selector.toml"
-    path.write_text(SELECTOR_TOML + BENCHMARKS_TOML)
+    path.write_text(project_file("selector.toml") + "\n" + project_file("benchmarks.toml"))
     config = load_config(path)
     assert config.project.binary == "prog"
     assert config.build.timeout == 120

@@ -13,7 +13,7 @@ from features.docs import render
 from features.scaling import MaxAbsScaler, distance_weights
 from features.tuples import ancestor_pairs, closest_tuples
 from selector.feature_table import feature_table, load_history
-from selector.sample_history import _commit, make_sample_history
+from selector.sample_history import commit_all, make_sample_history
 from selector.store import Store
 from tests.helpers import run_selector
 
@@ -153,23 +153,23 @@ def test_closest_ancestor_through_merges_and_failed_builds(tmp_path):
                       'metric = "instructions"\nrepetitions = 1\nwarmup = 0\n')
     git = lambda *a: subprocess.run(["git", *a], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
     git("add", "-A")
-    x = _commit(root, "X: add a benchmark")
+    x = commit_all(root, "X: add a benchmark")
     kernels = root / "src" / "kernels.c"
     clean = kernels.read_text()
     kernels.write_text(clean + "\nbroken code;\n")
-    _commit(root, "F1: break the build")
+    commit_all(root, "F1: break the build")
     kernels.write_text(clean + "\nbroken code;\nmore;\n")
-    f2 = _commit(root, "F2: still broken")
+    f2 = commit_all(root, "F2: still broken")
     git("checkout", "-q", "-b", "side", x)
     (root / "NOTES").write_text("side\n")
-    s = _commit(root, "S: side branch")
+    s = commit_all(root, "S: side branch")
     git("checkout", "-q", "-b", "fix", f2)
     kernels.write_text(clean)
-    h = _commit(root, "H: fix the build")
+    h = commit_all(root, "H: fix the build")
     git("checkout", "-q", "main")
     git("-c", "user.name=a", "-c", "user.email=a@b", "merge", "-q", "--no-ff", "--no-commit", "side")
     kernels.write_text(clean)
-    m = _commit(root, "M: merge side, fixing the build")
+    m = commit_all(root, "M: merge side, fixing the build")
     for branch in ("side", "fix"):
         result = run_selector("collect", branch, "--repo", str(root), "--format", "json")
         assert result.returncode == 0, result.stderr

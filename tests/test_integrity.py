@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from selector.sample_history import _commit, make_sample_history, sample_cflags
+from selector.sample_history import commit_all, make_sample_history, sample_cflags
 from selector.store import Store
 from tests.helpers import selector_command
 
@@ -102,7 +102,7 @@ def test_a_killed_collector_leaves_no_process_and_its_leftovers_are_swept(tmp_pa
     config = root / "selector.toml"
     config.write_text(config.read_text().replace('tool = "callgrind"', 'tool = "none"') +
                       '\n[[benchmark]]\nname = "slow"\ncommand = "sleep 37"\nrepetitions = 1\nwarmup = 0\n')
-    _commit(root, "A slow benchmark")
+    commit_all(root, "A slow benchmark")
     collector = collect(root, tmp_path / "store", "HEAD~1..HEAD", "-j", jobs)
     deadline = time.monotonic() + 120
     while not any("sleep 37" in command for command in _commands(_tree(collector.pid))):

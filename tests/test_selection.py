@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from selector.sample_history import _commit
+from selector.sample_history import commit_all
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
@@ -44,7 +44,7 @@ def _edit(root: Path, relative: str, old: str, new: str, message: str) -> str:
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new, 1))
-    return _commit(root, message)
+    return commit_all(root, message)
 
 
 def _select(root: Path, revision: str = "HEAD", *extra: str) -> tuple[int, dict]:

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from selector.sample_history import _commit, make_sample_history
+from selector.sample_history import commit_all, make_sample_history
 from selector.store import Store
 from tests.helpers import selector_command
 
@@ -35,7 +35,7 @@ def test_undecided_labels_say_why_and_calibrate_decides_them(tmp_path):
 
     # The newest commit does not build: calibration takes the newest stored one that did.
     (root / "src" / "kernels.c").write_text((root / "src" / "kernels.c").read_text() + "\nthis is not C;\n")
-    broken = _commit(root, "Break the build")
+    broken = commit_all(root, "Break the build")
     calibrated = selector("calibrate", "--repo", str(root), "--rounds", "1", "--format", "json")
     assert calibrated.returncode == 0, calibrated.stderr
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD~1"], capture_output=True, text=True).stdout.strip()
