@@ -385,39 +385,23 @@ def backtest_command(repository, config_path, store_location, models, method, k,
         require("selector backtest's report", "report", otherwise="pass --no-report")
     if not no_tracking:
         require("selector backtest's MLflow run", "tracking", otherwise="pass --no-tracking")
-    from datetime import datetime, timezone
+    from rich.progress import Progress
 
-    from models.backtest import count_fits
-    from selector.evaluation import evaluation_data, results_table, run_backtest, save_backtest
+    from selector.evaluation import backtest_store, results_table
 
     config, store = _project(repository, config_path, store_location)
     options = {"method4": {"k": k, "first": first, "epoch_days": epoch_days}, "kfold": {"folds": folds, "seed": seed},
                "method1": {"seed": seed}, "method2": {"seed": seed}, "method3": {}}[method]
-    models = models or list(MODEL_NAMES)
     scope_list = ["per-benchmark", "pooled"] if scopes == "both" else [scopes]
-    with stderr.status("building tuples and features"):
-        data = evaluation_data(store, config, method, options, benchmarks)
-    from rich.progress import Progress
-
+    tracking = None if no_tracking else _tracking(store, tracking_uri)
     with Progress(console=stderr.console, transient=True) as progress:
-        task = progress.add_task("fitting models", total=count_fits(data.plan, data.table, models, scope_list))
-        result = run_backtest(data, models, scope_list, target_hit_rate, seed, search,
-                              progress=lambda n: progress.advance(task, n), operating_point=operating_point)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    out_dir = out_dir or Path(_local_root(store, "--out")) / "backtests" / f"{stamp}-{method}"
-    settings = {"models": models, "scopes": scope_list, "target_hit_rate": target_hit_rate, "seed": seed, "search": search,
-                "operating_point": operating_point,
-                "benchmarks": data.benchmarks}
-    document = save_backtest(out_dir, result, data, settings)
-    if report:
-        from selector.report import write_report
-
-        write_report(out_dir)
-    run_id = None
-    if not no_tracking:
-        from selector.evaluation import track_backtest
-
-        run_id = track_backtest(out_dir, document, *_tracking(store, tracking_uri))
+        task = progress.add_task("building tuples and features", total=None)
+        run = backtest_store(store, config, method, options, models, scope_list, benchmarks, target_hit_rate, seed, search,
+                             operating_point, out_dir, report, tracking,
+                             on_step=lambda step: progress.update(task, description=step),
+                             on_fits=lambda total: progress.update(task, total=total, completed=0),
+                             progress=lambda n: progress.advance(task, n))
+    out_dir, result, data, document, run_id = run.directory, run.result, run.data, run.document, run.mlflow_run
     if output_format == "json":
         print_json({"directory": str(out_dir), "mlflow_run": run_id, **document})
         return

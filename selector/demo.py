@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shlex
 import shutil
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -93,22 +92,15 @@ def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
     """Backtest, report, train and select, as a user would run them after collecting."""
     from models.names import MODEL_NAMES
     from models.tracking import default_tracking
-    from selector.evaluation import evaluation_data, results_table, run_backtest, save_backtest, track_backtest, track_training
-    from selector.report import write_report
+    from selector.evaluation import backtest_store, results_table, track_training
     from selector.selection import select
     from selector.training import default_bundle_path, train_bundle
 
     tracking_uri, artifacts = default_tracking(Path(store.root))
     with stderr.status("backtesting every model (Method 4, k=5)"):
-        data = evaluation_data(store, config, "method4", {"k": 5})
-        result = run_backtest(data, list(MODEL_NAMES), ["per-benchmark", "pooled"], 0.95, 0)
-        # Where `selector backtest` puts its results, so `selector report --store` finds them.
-        out = Path(store.root) / "backtests" / f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-method4"
-        document = save_backtest(out, result, data, {"models": list(MODEL_NAMES), "scopes": ["per-benchmark", "pooled"],
-                                                     "target_hit_rate": 0.95, "seed": 0, "search": False,
-                                                     "benchmarks": data.benchmarks})
-        report = write_report(out)
-        backtest_run = track_backtest(out, document, tracking_uri, artifacts)
+        # The use case `selector backtest` runs: its results where `selector report --store` finds them.
+        run = backtest_store(store, config, "method4", {"k": 5}, list(MODEL_NAMES), tracking=(tracking_uri, artifacts))
+        result, report, backtest_run = run.result, run.report, run.mlflow_run
     with stderr.status("training the selecting model"):
         bundle_path = default_bundle_path(store)
         bundle, _ = train_bundle(store, config, "xgboost", "pooled", 0.95, 0, bundle_path)
