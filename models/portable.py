@@ -39,17 +39,26 @@ def export_onnx(estimator, X) -> bytes | None:
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import MaxAbsScaler
 
-    if not isinstance(estimator, Pipeline) or len(estimator.steps) != 2 or not isinstance(estimator.steps[0][1], MaxAbsScaler):
-        return None  # rules and baselines: not pipelines of convertible steps
-    expected = _sklearn_scores(estimator, X)
-    if expected is None or not len(X):
-        return None
-    try:
-        model = _convert(estimator.steps[1][1], X.shape[1])
-    except Exception:  # skl2onnx raises many kinds for what it cannot convert
-        return None
+    from models.perphecy import PerphecyPredictor
+
+    if isinstance(estimator, PerphecyPredictor):
+        expected = _sklearn_scores(estimator, X)
+        if expected is None or not len(X):
+            return None
+        model, scale = perphecy_onnx(estimator), np.ones(X.shape[1])
+    elif isinstance(estimator, Pipeline) and len(estimator.steps) == 2 and isinstance(estimator.steps[0][1], MaxAbsScaler):
+        expected = _sklearn_scores(estimator, X)
+        if expected is None or not len(X):
+            return None
+        try:
+            model = _convert(estimator.steps[1][1], X.shape[1])
+        except Exception:  # skl2onnx raises many kinds for what it cannot convert
+            return None
+        scale = estimator.steps[0][1].scale_
+    else:
+        return None  # the baselines: not worth a second format
     entry = model.metadata_props.add()
-    entry.key, entry.value = SCALE_KEY, json.dumps(estimator.steps[0][1].scale_.tolist())
+    entry.key, entry.value = SCALE_KEY, json.dumps(np.asarray(scale, dtype=float).tolist())
     data = model.SerializeToString()
     if not np.all(np.abs(PortableModel(data).positive_scores(np.asarray(X, dtype=float)) - expected) <= TOLERANCE):
         return None
@@ -76,6 +85,57 @@ def _convert(classifier, features: int):
             classifier, initial_types=[("X", FloatTensorType([None, features]))],
             options={id(classifier): {"zipmap": False}}, target_opset=OPSET,
         )
+
+
+def perphecy_onnx(predictor):
+    """Perphecy's predictor as an ONNX graph: for each chosen (indicator, threshold), the ratio
+    max(value, 0) / threshold (a threshold <= 0: infinite where value >= threshold, else 0);
+    the largest ratio r over the pairs gives the probability r / (1 + r), 1 for an infinite r,
+    as ``PerphecyPredictor.predict_proba`` computes it.  Outputs: label, probabilities (n, 2)."""
+    from onnx import TensorProto, helper
+
+    columns = [int(predictor.indicator_columns_[column]) for column, _ in predictor._pairs]
+    thresholds = np.array([threshold for _, threshold in predictor._pairs], dtype=np.float32)
+    features = int(predictor.n_features_in_)
+    constant = helper.make_tensor
+    nodes, initializers = [], [
+        constant("columns", TensorProto.INT64, [len(columns)], columns),
+        constant("thresholds", TensorProto.FLOAT, [len(columns)], thresholds.tolist()),
+        constant("divisors", TensorProto.FLOAT, [len(columns)], np.where(thresholds > 0, thresholds, 1).tolist()),
+        constant("positive_threshold", TensorProto.BOOL, [len(columns)], (thresholds > 0).tolist()),
+        constant("zero", TensorProto.FLOAT, [], [0.0]), constant("one", TensorProto.FLOAT, [], [1.0]),
+        constant("infinity", TensorProto.FLOAT, [], [np.inf]), constant("half", TensorProto.FLOAT, [], [0.5]),
+    ]
+    node = helper.make_node
+    if columns:
+        nodes += [
+            node("Gather", ["X", "columns"], ["values"], axis=1),
+            node("Where", ["values_nan", "zero", "values"], ["values_clean"]),  # NaN counts as 0, as in fit
+            node("Relu", ["values_clean"], ["positive_values"]),
+            node("Div", ["positive_values", "divisors"], ["ratios"]),
+            node("GreaterOrEqual", ["values_clean", "thresholds"], ["reached"]),
+            node("Where", ["reached", "infinity", "zero"], ["rule_ratios"]),
+            node("Where", ["positive_threshold", "ratios", "rule_ratios"], ["pair_ratios"]),
+            node("ReduceMax", ["pair_ratios"], ["ratio"], axes=[1], keepdims=1),
+        ]
+        nodes.insert(1, node("IsNaN", ["values"], ["values_nan"]))
+    else:  # no change in training: the empty OR dismisses everything
+        nodes += [node("ReduceMax", ["X"], ["any_value"], axes=[1], keepdims=1), node("Mul", ["any_value", "zero"], ["ratio"])]
+    nodes += [
+        node("Add", ["ratio", "one"], ["ratio_plus_one"]),
+        node("Div", ["ratio", "ratio_plus_one"], ["finite_probability"]),
+        node("IsInf", ["ratio"], ["infinite"]),
+        node("Where", ["infinite", "one", "finite_probability"], ["positive"]),
+        node("Sub", ["one", "positive"], ["negative"]),
+        node("Concat", ["negative", "positive"], ["probabilities"], axis=1),
+        node("GreaterOrEqual", ["positive", "half"], ["predicted"]),
+        node("Cast", ["predicted"], ["label"], to=TensorProto.INT64),
+    ]
+    graph = helper.make_graph(
+        nodes, "perphecy", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, features])],
+        [helper.make_tensor_value_info("label", TensorProto.INT64, [None, 1]),
+         helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 2])], initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET[""])])
 
 
 def _sklearn_scores(estimator, X: np.ndarray) -> np.ndarray | None:

@@ -256,7 +256,8 @@ def test_trained_models_score_the_same_from_their_onnx_form(evolved_sample, tmp_
     history = load_history(store)
     benchmarks = ["checksum", "fib", "sort", "weights"]
     table = labelled_feature_table(store, config, history, closest_tuples(history, benchmarks))
-    for model, scope in (("xgboost", "pooled"), ("random-forest", "per-benchmark"), ("svm", "pooled")):
+    for model, scope in (("xgboost", "pooled"), ("random-forest", "per-benchmark"), ("svm", "pooled"),
+                         ("perphecy", "per-benchmark")):
         bundle_dir = tmp_path / f"{model}-{scope}"
         cli("train", "--repo", str(root), "--model", model, "--scope", scope, "--bundle", str(bundle_dir), "--format", "json")
         exact, portable = load_bundle(bundle_dir), load_bundle(bundle_dir, portable=True)

@@ -127,6 +127,29 @@ def test_the_conformal_operating_point_runs_everything_on_too_few_changes():
         operating_threshold(scores, np.ones(18, bool), 0.95, "median")
 
 
+def test_perphecy_scores_the_same_from_its_onnx_form():
+    """The ONNX graph of Perphecy's predictor (so `select` on the core install can use it):
+    the same probabilities, NaN read as 0, a threshold of 0 (a hit whose indicator is 0)
+    infinite where reached, and the empty predictor of a history without changes."""
+    from models.portable import PortableModel, export_onnx
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.exponential(1.0, (300, len(FEATURE_NAMES))), columns=FEATURE_NAMES)
+    X.iloc[::7, 0] = np.nan
+    X.iloc[::5, 1] = 0.0
+    positives = (X["changed_in_top_instructions"] > 2.5).to_numpy().copy()
+    zero_hit = np.flatnonzero(~positives)[0]
+    X.loc[zero_hit, list(PerphecyPredictor().fit(X, positives)._names())] = 0.0  # a hit no indicator shows
+    positives[zero_hit] = True
+    for labels in (positives, np.arange(300) == 4):
+        predictor = PerphecyPredictor().fit(X, labels)
+        portable = PortableModel(export_onnx(predictor, X))
+        ours, theirs = portable.positive_scores(X.to_numpy()), predictor.predict_proba(X)[:, 1]
+        assert np.abs(ours - theirs).max() < 1e-6
+        assert np.array_equal(ours >= 0.5, theirs >= 0.5)
+    assert any(threshold <= 0 for _, threshold in PerphecyPredictor().fit(X, positives).thresholds_)
+
+
 def test_operating_threshold_keeps_the_target_share_of_positives():
     scores = np.array([0.9, 0.8, 0.7, 0.6, 0.2, 0.1])
     labels = np.array([True, True, True, True, False, False])
