@@ -116,6 +116,18 @@ class Bundle:
         # the estimators were fitted on DataFrames: they are scored on one, with its column names
         return positive_scores(model, X if isinstance(X, pd.DataFrame) else pd.DataFrame(X, columns=entry.columns))
 
+    def stale_reason(self, benchmark: str, harness: str, feature_names: list[str]) -> str | None:
+        """Why this bundle cannot decide for `benchmark` now, or None: no model of it, another
+        feature catalogue, or the benchmark's configuration (`harness`, its digest) changed
+        since training.  Each says what fixes it."""
+        if self.entry_for(benchmark) is None:
+            return "the model bundle has no model for this benchmark (run selector train)"
+        if self.feature_names != list(feature_names):
+            return "the model was trained on another feature catalogue (run selector train)"
+        if self.settings.get("harness", {}).get(benchmark) not in (None, harness):
+            return "the benchmark's configuration changed since the model was trained (run selector train)"
+        return None
+
     def entry_for(self, benchmark: str) -> BundleEntry | None:
         for entry in self.entries:
             if entry.benchmark == benchmark:

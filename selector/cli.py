@@ -620,19 +620,16 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
     from selector.arrow_without_pandas import keep_pandas_out
 
     keep_pandas_out()  # 0.3-0.5 s: selecting needs pyarrow, not pandas
-    from selector.selection import BUNDLE_REFUSED, run_everything, select
+    from selector.selection import BUNDLE_REFUSED, SelectionFailed, select_failing_open
     from selector.selection_output import EXIT_INTERNAL, exit_status, print_selection
 
     config, store = _project(repository, config_path, store_location)
     try:
-        selection = select(Path(repository), config, store, revision, binary, against, bundle_path, analysis)
-    except UserError:
-        raise
-    except Exception as error:  # noqa: BLE001 - the hook must not break a push on our bug
-        if strict:
-            click.echo(f"selector: internal error: {type(error).__name__}: {error}", err=True)
-            return EXIT_INTERNAL
-        selection = run_everything(config, revision, f"selector failed ({type(error).__name__}: {error}); running everything")
+        selection = select_failing_open(Path(repository), config, store, revision, binary, against, bundle_path, analysis,
+                                        strict)
+    except SelectionFailed as error:
+        click.echo(f"selector: internal error: {error}", err=True)
+        return EXIT_INTERNAL
     print_selection(selection, output_format)
     refused = [note for note in selection.notes if note.startswith(BUNDLE_REFUSED)]
     if strict and refused:

@@ -95,6 +95,26 @@ def run_everything(config: Config, commit: str, reason: str, notes: list[str] | 
     return Selection(commit, None, [Decision(b.name, "run", reason) for b in config.benchmark], None, notes or [])
 
 
+class SelectionFailed(Exception):
+    """`select` failed on a bug of ours or its environment, and the caller asked not to fail open."""
+
+
+def select_failing_open(top: Path, config: Config, store: Store, revision: str, binary: Path | None = None,
+                        against: str | None = None, bundle_path: Path | None = None,
+                        analysis: AnalysisInProgress | None = None, strict: bool = False) -> Selection:
+    """`select` under the push path's policy: bad input (UserError) is the user's to fix; any
+    other failure selects every benchmark with the reason, so a bug of the tool never blocks a
+    push or skips a benchmark, unless `strict`: then it raises SelectionFailed."""
+    try:
+        return select(top, config, store, revision, binary, against, bundle_path, analysis)
+    except UserError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the hook must not break a push on our bug
+        if strict:
+            raise SelectionFailed(f"{type(error).__name__}: {error}") from error
+        return run_everything(config, revision, f"selector failed ({type(error).__name__}: {error}); running everything")
+
+
 def select(top: Path, config: Config, store: Store, revision: str = "HEAD", binary: Path | None = None,
            against: str | None = None, bundle_path: Path | None = None,
            analysis: AnalysisInProgress | None = None) -> Selection:
@@ -184,25 +204,15 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     for benchmark, (old, hops) in pairs.items():
         decision = Decision(benchmark, "run", "", against=old, hops=int(hops))
         decision.drivers = drivers(builder, sha, old, benchmark)
-        entry = bundle.entry_for(benchmark) if bundle else None
-        scorer = bundle
-        if entry is not None and shipped is not None and bundle is not shipped \
-                and entry.training_positives < OWN_POSITIVES_NEEDED and shipped.entry_for(benchmark) is not None:
-            # The project's own model learnt from too few changes: its threshold does not hold yet.
-            scorer, entry = shipped, shipped.entry_for(benchmark)
-            notes.append(f"{benchmark}: its own model learnt from {bundle.entry_for(benchmark).training_positives} "
-                         f"changes (fewer than {OWN_POSITIVES_NEEDED}); {describe(shipped.trained_on)} selects")
+        scorer = _scorer(benchmark, bundle, shipped, notes)
         if features[benchmark][BUILD_CONFIG_CHANGED] > 0:
             decision.reason = "the build configuration or toolchain changed: every function may have changed"
-        elif bundle is None:
+        elif scorer is None:
             decision.reason = model_note
-        elif entry is None:
-            decision.reason = "the model bundle has no model for this benchmark (run selector train)"
-        elif scorer.feature_names != list(FEATURE_NAMES):
-            decision.reason = "the model was trained on another feature catalogue (run selector train)"
-        elif bundle.settings.get("harness", {}).get(benchmark) not in (None, harness_digest(config, benchmark)):
-            decision.reason = "the benchmark's configuration changed since the model was trained (run selector train)"
+        elif stale := scorer.stale_reason(benchmark, harness_digest(config, benchmark), list(FEATURE_NAMES)):
+            decision.reason = stale
         else:
+            entry = scorer.entry_for(benchmark)
             probability = float(scorer.score_rows(entry, np.array([features[benchmark]], dtype=float), [benchmark],
                                                   FEATURE_NAMES)[0])
             decision.probability, decision.threshold = probability, entry.threshold
@@ -298,6 +308,19 @@ def _hops(sha: str, target: str, parents: dict[str, list[str]]) -> int:
 
 
 BUNDLE_REFUSED = "model bundle refused"  # the note that says so; `--strict` fails on it
+
+
+def _scorer(benchmark: str, bundle, shipped, notes: list[str]):
+    """The bundle that decides for `benchmark`: the project's own, unless its model for the
+    benchmark learnt from fewer than OWN_POSITIVES_NEEDED changes and the shipped one is there."""
+    entry = bundle.entry_for(benchmark) if bundle is not None else None
+    if entry is None or shipped is None or bundle is shipped or entry.training_positives >= OWN_POSITIVES_NEEDED:
+        return bundle
+    if shipped.entry_for(benchmark) is None:
+        return bundle
+    notes.append(f"{benchmark}: its own model learnt from {entry.training_positives} changes (fewer than "
+                 f"{OWN_POSITIVES_NEEDED}); {describe(shipped.trained_on)} selects")
+    return shipped
 
 
 def _shipped(notes: list[str]):
