@@ -22,4 +22,4 @@ if [ "${#stores[@]}" -lt 2 ]; then
     exit 2
 fi
 time selector evaluate "${stores[@]}" --out "$work/evaluation" --markdown "$top/docs/evaluation.md" \
-    --write-model "$top/selector/data/cross-project"
+    --write-model "$top/selector/data/cross-project" --model perphecy

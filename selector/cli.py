@@ -447,8 +447,9 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
               help="Write the tables into this Markdown file (between its 'selector evaluate' markers, keeping the prose).")
 @click.option("--write-model", "model_path", type=click.Path(file_okay=False, path_type=Path),
               help="Also train the shipped-style cross-project model on every project given and write its bundle here.")
-@click.option("--model", "shipped_model", type=click.Choice(MODEL_NAMES), default="xgboost", show_default=True,
-              help="The model --write-model trains.")
+@click.option("--model", "shipped_model", type=click.Choice(MODEL_NAMES), default="perphecy", show_default=True,
+              help="The model --write-model trains (Perphecy's predictor carried over best to unseen projects on the "
+                   "corpus: docs/evaluation.md).")
 @_operating_point_option
 @format_option
 def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, report,

@@ -1,0 +1,64 @@
+"""The cross-project model shipped with the package: a sealed bundle without pickle, refused
+when altered, and what `select` uses on a store that has no model of its own (saying so)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from models.bundle import MANIFEST, BundleError, load_bundle, seal_path
+from selector.shipped_model import SHIPPED_BUNDLE, shipped_bundle_path
+from tests.helpers import selector_command
+
+
+def test_the_package_ships_a_sealed_cross_project_bundle():
+    assert shipped_bundle_path() == SHIPPED_BUNDLE, "the package must carry selector/data/cross-project"
+    bundle = load_bundle(SHIPPED_BUNDLE)  # skops with the tool's own types only: no pickle is run
+    assert len(bundle.entries) == 1 and bundle.entries[0].benchmark is None
+    entry = bundle.entries[0]
+    assert entry.scope == "cross-project" and entry.portable_file, "select scores it from ONNX"
+    assert not any(column.startswith("benchmark=") for column in entry.columns), "benchmark identity is not an input"
+    assert len(bundle.trained_on["projects"]) >= 2 and entry.training_positives > 0
+    assert not any(path.suffix in (".pkl", ".pickle", ".joblib") for path in SHIPPED_BUNDLE.iterdir())
+
+
+def test_an_altered_shipped_bundle_is_refused(tmp_path):
+    copy = tmp_path / "cross-project"
+    shutil.copytree(SHIPPED_BUNDLE, copy)
+    shutil.copyfile(seal_path(SHIPPED_BUNDLE), seal_path(copy))
+    assert load_bundle(copy, portable=True).entries
+    entry = json.loads((copy / MANIFEST).read_text())["entries"][0]
+    onnx = copy / entry["portable_file"]
+    data = bytearray(onnx.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    onnx.write_bytes(bytes(data))
+    with pytest.raises(BundleError, match="SHA-256"):
+        load_bundle(copy, portable=True)
+
+
+@pytest.mark.slow
+def test_select_on_a_store_without_a_model_uses_the_shipped_one_and_says_so(collected_sample, tmp_path):
+    source, commits, _, _ = collected_sample
+    root = tmp_path / "project"
+    shutil.copytree(source, root, symlinks=True)
+    shutil.rmtree(root / ".selector" / "models", ignore_errors=True)
+    by_kind = {commit.step.kind: commit.sha for commit in commits}
+
+    def select(sha: str, *extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(selector_command("select", sha, "--repo", str(root), *extra), capture_output=True, text=True)
+
+    result = select(by_kind["hot"], "--format", "json")  # the commit that changes checksum's hot function
+    assert result.returncode in (0, 1), result.stderr
+    document = json.loads(result.stdout)
+    assert document["model"]["shipped"] is True
+    assert any("shipped cross-project model" in note for note in document["notes"])
+    decisions = {b["name"]: b for b in document["benchmarks"]}
+    assert all(b["probability"] is not None for b in decisions.values()), "the shipped model decided every benchmark"
+    assert decisions["checksum"]["decision"] == "run"
+    neutral = json.loads(select(by_kind["neutral"], "--format", "json").stdout)  # a comment-only commit
+    assert neutral["run"] == [], neutral["benchmarks"]
+    text = select(by_kind["hot"])
+    assert "shipped cross-project model" in text.stdout + text.stderr
