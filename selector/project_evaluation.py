@@ -34,6 +34,7 @@ from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
 from selector.config import Config, load_config
 from selector.evaluation import EvaluationData, evaluation_data, results_table, run_backtest, save_backtest
+from selector.shipped_model import OWN_POSITIVES_NEEDED
 from selector.store import Store
 from selector.tables import records
 
@@ -116,8 +117,6 @@ def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: fl
 def own_or_shipped(project: Project, own: pd.DataFrame, crossed: pd.DataFrame) -> pd.DataFrame:
     """What `select` does with the shipped model, epoch by epoch: the project's own pooled model
     once its training tuples hold OWN_POSITIVES_NEEDED changes, the cross-project one before."""
-    from selector.shipped_model import OWN_POSITIVES_NEEDED
-
     labels = project.data.table["label"]
     enough = {split.epoch for split in project.data.plan.splits
               if int((labels.iloc[split.train] == True).sum()) >= OWN_POSITIVES_NEEDED}  # noqa: E712
@@ -261,7 +260,7 @@ def markdown(document: dict) -> str:
               "per-benchmark": "Own history, one model per benchmark",
               CROSS_PROJECT: "Leave one project out: trained on the other projects only, benchmark identity not an input",
               OWN_OR_SHIPPED: "What select does: the cross-project model until the project's own pooled model has "
-                              "learnt from 5 changes, then its own"}
+                              f"learnt from {OWN_POSITIVES_NEEDED} changes, then its own"}
     columns = ["tuples", "positives", "auroc", "mean_benchmark_auroc", "hit_rate", "dismiss_rate", "time_saved", "missed"]
     for scope in scopes:
         part = table[table["scope"] == scope]
