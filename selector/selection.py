@@ -192,10 +192,13 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     )
     builder = FeatureBuilder(history)
     features = dict(zip(pairs, builder.rows((sha, old, b, hops, None) for b, (old, hops) in pairs.items())))
-    bundle, model_note = _bundle(bundle_path or Path(store.root) / "models", notes)
+    own_path = bundle_path or Path(store.root) / "models"
+    bundle, model_note = _bundle(own_path, notes)
     # No model of the project's own (and none named): the shipped cross-project model selects.
+    # A bundle that exists but was refused (tampered, damaged) is no such case: run everything.
+    has_own = (own_path / "manifest.json").exists()
     own_too_thin = bundle is not None and any(e.training_positives < OWN_POSITIVES_NEEDED for e in bundle.entries)
-    shipped = _shipped(notes) if bundle_path is None and (bundle is None or own_too_thin) else None
+    shipped = _shipped(notes) if bundle_path is None and (not has_own or own_too_thin) else None
     if bundle is None and shipped is not None:
         bundle, model_note = shipped, ""
         notes.append(f"no model of this project yet: {describe(shipped.trained_on)} selects; "
