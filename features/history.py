@@ -54,8 +54,7 @@ class History:
         """(commit, benchmark) with at least one successful measured run."""
         if self.measurements.empty:
             return set()
-        good = self.measurements[(self.measurements["repetition"] >= 0) & (self.measurements["status"] == "ok")]
-        return _pairs(good)
+        return _pairs(measured_runs(self.measurements))
 
     def profiled(self) -> set[tuple[str, str]]:
         if self.profiles.empty:
@@ -86,9 +85,15 @@ def as_arrow(frame: "pd.DataFrame | pa.Table | None") -> pa.Table:
         return pa.Table.from_pandas(frame, preserve_index=False)
 
 
-def measured_runs(measurements: pa.Table) -> pa.Table:
-    """The measured runs that count: not warm-ups (repetition < 0), and successful."""
-    return measurements.filter(pc.and_(pc.greater_equal(measurements["repetition"], 0), pc.equal(measurements["status"], "ok")))
+def measured_runs(measurements):
+    """The measured runs that count: not warm-ups (repetition < 0), and successful.  The one
+    place this rule is written, for an Arrow table (the push path) or a DataFrame."""
+    if isinstance(measurements, pa.Table):
+        return measurements.filter(pc.and_(pc.greater_equal(measurements["repetition"], 0),
+                                           pc.equal(measurements["status"], "ok")))
+    if len(measurements) == 0:
+        return measurements
+    return measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]
 
 
 def name_codes(names: pa.Array | pa.ChunkedArray, sort: bool = False) -> tuple[np.ndarray, np.ndarray]:

@@ -36,6 +36,7 @@ from collectors.git_history import CommitInfo, open_repository
 from collectors.host import host_facts
 from collectors.profiler import profile_suite
 from collectors.static_analysis import analyse_binary, content_digest
+from features.history import measured_runs
 from selector.config import Config, benchmark_specs
 from selector.labelling import LabelSummary, update_labels
 from selector.measurement_reuse import (
@@ -421,7 +422,7 @@ def _store_runs(store: Store, sha: str, measurements: pd.DataFrame, profile_rows
                 row: dict, outcome: CommitOutcome) -> None:
     store.write("measurements", sha, measurements)
     store.write("profiles", sha, profile_rows)
-    counted = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]["benchmark"].nunique()
+    counted = measured_runs(measurements)["benchmark"].nunique() if len(measurements) else 0
     failed = measurements[measurements["status"] != "ok"]
     row.update(
         benchmarks_measured=int(counted),

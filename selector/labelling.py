@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from collectors.labels import Label, label_pair
+from features.history import measured_runs
 from features.tuples import closest_pairs
 from selector.config import Config
 from selector.store import Store
@@ -47,7 +48,7 @@ class PairLabeller:
 
     def __init__(self, store: Store, config: Config, measurements: pd.DataFrame | None = None) -> None:
         measurements = store.read("measurements") if measurements is None else measurements
-        good = measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")] if len(measurements) else measurements
+        good = measured_runs(measurements)
         if len(good) and "metric" in good:
             # Only runs of the metric the benchmark is configured with: a pair of two metrics
             # (seconds against instructions) is never compared.
