@@ -161,13 +161,7 @@ def backtest(
                     fitted = train_one(spec, X_train, y_train, train_frame["hops"].to_numpy(), scope, benchmark,
                                        target_hit_rate, seed, threshold_folds, search, operating_point=operating_point)
                     scores = positive_scores(fitted.estimator, X_test)
-                    rows.append(pd.DataFrame({
-                        "model": spec.name, "scope": scope, "epoch": split.epoch,
-                        "new": test_frame["new"].to_numpy(), "old": test_frame["old"].to_numpy(),
-                        "benchmark": test_frame["benchmark"].to_numpy(), "hops": test_frame["hops"].to_numpy(),
-                        "label": test_frame["label"].to_numpy(bool), "score": scores, "threshold": fitted.threshold,
-                        "run": scores >= fitted.threshold, "cost": test_frame["cost"].to_numpy(float),
-                    }))
+                    rows.append(prediction_frame(spec.name, scope, split.epoch, test_frame, scores, fitted.threshold))
                     importance = feature_importances(fitted)
                     if importance is not None:
                         importances.append(pd.DataFrame({"model": spec.name, "scope": scope, "feature": importance.index,
@@ -180,6 +174,18 @@ def backtest(
         if importances else pd.DataFrame(columns=["model", "scope", "feature", "importance"])
     )
     return BacktestResult(plan, predictions, importance_table, notes)
+
+
+def prediction_frame(model: str, scope: str, epoch, tests: pd.DataFrame, scores: np.ndarray, threshold: float) -> pd.DataFrame:
+    """Predictions (PREDICTION_COLUMNS) of one fitted model on its test tuples; `epoch` is one
+    number or, for tests drawn from several epochs, an array with one per tuple."""
+    return pd.DataFrame({
+        "model": model, "scope": scope, "epoch": epoch,
+        "new": tests["new"].to_numpy(), "old": tests["old"].to_numpy(),
+        "benchmark": tests["benchmark"].to_numpy(), "hops": tests["hops"].to_numpy(),
+        "label": tests["label"].to_numpy(bool), "score": scores, "threshold": threshold,
+        "run": scores >= threshold, "cost": tests["cost"].to_numpy(float),
+    })
 
 
 def count_fits(plan: Plan, table: pd.DataFrame, models: Sequence[str], scopes: Sequence[str]) -> int:

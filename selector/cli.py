@@ -467,7 +467,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     if report:
         require("selector evaluate's reports", "report", otherwise="pass --no-report")
     from models.backtest import count_fits
-    from selector.project_evaluation import evaluate, load_projects, project_table, save_evaluation, write_markdown
+    from selector.project_evaluation import SCOPES, evaluate, load_projects, save_evaluation, write_markdown
 
     models = models or list(MODEL_NAMES)
     options = {"k": k, "first": first, "epoch_days": None}
@@ -475,7 +475,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
         projects = load_projects(stores, options, on_project=lambda name: status.update(f"building tuples and features: {name}"))
     from rich.progress import Progress
 
-    own = sum(count_fits(p.data.plan, p.data.table, models, ["per-benchmark", "pooled"]) for p in projects)
+    own = sum(count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects)
     crossed = len(projects) * len(models) if leave_one_out and len(projects) > 1 else 0
     with Progress(console=stderr.console, transient=True) as progress:
         task = progress.add_task("fitting models", total=own + crossed)
@@ -501,8 +501,9 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     if output_format == "json":
         print_json({"directory": str(out_dir), **document})
         return
-    table = project_table(evaluation.predictions)
-    shown = table.drop(columns=["missed"]).round(3)
+    import pandas as pd
+
+    shown = pd.DataFrame(document["results"]).drop(columns=["missed"]).round(3)  # save_evaluation's table
     for scope, part in shown.groupby("scope", sort=False):
         print_table(part.drop(columns=["scope"]), title=f"{scope}: per project, at the operating point for hit rate {target_hit_rate:g}")
     for note in document["notes"]:

@@ -28,12 +28,12 @@ import pandas as pd
 
 from collectors.errors import UserError
 from features.catalogue import FEATURE_NAMES
-from models.backtest import PREDICTION_COLUMNS, train_one
+from models.backtest import PREDICTION_COLUMNS, BacktestResult, FittedModel, prediction_frame, train_one
 from models.design import design_matrix
 from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
 from selector.config import Config, load_config
-from selector.evaluation import EvaluationData, evaluation_data, results_table, run_backtest, save_backtest
+from selector.evaluation import EvaluationData, evaluation_data, run_backtest, save_backtest
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 from selector.store import Store
 from selector.tables import records
@@ -60,7 +60,7 @@ class ProjectEvaluation:
     notes: list[str] = field(default_factory=list)
 
 
-def open_project(store_path: Path, config_path: Path | None = None, name: str | None = None) -> tuple[str, Store, Config]:
+def open_project(store_path: Path, config_path: Path | None = None) -> tuple[str, Store, Config]:
     """A project's store, its configuration (by default the selector.toml beside the store, as
     `<repository>/.selector` sits beside `<repository>/selector.toml`) and its name (the folder
     that holds the store)."""
@@ -69,7 +69,7 @@ def open_project(store_path: Path, config_path: Path | None = None, name: str | 
     if not config_path.is_file():
         raise UserError(f"{store_path}: no configuration at {config_path}; put the project's selector.toml beside its "
                         "store, or give STORE=CONFIG")
-    return name or store_path.parent.name, Store(store_path, create=False), load_config(config_path)
+    return store_path.parent.name, Store(store_path, create=False), load_config(config_path)
 
 
 def load_projects(stores: Sequence[tuple[Path, Path | None]], options: dict,
@@ -131,28 +131,29 @@ def cross_project_training(projects: Sequence[Project]) -> pd.DataFrame:
     return pd.concat(tables, ignore_index=True)
 
 
+def fit_cross_project(training: pd.DataFrame, model: str, target_hit_rate: float, seed: int,
+                      threshold_by_project: bool = True, operating_point: str = "quantile") -> tuple[FittedModel, pd.DataFrame]:
+    """`model` fitted on `training` (cross_project_training), the benchmark's identity not an
+    input; returns it with the inputs it was fitted on."""
+    X = design_matrix(training, FEATURE_NAMES, CROSS_PROJECT, [])
+    fitted = train_one(model_spec(model), X, training["label"].to_numpy(bool), training["hops"].to_numpy(), CROSS_PROJECT,
+                       None, target_hit_rate, seed, groups=training["project"].to_numpy() if threshold_by_project else None,
+                       operating_point=operating_point)
+    return fitted, X
+
+
 def cross_project_predictions(others: Sequence[Project], held_out: Project, models: Sequence[str], target_hit_rate: float,
                               seed: int, threshold_by_project: bool = True, operating_point: str = "quantile") -> pd.DataFrame:
     """Models trained on `others` alone, scoring `held_out`'s Method 4 test tuples (epoch by epoch)."""
     training = cross_project_training(others)
-    X_train = design_matrix(training, FEATURE_NAMES, CROSS_PROJECT, [])
-    y_train = training["label"].to_numpy(bool)
     tests = _method4_tests(held_out)
     X_test = design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, [])
     rows = []
     for name in models:
-        fitted = train_one(model_spec(name), X_train, y_train, training["hops"].to_numpy(), CROSS_PROJECT, None,
-                           target_hit_rate, seed, groups=training["project"].to_numpy() if threshold_by_project else None,
-                           operating_point=operating_point)
+        fitted, _ = fit_cross_project(training, name, target_hit_rate, seed, threshold_by_project, operating_point)
         scores = positive_scores(fitted.estimator, X_test)
-        rows.append(pd.DataFrame({
-            "model": name, "scope": CROSS_PROJECT, "epoch": tests["epoch"].to_numpy(),
-            "new": tests["new"].to_numpy(), "old": tests["old"].to_numpy(), "benchmark": tests["benchmark"].to_numpy(),
-            "hops": tests["hops"].to_numpy(), "label": tests["label"].to_numpy(bool), "score": scores,
-            "threshold": fitted.threshold, "run": scores >= fitted.threshold, "cost": tests["cost"].to_numpy(float),
-            "project": held_out.name,
-        }))
-    return pd.concat(rows, ignore_index=True)
+        rows.append(prediction_frame(name, CROSS_PROJECT, tests["epoch"].to_numpy(), tests, scores, fitted.threshold))
+    return pd.concat(rows, ignore_index=True).assign(project=held_out.name)
 
 
 def train_cross_project_bundle(projects: Sequence[Project], directory: Path, model: str = "xgboost",
@@ -165,12 +166,8 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     from models.bundle import save_bundle
 
     training = cross_project_training(projects)
-    X = design_matrix(training, FEATURE_NAMES, CROSS_PROJECT, [])
-    y = training["label"].to_numpy(bool)
-    fitted = train_one(model_spec(model), X, y, training["hops"].to_numpy(), CROSS_PROJECT, None, target_hit_rate, seed,
-                       groups=training["project"].to_numpy() if threshold_by_project else None,
-                       operating_point=operating_point)
-    trained_on = {"projects": [p.name for p in projects], "tuples": len(training), "positives": int(y.sum()),
+    fitted, X = fit_cross_project(training, model, target_hit_rate, seed, threshold_by_project, operating_point)
+    trained_on = {"projects": [p.name for p in projects], "tuples": len(training), "positives": fitted.training_positives,
                   "commits": int(sum(len(p.data.history.built()) for p in projects)), "benchmarks": []}
     settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed,
                 "operating_point": operating_point, "threshold_by_project": threshold_by_project}
@@ -211,8 +208,6 @@ def save_evaluation(directory: Path, evaluation: ProjectEvaluation) -> dict:
     directory.mkdir(parents=True, exist_ok=True)
     for project in evaluation.projects:
         own = evaluation.predictions[evaluation.predictions["project"] == project.name].drop(columns=["project"])
-        from models.backtest import BacktestResult
-
         result = BacktestResult(project.data.plan, own.reset_index(drop=True), evaluation.importances[project.name])
         save_backtest(directory / project.name, result, project.data, {**evaluation.settings, "project": project.name,
                                                                         "benchmarks": project.data.benchmarks})
@@ -228,12 +223,6 @@ def save_evaluation(directory: Path, evaluation: ProjectEvaluation) -> dict:
     }
     (directory / "evaluation.json").write_text(json.dumps(document, indent=2))
     return document
-
-
-def per_store_results(predictions: pd.DataFrame, project: str) -> pd.DataFrame:
-    """`selector backtest`'s results table for one project's own predictions (a check that they agree)."""
-    own = predictions[(predictions["project"] == project) & predictions["scope"].isin(SCOPES)]
-    return results_table(own.drop(columns=["project"]))
 
 
 BEGIN, END = "<!-- selector evaluate: begin -->", "<!-- selector evaluate: end -->"

@@ -328,19 +328,13 @@ def _scorer(benchmark: str, bundle, shipped, notes: list[str]):
 
 def _shipped(notes: list[str]):
     """The shipped cross-project bundle, or None (not installed, or refused: then a note says so)."""
-    from models.bundle import BundleError, load_bundle
-
     path = shipped_bundle_path()
-    if path is None:
-        return None
-    try:
-        return load_bundle(path, portable=True)
-    except BundleError as error:
-        notes.append(f"{BUNDLE_REFUSED}: the shipped cross-project model: {error}")
-        return None
+    return _bundle(path, notes, "the shipped cross-project model: ")[0] if path is not None else None
 
 
-def _bundle(path: Path, notes: list[str]):
+def _bundle(path: Path, notes: list[str], refused_what: str = ""):
+    """(the bundle at `path`, "") or (None, why not); a refused bundle is also noted, as
+    BUNDLE_REFUSED, `refused_what` naming it."""
     from models.bundle import BundleError, load_bundle
 
     if not (path / "manifest.json").exists():
@@ -348,7 +342,7 @@ def _bundle(path: Path, notes: list[str]):
     try:
         return load_bundle(path, portable=True), ""
     except BundleError as error:
-        notes.append(f"{BUNDLE_REFUSED}: {error}")
+        notes.append(f"{BUNDLE_REFUSED}: {refused_what}{error}")
         return None, "the model bundle was refused (see notes); run selector train"
 
 
