@@ -5,7 +5,10 @@ the counts repeat exactly, unless the program itself varies (hash seeds from
 addresses or the clock), which `selector calibrate` finds out.
 
 The parser reads callgrind's documented output format (name compression, relative
-positions, ``calls=`` lines followed by the inclusive cost of those calls).
+positions, ``calls=`` lines followed by the inclusive cost of those calls).  Runs record
+costs per instruction (``--dump-instr=yes``): for the analysed binary the profile keeps
+each executed instruction's own count, which is what lets the features see how much of
+the run a change touches below the function level (features/executed_code.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ import pandas as pd
 from collectors.symbols import parent_symbol
 
 PROFILE_COLUMNS = ["function", "object", "in_binary", "calls", "self_instructions", "inclusive_instructions"]
+# Per executed instruction of the binary's functions: its address (as in the ELF file) and
+# how often it ran.  Empty lists for other objects and for profilers without them.
+INSTRUCTION_COLUMNS = ["instruction_addresses", "instruction_counts"]
 _RECURSION = re.compile(r"'\d+$")
 _CLONE_NOTE = re.compile(r" \[clone [^\]]*\]")
 _NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
@@ -28,7 +34,8 @@ _NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
 
 def callgrind_command(command: list[str], output: Path) -> list[str]:
     """The command line that runs `command` under callgrind, writing `output`."""
-    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={output}", "--dump-line=no", "--quiet", *command]
+    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={output}", "--dump-line=no", "--dump-instr=yes",
+            "--quiet", *command]
 
 
 def normalize_function(name: str) -> str:
@@ -47,12 +54,13 @@ class _Function:
     self_cost: int = 0
     calls_in: int = 0
     calls_out: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # callee key -> inclusive cost
+    by_instruction: dict[int, int] = field(default_factory=lambda: defaultdict(int))  # address -> own cost
 
 
 @dataclass
 class CallgrindProfile:
     total_instructions: int
-    functions: pd.DataFrame  # PROFILE_COLUMNS
+    functions: pd.DataFrame  # PROFILE_COLUMNS + INSTRUCTION_COLUMNS
 
 
 def read_callgrind(path: str | os.PathLike[str], binary: str | os.PathLike[str] | None = None) -> CallgrindProfile:
@@ -61,7 +69,10 @@ def read_callgrind(path: str | os.PathLike[str], binary: str | os.PathLike[str] 
     Functions of `binary` are marked ``in_binary``; the others (shared libraries)
     keep their object's name.  Entries of one function (recursion levels, clones,
     split parts) are merged; calls between them are not counted as inclusive cost twice.
+    When the file has instruction positions, the binary's functions also list the own
+    cost of each executed instruction (INSTRUCTION_COLUMNS).
     """
+    binary_path = os.path.realpath(binary) if binary else None
     names: dict[str, dict[str, str]] = {"ob": {}, "fl": {}, "fn": {}}
     functions: dict[tuple[str, str], _Function] = defaultdict(_Function)
     current: tuple[str, str] = ("", "")
@@ -71,6 +82,10 @@ def read_callgrind(path: str | os.PathLike[str], binary: str | os.PathLike[str] 
     pending_call: tuple[str, str] | None = None
     total = None
     event_index = 0
+    positions = 1  # position fields before the costs (instr, line, or both)
+    instruction_position = False
+    address = 0
+    in_binary_object = False
 
     def resolve(kind: str, value: str) -> str:
         match = _NAMED.match(value)
@@ -89,16 +104,22 @@ def read_callgrind(path: str | os.PathLike[str], binary: str | os.PathLike[str] 
                 continue
             head = line[0]
             if head.isdigit() or head in "+-*":
-                cost = _cost(line, event_index)
+                fields = line.split()
+                cost = int(fields[positions + event_index]) if len(fields) > positions + event_index else 0
+                if instruction_position:
+                    address = _position(fields[0], address)
                 if pending_call is not None:
                     functions[current].calls_out[pending_call] += cost
                     pending_call = None
                 else:
                     functions[current].self_cost += cost
+                    if instruction_position and in_binary_object:
+                        functions[current].by_instruction[address] += cost
                 continue
             key, _, value = line.partition("=")
             if key == "ob":
                 current_object = resolve("ob", value)
+                in_binary_object = binary_path is not None and os.path.realpath(current_object) == binary_path
             elif key == "fn":
                 current = (current_object, resolve("fn", value))
                 functions[current]
@@ -117,6 +138,9 @@ def read_callgrind(path: str | os.PathLike[str], binary: str | os.PathLike[str] 
                 callee_object = None
             elif line.startswith("events:"):
                 event_index = line.split()[1:].index("Ir") if "Ir" in line.split()[1:] else 0
+            elif line.startswith("positions:"):
+                kinds = line.split()[1:]
+                positions, instruction_position = len(kinds), kinds[:1] == ["instr"]
             elif line.startswith(("summary:", "totals:")) and total is None:
                 total = int(line.split()[1 + event_index])
     if total is None:
@@ -137,9 +161,13 @@ def callgrind_total(path: str | os.PathLike[str]) -> int:
     raise ValueError(f"{path}: not a complete callgrind output (no summary or totals line)")
 
 
-def _cost(line: str, event_index: int) -> int:
-    fields = line.split()
-    return int(fields[1 + event_index]) if len(fields) > 1 + event_index else 0
+def _position(field: str, last: int) -> int:
+    """An instruction position: absolute (hex or decimal), relative to the last one (+n, -n), or the same (*)."""
+    if field == "*":
+        return last
+    if field[0] in "+-":
+        return last + int(field)
+    return int(field, 16) if field.startswith("0x") else int(field)
 
 
 def _merge(functions: dict[tuple[str, str], _Function], binary) -> pd.DataFrame:
@@ -147,8 +175,11 @@ def _merge(functions: dict[tuple[str, str], _Function], binary) -> pd.DataFrame:
     in_binary = {obj: bool(binary_path) and os.path.realpath(obj) == binary_path for obj in {obj for obj, _ in functions}}
     normalized = {raw: normalize_function(raw) for _, raw in functions if raw is not None}
     merged: dict[tuple[str, str], list[int]] = {}
+    by_instruction: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
     for (obj, raw), data in functions.items():
         key = (obj, normalized.get(raw, ""))
+        for address, cost in data.by_instruction.items():
+            by_instruction[key][address] = by_instruction[key].get(address, 0) + cost
         row = merged.setdefault(key, [0, 0, 0])
         row[0] += data.calls_in
         row[1] += data.self_cost
@@ -157,8 +188,14 @@ def _merge(functions: dict[tuple[str, str], _Function], binary) -> pd.DataFrame:
             cost for (callee_obj, callee), cost in data.calls_out.items() if (callee_obj, normalized.get(callee, "")) != key
         )
     rows = [
-        (name, os.path.basename(obj), in_binary[obj], calls, own, inclusive)
+        (name, os.path.basename(obj), in_binary[obj], calls, own, inclusive, *_instruction_lists(by_instruction.get((obj, name), {})))
         for (obj, name), (calls, own, inclusive) in merged.items()
         if name
     ]
-    return pd.DataFrame(rows, columns=PROFILE_COLUMNS).sort_values("inclusive_instructions", ascending=False, ignore_index=True)
+    return pd.DataFrame(rows, columns=PROFILE_COLUMNS + INSTRUCTION_COLUMNS).sort_values("inclusive_instructions", ascending=False, ignore_index=True)
+
+
+def _instruction_lists(costs: dict[int, int]) -> tuple[list[int], list[int]]:
+    """(addresses, own costs) of the executed instructions, in address order."""
+    executed = sorted((address, cost) for address, cost in costs.items() if cost)
+    return [address for address, _ in executed], [cost for _, cost in executed]

@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 
 from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, BenchmarkSpec, expand
-from collectors.callgrind import PROFILE_COLUMNS, read_callgrind
+from collectors.callgrind import INSTRUCTION_COLUMNS, PROFILE_COLUMNS, read_callgrind
 from collectors.perf_profile import perf_command, read_perf, sampling_event
 
-ROW_COLUMNS = ["benchmark", *PROFILE_COLUMNS, "samples", "profiler", "event"]
+ROW_COLUMNS = ["benchmark", *PROFILE_COLUMNS, "samples", "profiler", "event", *INSTRUCTION_COLUMNS]
 
 
 @dataclasses.dataclass
@@ -42,7 +42,9 @@ def profile_suite(runner: BenchmarkRunner, tool: str, reusable: dict[str, Path] 
         frames.append(frame.assign(benchmark=spec.name))
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ROW_COLUMNS)
     for column in ROW_COLUMNS:
-        if column not in rows:
+        if column in INSTRUCTION_COLUMNS:  # lists, never null: perf has none
+            rows[column] = [value if isinstance(value, list) else [] for value in rows[column]] if column in rows else [[]] * len(rows)
+        elif column not in rows:
             rows[column] = pd.NA
     return ProfileResult(rows[ROW_COLUMNS], failures)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
-from collectors.callgrind import PROFILE_COLUMNS, callgrind_command, normalize_function, read_callgrind
+from collectors.callgrind import INSTRUCTION_COLUMNS, PROFILE_COLUMNS, callgrind_command, normalize_function, read_callgrind
 from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
 from collectors.perf_profile import sampling_event
@@ -44,7 +44,7 @@ def test_callgrind_profile_counts_calls_and_inclusive_cost(program, tmp_path):
     subprocess.run(callgrind_command([str(program), "15", "1000"], output), check=True, capture_output=True)
     profile = read_callgrind(output, program)
     table = profile.functions
-    assert list(table.columns) == PROFILE_COLUMNS
+    assert list(table.columns) == PROFILE_COLUMNS + INSTRUCTION_COLUMNS
     own = table[table["in_binary"]].set_index("function")
     assert own.loc["fib", "calls"] == 1973  # every recursive call, merged from fib and fib'2
     assert own.loc["spin", "calls"] == 1
