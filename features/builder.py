@@ -18,7 +18,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from collectors.block_diff import Region, changed_regions, function_ranges, load_image
+from collectors.errors import BinaryError
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
+from features.executed_code import NO_CHANGE, ExecutedChange, FunctionChange, executed_change
 from features.history import History, as_arrow, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
 
 if TYPE_CHECKING:
@@ -37,6 +40,7 @@ class _CommitTable:
     allocating: np.ndarray  # codes of functions that call an allocator
     data_refs: dict[int, tuple[str, ...]]  # code -> referenced data objects
     referencing: np.ndarray  # sorted codes of the functions that reference data objects
+    rows: np.ndarray  # aligned with `codes`: rows of the functions table
 
 
 class FeatureBuilder:
@@ -52,6 +56,8 @@ class FeatureBuilder:
         codes, self.names = name_codes(_joined(functions["name"], profiled), sort=True)
         function_codes, self._profile_codes = codes[: functions.num_rows], codes[functions.num_rows:]
         self._commits = self._commit_tables(functions, function_codes)
+        self._functions = functions
+        self._regions: dict[tuple[str, str, int], list[Region] | None] = {}
         objects = as_arrow(history.objects)
         self._object_rows = group_indices(objects["commit"]) if objects.num_rows else {}
         self._object_names = _objects(objects, "name")
@@ -64,9 +70,11 @@ class FeatureBuilder:
         self._noise = self._noise_table(as_arrow(history.measurements))
         self._recent = self._recent_labels(as_arrow(history.labels))
         self._allocator_calls = self._allocator_table(profiles)
+        self._run_instructions = self._run_table(profiles)
         self._pairs: dict[tuple[str, str], PairDiff] = {}
         self._profiles: dict[tuple[str, str], ProfileView] = {}
         self._profile_rows = group_pair_indices(in_binary["commit"], in_binary["benchmark"]) if in_binary.num_rows else {}
+        self._in_binary = in_binary
         # calls, self instructions, inclusive instructions, samples: one float matrix, missing = 0
         self._profile_values = np.column_stack([
             _floats(in_binary[column]) if column in in_binary.column_names else np.zeros(in_binary.num_rows)
@@ -93,6 +101,7 @@ class FeatureBuilder:
                 allocating=codes[order][calls_allocator[order]],
                 data_refs={int(codes[row]): refs_by_row[row] for row in order[has_refs[order]].tolist()},
                 referencing=np.sort(codes[order[has_refs[order]]]).astype(np.int64),
+                rows=order,
             )
         return tables
 
@@ -139,6 +148,16 @@ class FeatureBuilder:
         calls = _floats(allocating["calls"])
         return {key: float(calls[rows].sum()) for key, rows in
                 group_pair_indices(allocating["commit"], allocating["benchmark"]).items()}
+
+    @staticmethod
+    def _run_table(profiles: pa.Table) -> dict[tuple[str, str], float]:
+        """The whole run's instructions of each (commit, benchmark) profile: every function's own
+        count, in every object (the loader and libraries included, as the measured total has them)."""
+        if not profiles.num_rows or "self_instructions" not in profiles.column_names:
+            return {}
+        own = _floats(profiles["self_instructions"])
+        return {key: float(own[rows].sum()) for key, rows in
+                group_pair_indices(profiles["commit"], profiles["benchmark"]).items()}
 
     def _objects_of(self, commit: str) -> dict[str, str]:
         rows = self._object_rows.get(commit, ())
@@ -210,7 +229,7 @@ class FeatureBuilder:
         which was never profiled, using the profile of the last known version."""
         known = profiled or old
         days = (self._seconds[new] - self._seconds[old]) / 86400
-        return TupleView(
+        view = TupleView(
             diff=self.pair(new, old),
             profile=self.profile(known, benchmark),
             hops=hops,
@@ -219,6 +238,75 @@ class FeatureBuilder:
             recent_change_rate=self._recent_rate(benchmark, known),
             noise=self._noise.get((known, benchmark), 0.0),
         )
+        view.executed = self._executed(view, new, old, known, benchmark)
+        return view
+
+    # ------------------------------------------------------- executed code
+    def _executed(self, view: TupleView, new: str, old: str, known: str, benchmark: str) -> ExecutedChange:
+        in_changed, in_profile = view.changed_reached
+        deleted = view.deleted_reached[1]
+        if not len(in_changed) and not len(deleted):
+            return NO_CHANGE
+        profile = view.profile
+        functions = []
+        for index, position in zip(in_changed.tolist(), in_profile.tolist()):
+            code = int(view.diff.changed[index])
+            addresses, counts = self._instruction_counts(known, benchmark, code)
+            # the counts are addresses in `known`'s binary: they fit old's code only when known is old
+            regions = self._function_regions(new, old, code) if len(addresses) and known == old else None
+            functions.append(FunctionChange(
+                regions=regions, addresses=addresses, counts=counts,
+                self_instructions=float(profile.instructions[position]),
+                old_length=int(view.diff.changed_old_instructions[index]),
+                new_length=int(view.diff.changed_new_instructions[index]),
+            ))
+        run = self._run_instructions.get((known, benchmark)) or profile.root_inclusive
+        return executed_change(functions, float(profile.instructions[deleted].sum()), run)
+
+    def _instruction_counts(self, commit: str, benchmark: str, code: int) -> tuple[np.ndarray, np.ndarray]:
+        """`commit`'s per-instruction counts of one function in its profile of `benchmark` (sorted by address)."""
+        empty = np.zeros(0, dtype=np.int64)
+        if "instruction_addresses" not in self._in_binary.column_names:
+            return empty, empty
+        rows = self._profile_rows.get((commit, benchmark), empty)
+        rows = rows[self._profile_codes[rows] == code]
+        if not len(rows):
+            return empty, empty
+        taken = self._in_binary.select(["instruction_addresses", "instruction_counts"]).take(pa.array(rows))
+        addresses = pc.list_flatten(taken["instruction_addresses"]).to_numpy(zero_copy_only=False).astype(np.int64)
+        counts = pc.list_flatten(taken["instruction_counts"]).to_numpy(zero_copy_only=False).astype(np.int64)
+        order = np.argsort(addresses, kind="stable")
+        return addresses[order], counts[order]
+
+    def _function_regions(self, new: str, old: str, code: int) -> list[Region] | None:
+        """The aligned blocks of one changed function, or None when a binary or its code is not at hand."""
+        key = (new, old, code)
+        if key not in self._regions:
+            self._regions[key] = self._align(new, old, code)
+        return self._regions[key]
+
+    def _align(self, new: str, old: str, code: int) -> list[Region] | None:
+        binaries = self.history.binaries
+        if binaries is None or not {"parts", "address"} <= set(self._functions.column_names):
+            return None
+        sides = []
+        for commit in (old, new):
+            path, table = binaries(commit), self._commits.get(commit)
+            if path is None or table is None:
+                return None
+            position = int(np.searchsorted(table.codes, code))
+            row = int(table.rows[position])
+            sides.append((path, self._functions["parts"][row].as_py() or [], int(self._functions["address"][row].as_py())))
+        try:
+            (old_path, old_parts, old_address), (new_path, new_parts, new_address) = sides
+            old_image, new_image = load_image(old_path), load_image(new_path)
+            old_ranges = function_ranges(old_image, old_parts, old_address)
+            new_ranges = function_ranges(new_image, new_parts, new_address)
+            if not old_ranges or not new_ranges:
+                return None
+            return changed_regions(old_image, old_ranges, new_image, new_ranges)
+        except (BinaryError, OSError, ValueError):
+            return None
 
     def _recent_rate(self, benchmark: str, old: str) -> float:
         if benchmark not in self._recent:

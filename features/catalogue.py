@@ -21,6 +21,8 @@ from typing import Callable
 
 import numpy as np
 
+from features.executed_code import NO_CHANGE, ExecutedChange
+
 TOP_N = 10  # "the hottest functions": how many count as hot
 RECENT_LABELS = 10  # how many earlier labels of a benchmark make its recent history
 LENGTH_CHANGE = 0.10  # Perphecy's ">= 10% instruction delta"
@@ -124,6 +126,7 @@ class TupleView:
     build_config_changed: bool
     recent_change_rate: float
     noise: float
+    executed: ExecutedChange = NO_CHANGE  # the changed code weighed by c_o's instruction counts (set by the builder)
 
     # positions of changed / deleted functions inside the profile (reached ones only)
     @cached_property
@@ -384,6 +387,31 @@ def allocator_calls(t: TupleView) -> float:
 def changed_calls_allocator(t: TupleView) -> float:
     """1 when a changed or new function of c_n calls an allocator (malloc, free, mmap, new, delete)."""
     return float(t.diff.changed_calls_allocator)
+
+
+@feature("executed_changed_share", "extension", "Whether a change can show depends on how much of the run executes it; "
+         "function-level ranks say only that a hot function changed.")
+def executed_changed_share(t: TupleView) -> float:
+    """Share (0-1) of c_o's run instructions executed in code that changed: the basic blocks of changed
+    reached functions that do not match between c_o and c_n (registers renamed, addresses ignored),
+    weighed by c_o's per-instruction counts, plus all instructions of reached functions that were
+    deleted; a changed function without per-instruction counts or binaries counts whole."""
+    return t.executed.share
+
+
+@feature("predicted_effect", "extension", "The size of the change in the executed code tells a 0.1% effect from a 5% one.")
+def predicted_effect(t: TupleView) -> float:
+    """Predicted relative change (percent) of the run's instruction count: c_o's per-instruction counts
+    applied to c_n's code (a new block runs as often as the most similar old block it replaces, an
+    inserted one as often as the block before it, deleted code not at all); whole functions scale
+    with their static length where per-instruction counts or binaries are missing."""
+    return 100.0 * t.executed.predicted_effect
+
+
+@feature("predicted_effect_size", "extension", "Threshold rules (Perphecy's predictor) need the size without its sign.")
+def predicted_effect_size(t: TupleView) -> float:
+    """Absolute value of predicted_effect, in percent."""
+    return abs(100.0 * t.executed.predicted_effect)
 
 
 FEATURE_NAMES = [f.name for f in CATALOGUE]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +32,9 @@ class History:
     profiles: pd.DataFrame  # commit, benchmark, function, in_binary, calls, self_instructions, inclusive_instructions, samples
     measurements: pd.DataFrame  # commit, benchmark, repetition, status, value
     labels: pd.DataFrame  # new, old, benchmark, label, ...
+    # commit -> a local path of its binary, or None: lets the features align changed code
+    # block by block (features/executed_code.py); without it they judge whole functions
+    binaries: Callable[[str], str | None] | None = None
 
     def __post_init__(self) -> None:
         for name in ("objects", "profiles", "measurements", "labels"):

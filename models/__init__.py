@@ -5,7 +5,7 @@ Public surface::
 
     MODELS, model_spec(name)            # the compared models, fresh scikit-learn estimators
     PerphecyPredictor                   # de Oliveira 2015, Algorithm 1
-    AlwaysRun, ReachedChanged, HistoryOnly
+    AlwaysRun, ReachedChanged, HistoryOnly, PredictedEffect
     make_plan(method, history, ...)     # Sousa 1.7: method4 (epochs), method1-3, kfold
     backtest(plan, table, ...)          # fit per split, score the tests
     operating_threshold, score_predictions, roc_points
@@ -20,7 +20,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "backtest": ["BacktestResult", "FittedModel", "backtest", "train_one"],
-        "baselines": ["AlwaysRun", "HistoryOnly", "ReachedChanged"],
+        "baselines": ["AlwaysRun", "HistoryOnly", "PredictedEffect", "ReachedChanged"],
         "bundle": ["Bundle", "BundleError", "load_bundle", "save_bundle"],
         "evaluation": ["operating_threshold", "roc_points", "score_predictions"],
         "perphecy": ["PerphecyPredictor"],

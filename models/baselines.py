@@ -4,8 +4,15 @@
 * :class:`ReachedChanged`: safe selection in the manner of Ekstazi: run a benchmark when
   anything it reached in c_o's profile changed (a changed or deleted reached function, a
   changed data object a reached function reads) or the build configuration changed.
+  *executed-changed* is the same rule one level down: run when a changed basic block
+  executed in c_o's run (or a reached function was deleted, a read data object changed,
+  the build configuration changed).
 * :class:`HistoryOnly`: a logistic regression that sees nothing of the code, only the
   benchmark's recent change history, its noise, and how far apart the two commits are.
+* :class:`PredictedEffect`: no learning at all: run when the instruction change predicted
+  from c_o's per-instruction counts applied to c_n's code (features/executed_code.py)
+  reaches the labels' minimum effect.  A team that changes ``min_effect`` changes this
+  rule's parameter; nothing is relabelled or retrained.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ REACHED_CHANGE_COLUMNS = (
     "changed_data_reached",
     "build_config_changed",
 )
+EXECUTED_CHANGE_COLUMNS = ("executed_changed_share", "changed_data_reached", "build_config_changed")
 HISTORY_COLUMNS = ("benchmark_recent_change_rate", "benchmark_noise", "commit_hops", "commit_days")
 
 
@@ -117,3 +125,26 @@ class HistoryOnly(_ColumnsBaseline):
         if self.model_ is None:  # one class in training: its prior
             return self._proba(np.full(len(X), self.prior_))
         return self.model_.predict_proba(np.nan_to_num(X[:, self.columns_]) / self.scale_)
+
+
+class PredictedEffect(_ColumnsBaseline):
+    """Run when the predicted instruction change reaches `min_effect_percent` (the rule's 0.5).
+
+    The score is ``size / (size + min_effect_percent)`` of the predicted effect's size in
+    percent: monotone in it (so the ROC curve is the feature's own) and 0.5 exactly at the
+    minimum effect the labels count as a change."""
+
+    def __init__(self, min_effect_percent: float = 1.0, column: str = "predicted_effect_size") -> None:
+        self.min_effect_percent = min_effect_percent
+        self.column = column
+
+    def fit(self, X, y, sample_weight=None) -> "PredictedEffect":
+        self._fit_classes(X, y)
+        self.columns_ = self._columns([self.column])
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        check_is_fitted(self, "columns_")
+        X = validate_data(self, X, dtype=float, reset=False, ensure_all_finite="allow-nan")
+        size = np.abs(np.nan_to_num(X[:, self.columns_[0]]))
+        return self._proba(size / (size + self.min_effect_percent))

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from xgboost import XGBClassifier
 
 from models.names import MODEL_NAMES
-from models.baselines import AlwaysRun, HistoryOnly, ReachedChanged
+from models.baselines import EXECUTED_CHANGE_COLUMNS, AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
 from models.perphecy import PerphecyPredictor
 
 
@@ -121,8 +121,12 @@ MODELS: dict[str, ModelSpec] = {
                   lambda seed: AlwaysRun(), weighted=False, rule_threshold=0.5),
         ModelSpec("reached-changed", "baseline", "Run when anything the benchmark reached changed (safe selection)",
                   lambda seed: ReachedChanged(), weighted=False, rule_threshold=0.5),
+        ModelSpec("executed-changed", "baseline", "Run when a changed basic block executed in c_o's run (block-level "
+                  "safe selection)", lambda seed: ReachedChanged(EXECUTED_CHANGE_COLUMNS), weighted=False, rule_threshold=0.5),
         ModelSpec("history-only", "baseline", "Logistic regression on the benchmark's change history and commit distance",
                   lambda seed: HistoryOnly(random_state=seed)),
+        ModelSpec("predicted-effect", "baseline", "Run when the instruction change predicted from c_o's per-instruction "
+                  "counts reaches 1% (no learning)", lambda seed: PredictedEffect(), weighted=False, rule_threshold=0.5),
     )
 }
 DEFAULT_MODELS = tuple(MODELS)

@@ -349,7 +349,7 @@ def _operating_point_option(command):
 @_repository_options
 @click.option("--models", callback=_comma_list(MODEL_NAMES),
               help="Comma-separated models [default: all]: random-forest, svm, xgboost, logistic, perphecy, "
-                   "always-run, reached-changed, history-only.")
+                   "always-run, reached-changed, executed-changed, history-only, predicted-effect.")
 @click.option("--method", type=click.Choice(["method4", "method1", "method2", "method3", "kfold"]), default="method4",
               show_default=True, help="Sampling protocol (Sousa 1.7); only method4 keeps the future out of training.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Method 4: test commits per epoch.")

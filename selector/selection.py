@@ -15,6 +15,9 @@ tables: pandas, about half of what a selection would otherwise cost, is not impo
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -42,7 +45,7 @@ BUILD_CONFIG_CHANGED = FEATURE_NAMES.index("build_config_changed")
 COMMIT_COLUMNS = ["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]
 # The columns of the stored functions and objects tables that the feature builder reads
 # (the analysis has more: collectors.static_analysis.FUNCTION_COLUMNS, OBJECT_COLUMNS).
-FEATURE_FUNCTION_COLUMNS = ["commit", "name", "fingerprint", "instructions", "callees", "data_refs"]
+FEATURE_FUNCTION_COLUMNS = ["commit", "name", "fingerprint", "instructions", "callees", "data_refs", "parts", "address"]
 FEATURE_OBJECT_COLUMNS = ["commit", "name", "fingerprint"]
 
 
@@ -138,7 +141,8 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     stored = store.read_table("commits")
     stored_ok = stored.filter(pc.equal(stored["build_status"], "ok")) if stored.num_rows else stored
     build_config = config_files_digest(git_plumbing.tree_listing(top, sha), config.build.config_files)
-    functions, objects, binary_label = _new_analysis(top, config, store, sha, binary, stored_ok, build_config, notes, analysis)
+    functions, objects, binary_label, new_binary = _new_analysis(top, config, store, sha, binary, stored_ok, build_config, notes,
+                                                                 analysis)
 
     known = _KnownVersions(store, config, stored_ok)
     parents = _parents(top, sha, stored)
@@ -189,6 +193,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         profiles=_concat([known.profiles[old] for old in olds]),
         measurements=_concat([known.measurements[old] for old in olds]),
         labels=store.read_table("labels"),
+        binaries=_binaries(store, stored, sha, new_binary),
     )
     builder = FeatureBuilder(history)
     features = dict(zip(pairs, builder.rows((sha, old, b, hops, None) for b, (old, hops) in pairs.items())))
@@ -235,13 +240,16 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
 
 
 def _new_analysis(top: Path, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pa.Table,
-                  build_config: str, notes: list[str], in_progress: AnalysisInProgress | None) -> tuple[pa.Table, pa.Table, str | None]:
+                  build_config: str, notes: list[str], in_progress: AnalysisInProgress | None
+                  ) -> tuple[pa.Table, pa.Table, str | None, str | None]:
+    """The new commit's functions and objects, how to name its binary in the output, and a local
+    path of the binary (None when stored: the store has it)."""
     if in_progress is not None:  # the analysis of the given --binary, started before
         analysis = in_progress.result()
         notes.extend(analysis.notes)
-        return analysis.function_table, analysis.object_table, str(binary)
+        return analysis.function_table, analysis.object_table, str(binary), str(binary)
     if stored_ok.num_rows and sha in set(stored_ok["sha"].to_pylist()) and store.has("functions", sha):
-        return store.read_one_table("functions", sha), store.read_one_table("objects", sha), None
+        return store.read_one_table("functions", sha), store.read_one_table("objects", sha), None, None
     from collectors.git_history import open_repository
 
     with Worktree(open_repository(top), sha) as checkout:
@@ -249,8 +257,26 @@ def _new_analysis(top: Path, config: Config, store: Store, sha: str, binary: Pat
         if build.status != "ok":
             raise UserError(f"building {sha[:12]} failed ({build.reason}); pass --binary, or fix the build:\n{build.log_tail}")
         analysis = analyse_binary(build.binary)
+        # kept past the worktree: the features align the changed code of this binary block by block
+        kept = Path(tempfile.mkdtemp(prefix="selector-select-")) / "binary"
+        atexit.register(shutil.rmtree, kept.parent, True)
+        shutil.copyfile(build.binary, kept)
     notes.append(f"built {sha[:12]} with `{config.build.command}` in a clean worktree")
-    return analysis.function_table, analysis.object_table, None
+    return analysis.function_table, analysis.object_table, None, str(kept)
+
+
+def _binaries(store: Store, stored: pa.Table, sha: str, new_binary: str | None):
+    """commit -> a local path of its binary: the new commit's as built or given, the others' from the store."""
+    digests = dict(zip(stored["sha"].to_pylist(), stored["binary_sha256"].to_pylist())) \
+        if stored.num_rows and "binary_sha256" in stored.column_names else {}
+
+    def binary(commit: str) -> str | None:
+        if commit == sha and new_binary is not None:
+            return new_binary
+        digest = digests.get(commit)
+        return store.local_binary(digest) if digest and store.has_binary(digest) else None
+
+    return binary
 
 
 class _KnownVersions:

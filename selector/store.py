@@ -295,6 +295,9 @@ class Store:
     def binary_path(self, digest: str) -> str:
         return f"{self.root}/binaries/{digest}"
 
+    def has_binary(self, digest: str) -> bool:
+        return self._exists(self.binary_path(digest))
+
     def local_binary(self, digest: str) -> str:
         """A local file holding the binary (downloaded once for a remote store)."""
         path = self.binary_path(digest)

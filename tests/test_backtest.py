@@ -138,6 +138,7 @@ def test_training_sees_nothing_newer_than_its_epoch(evolved_sample):
             profiles=history.profiles[history.profiles["commit"].isin(known)],
             measurements=history.measurements[history.measurements["commit"].isin(known)],
             labels=history.labels[history.labels["new"].isin(known)],
+            binaries=history.binaries,  # a commit's own binary: nothing of the future
         )
         train = data.plan.tuples.iloc[split.train]
         assert set(train["new"]) | set(train["old"]) <= known

@@ -1,0 +1,235 @@
+"""Where, inside a changed function, the old and the new code differ: basic blocks aligned.
+
+The function fingerprint says *that* a function changed.  To say how much of a run the
+change touches, the old and the new code of the function are cut into basic blocks
+(leaders: the entry, every in-function branch target, every instruction after a jump or
+return) and the two block sequences are aligned (difflib's longest matching runs).
+
+Two blocks match when their instructions match after the same shift-invariant rules as
+the fingerprints, plus register renaming:
+- an address is replaced by what it designates: a branch inside the function by its
+  kind, a call or jump out of it by the callee's name (``name@plt`` for a library), a
+  RIP-relative or absolute address by the symbol it falls in and the offset there (or by
+  its kind when no symbol holds it): the linker moving code is no change, calling another
+  function or reading another object is;
+- registers are numbered by first appearance inside the block (their width kept), so a
+  register-allocation change that renames registers consistently is no change either;
+- everything else (mnemonic, immediates, displacements, scales, memory sizes) is kept.
+
+Inlined copies need no mapping of their own at this grain: an inlined callee's code is
+the caller's code, and its changed blocks are found, and counted, where they execute.
+
+What is returned per function is a list of :class:`Region`: a run of old blocks (maybe
+none) replaced by a run of new instructions (maybe none).  The features weigh them with
+the old profile's per-instruction counts (features/executed_code.py).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from functools import lru_cache
+
+import iced_x86
+import numpy as np
+
+from collectors.elf_image import ElfImage
+from collectors.symbols import parent_symbol
+
+_FLOW_ENDS_BLOCK = frozenset({
+    iced_x86.FlowControl.UNCONDITIONAL_BRANCH, iced_x86.FlowControl.CONDITIONAL_BRANCH,
+    iced_x86.FlowControl.INDIRECT_BRANCH, iced_x86.FlowControl.RETURN, iced_x86.FlowControl.INTERRUPT,
+    iced_x86.FlowControl.EXCEPTION, iced_x86.FlowControl.XBEGIN_XABORT_XEND,
+})
+_BRANCH_OPERANDS = frozenset({iced_x86.OpKind.NEAR_BRANCH16, iced_x86.OpKind.NEAR_BRANCH32, iced_x86.OpKind.NEAR_BRANCH64,
+                              iced_x86.OpKind.FAR_BRANCH16, iced_x86.OpKind.FAR_BRANCH32})
+_IMMEDIATES = frozenset({iced_x86.OpKind.IMMEDIATE32, iced_x86.OpKind.IMMEDIATE32TO64, iced_x86.OpKind.IMMEDIATE64})
+_NONE = iced_x86.Register.NONE
+
+
+@dataclass(frozen=True)
+class Block:
+    key: int  # hash of the normalized instructions
+    addresses: tuple[int, ...]  # of its instructions, in order
+    tokens: tuple[int, ...]  # hash of each normalized instruction (for similarity)
+
+
+@dataclass(frozen=True)
+class Region:
+    """Old blocks (possibly none) replaced by new blocks (possibly none).
+
+    Each new block is paired with the old block expected to run as often as it does (its
+    *anchor*, named by the address of its first instruction): in a replacement the most
+    similar old block of the region, for an insertion the old block before it."""
+
+    old_addresses: np.ndarray  # int64, addresses of the old instructions in the region
+    new_blocks: tuple[tuple[int, int], ...]  # (instructions, anchor address) per new block
+
+    @property
+    def new_instructions(self) -> int:
+        return sum(length for length, _ in self.new_blocks)
+
+
+@dataclass(frozen=True)
+class CodeRange:
+    address: int
+    size: int
+
+
+def function_ranges(image: ElfImage, parts: list[str], main_address: int) -> list[CodeRange]:
+    """The code of one function (all its parts: ``foo``, ``foo.cold``, ...), main part first.
+    A part name held by several symbols (static functions of one name) is taken nearest the main part."""
+    ranges = []
+    for raw in parts:
+        candidates = [s for s in image.symbols if s.raw == raw and s.size > 0]
+        if not candidates:
+            continue
+        chosen = min(candidates, key=lambda s: abs(s.address - main_address))
+        ranges.append(CodeRange(chosen.address, chosen.size))
+    return sorted(set(ranges), key=lambda r: (r.address != main_address, r.address))
+
+
+def basic_blocks(image: ElfImage, ranges: list[CodeRange]) -> list[Block]:
+    """The function's basic blocks, in address order within each part, parts in the given order."""
+    low, high = _image_span(image)
+    names = _Designations.of(image)
+    blocks: list[Block] = []
+    for code_range in ranges:
+        instructions = list(iced_x86.Decoder(64, image.read(code_range.address, code_range.size), ip=code_range.address))
+        inside = range(code_range.address, code_range.address + code_range.size)
+        leaders = {code_range.address}
+        for instruction, following in zip(instructions, instructions[1:]):
+            if instruction.flow_control in _FLOW_ENDS_BLOCK:
+                leaders.add(following.ip)
+            target = instruction.near_branch_target
+            if target and target in inside:
+                leaders.add(target)
+        current: list[iced_x86.Instruction] = []
+        for instruction in instructions:
+            if instruction.ip in leaders and current:
+                blocks.append(_block(current, low, high, names, inside))
+                current = []
+            current.append(instruction)
+        if current:
+            blocks.append(_block(current, low, high, names, inside))
+    return blocks
+
+
+def align(old: list[Block], new: list[Block]) -> list[Region]:
+    """The regions where the two block sequences differ."""
+    matcher = SequenceMatcher(None, [b.key for b in old], [b.key for b in new], autojunk=False)
+    regions = []
+    for operation, i1, i2, j1, j2 in matcher.get_opcodes():
+        if operation == "equal":
+            continue
+        addresses = np.array([a for block in old[i1:i2] for a in block.addresses], dtype=np.int64)
+        if operation == "replace":
+            anchors = [_most_similar(block, old[i1:i2], position=j - j1) for j, block in enumerate(new[j1:j2], start=j1)]
+        elif operation == "insert" and old:  # new code after old block i1-1 runs as often as that block
+            anchors = [old[i1 - 1] if i1 > 0 else old[0]] * (j2 - j1)
+        else:
+            anchors = []
+        new_blocks = tuple((len(block.addresses), anchor.addresses[0]) for block, anchor in zip(new[j1:j2], anchors))
+        regions.append(Region(addresses, new_blocks))
+    return regions
+
+
+def _most_similar(block: Block, candidates: list[Block], position: int) -> Block:
+    """The old block whose instructions resemble `block`'s most (ties: the one at the same position)."""
+    def score(index: int) -> tuple[float, bool]:
+        similarity = SequenceMatcher(None, candidates[index].tokens, block.tokens, autojunk=False).ratio()
+        return similarity, index == position
+
+    return candidates[max(range(len(candidates)), key=score)]
+
+
+def changed_regions(old_image: ElfImage, old_ranges: list[CodeRange], new_image: ElfImage,
+                    new_ranges: list[CodeRange]) -> list[Region]:
+    return align(basic_blocks(old_image, old_ranges), basic_blocks(new_image, new_ranges))
+
+
+@lru_cache(maxsize=8)
+def load_image(path: str) -> ElfImage:
+    """ElfImage.load, kept for the few commits a feature build compares at a time."""
+    return ElfImage.load(path)
+
+
+def _image_span(image: ElfImage) -> tuple[int, int]:
+    """Where absolute addresses can point in a fixed-address image; nowhere in a position-independent one."""
+    if image.position_independent or not image.sections:
+        return 0, 0
+    return image.sections[0].address, max(s.end for s in image.sections)
+
+
+@dataclass
+class _Designations:
+    """What an address of one image designates: the symbol holding it (clones named by their parent)
+    and the offset inside it, or a PLT stub's library function."""
+
+    starts: list[int]
+    ends: list[int]
+    names: list[str]
+    plt: dict[int, str]
+
+    @classmethod
+    def of(cls, image: ElfImage) -> "_Designations":
+        if image.path not in _DESIGNATIONS:
+            symbols = sorted((s for s in image.symbols if s.size > 0), key=lambda s: s.address)
+            _DESIGNATIONS.clear()  # one image at a time is enough: blocks are cut per image, then compared
+            _DESIGNATIONS[image.path] = cls([s.address for s in symbols], [s.address + s.size for s in symbols],
+                                            [parent_symbol(s.raw) for s in symbols], dict(image.plt_names))
+        return _DESIGNATIONS[image.path]
+
+    def __call__(self, address: int) -> tuple[str, int] | str | None:
+        if address in self.plt:
+            return self.plt[address]
+        index = bisect.bisect_right(self.starts, address) - 1
+        if index >= 0 and address < self.ends[index]:
+            return self.names[index], address - self.starts[index]
+        return None
+
+
+_DESIGNATIONS: dict[str, _Designations] = {}
+
+
+def _block(instructions: list[iced_x86.Instruction], low: int, high: int, designate: _Designations,
+           inside: range) -> Block:
+    numbering: dict[int, int] = {}
+
+    def register(value: int) -> tuple[int, int] | None:
+        if value == _NONE:
+            return None
+        full = iced_x86.RegisterExt.full_register(value)
+        return numbering.setdefault(full, len(numbering)), iced_x86.RegisterExt.size(value)
+
+    tokens = []
+    for instruction in instructions:
+        token: list = [instruction.mnemonic]
+        for operand in range(instruction.op_count):
+            kind = instruction.op_kind(operand)
+            if kind == iced_x86.OpKind.REGISTER:
+                token.append(register(instruction.op_register(operand)))
+            elif kind == iced_x86.OpKind.MEMORY:
+                displacement = instruction.memory_displacement
+                if instruction.is_ip_rel_memory_operand:
+                    displacement = ("address", designate(instruction.ip_rel_memory_address))
+                elif low <= displacement < high and instruction.memory_base == _NONE:
+                    displacement = ("address", designate(displacement))
+                token.append(("m", register(instruction.memory_base), register(instruction.memory_index),
+                              instruction.memory_index_scale, displacement, instruction.memory_size))
+            elif kind in _BRANCH_OPERANDS:
+                target = instruction.near_branch_target
+                token.append("branch" if target in inside else ("call", designate(target)))
+            elif kind in _IMMEDIATES and low <= instruction.immediate(operand) < high:
+                token.append(("address", designate(instruction.immediate(operand))))
+            else:
+                token.append((kind, instruction.immediate(operand) if _is_immediate(kind) else 0))
+        tokens.append(hash(tuple(token)))
+    return Block(hash(tuple(tokens)), tuple(instruction.ip for instruction in instructions), tuple(tokens))
+
+
+def _is_immediate(kind: int) -> bool:
+    return kind in _IMMEDIATES or kind in (iced_x86.OpKind.IMMEDIATE8, iced_x86.OpKind.IMMEDIATE16,
+                                           iced_x86.OpKind.IMMEDIATE8TO16, iced_x86.OpKind.IMMEDIATE8TO32,
+                                           iced_x86.OpKind.IMMEDIATE8TO64, iced_x86.OpKind.IMMEDIATE8_2ND)

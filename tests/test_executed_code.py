@@ -1,0 +1,141 @@
+"""The executed share of changed code and the predicted effect, on real gcc builds measured by callgrind.
+
+Each test makes a two-commit repository of tests/programs/kernel.c (one hot loop in its own
+function), collects it with the real CLI (gcc, valgrind, the store) and reads the feature
+table.  The expected values come from elsewhere than the code under test: the changed
+block from objdump's text, its execution count from the program's input, the measured
+change from callgrind's totals.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from selector.feature_table import feature_table
+from selector.sample_history import commit_all
+from selector.store import Store
+from tests.helpers import program_text, run_selector
+
+N = 20_000  # loop iterations: data[i] = i, so half the elements are odd
+ODD_BRANCH = "if (data[i] & 1) acc += data[i] * {k}; else acc ^= data[i];"
+CONFIG = """
+[project]
+binary = "prog"
+
+[build]
+command = "gcc {flags} -g -o prog prog.c"
+timeout = 60
+
+[profile]
+tool = "callgrind"
+
+[[benchmark]]
+name = "kernel"
+command = "{{binary}} {n}"
+metric = "instructions"
+repetitions = 2
+warmup = 0
+"""
+
+
+def _history(root: Path, bodies: list[str], flags: str) -> list[str]:
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    (root / "selector.toml").write_text(CONFIG.format(flags=flags, n=N))
+    (root / ".gitignore").write_text("prog\n.selector/\n")
+    shas = []
+    for number, body in enumerate(bodies):
+        (root / "prog.c").write_text(program_text("kernel.c").replace("KERNEL_BODY", body))
+        shas.append(commit_all(root, f"kernel body {number}"))
+    result = run_selector("collect", "--repo", str(root), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return shas
+
+
+def _tuple(root: Path, new: str):
+    table = feature_table(Store(root / ".selector", create=False))
+    return table[table["new"] == new].iloc[0]
+
+
+def _run_total(root: Path, sha: str) -> float:
+    measurements = Store(root / ".selector", create=False).read_one("measurements", sha)
+    values = measurements[measurements["repetition"] >= 0]["value"]
+    assert values.nunique() == 1  # callgrind counts repeat exactly
+    return float(values.iloc[0])
+
+
+def _kernel_lines(binary: Path) -> list[tuple[int, str]]:
+    """(address, instruction text) of kernel's instructions, as objdump prints them."""
+    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(binary)], capture_output=True, text=True, check=True).stdout
+    body = text.split("<kernel>:\n", 1)[1].split("\n\n", 1)[0]
+    lines = []
+    for line in body.splitlines():
+        address, _, instruction = line.strip().partition(":\t")
+        lines.append((int(address, 16), instruction.strip()))
+    return lines
+
+
+def _without_addresses(instruction: str) -> str:
+    return re.sub(r"\b[0-9a-f]+ <[^>]*>", "<target>", instruction)
+
+
+def _objdump_block_of(lines: list[tuple[int, str]], index: int) -> int:
+    """Instructions in the basic block around line `index`: bounded by jumps and jump targets."""
+    targets = {int(match, 16) for _, text in lines for match in re.findall(r"\b([0-9a-f]+) <kernel\+", text)}
+
+    def ends_block(text: str) -> bool:
+        return text.startswith(("j", "ret"))
+
+    start = index
+    while start > 0 and not ends_block(lines[start - 1][1]) and lines[start][0] not in targets:
+        start -= 1
+    end = index
+    while end + 1 < len(lines) and not ends_block(lines[end][1]) and lines[end + 1][0] not in targets:
+        end += 1
+    return end - start + 1
+
+
+@pytest.mark.slow
+def test_executed_share_of_a_changed_branch_is_exact(tmp_path):
+    root = tmp_path / "project"
+    old, new = _history(root, [ODD_BRANCH.format(k=3), ODD_BRANCH.format(k=5)], "-O0")
+
+    # objdump's view of the old and new kernel: the lines that differ, the block around them
+    binaries = {}
+    for sha in (old, new):
+        subprocess.run(["git", "checkout", "-q", sha], cwd=root, check=True)
+        subprocess.run(["gcc", "-O0", "-g", "-o", f"prog-{sha[:8]}", "prog.c"], cwd=root, check=True)
+        binaries[sha] = _kernel_lines(root / f"prog-{sha[:8]}")
+    old_lines, new_lines = binaries[old], binaries[new]
+    assert len(old_lines) == len(new_lines)
+    differing = [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if _without_addresses(a[1]) != _without_addresses(b[1])]
+    assert differing, "the two kernels compiled alike"
+    blocks = {_objdump_block_of(old_lines, i) for i in differing}
+    assert len(blocks) == 1  # one block changed: the odd branch
+    block_length = blocks.pop()
+
+    expected = block_length * (N // 2) / _run_total(root, old)  # the odd branch runs N/2 times
+    row = _tuple(root, new)
+    assert row["executed_changed_share"] == pytest.approx(expected, rel=1e-12)
+    assert row["executed_changed_share"] < 0.5 * row["changed_inclusive_share"]  # the function level sees far more
+    assert abs(row["predicted_effect"]) < 1e-9  # `* 3` and `* 5` take as many instructions
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flags", ["-O0", "-O2"])
+def test_predicted_effect_of_doubling_a_hot_loop_body(tmp_path, flags):
+    root = tmp_path / "project"
+    body = "acc = acc * 31 + (data[i] ^ (acc >> 3));"
+    old, new = _history(root, [body, body + " " + body], flags)
+
+    measured = _run_total(root, new) / _run_total(root, old) - 1.0
+    row = _tuple(root, new)
+    predicted = row["predicted_effect"] / 100.0
+    assert measured > 0.05  # the loop is most of the run
+    assert predicted == pytest.approx(measured, rel=0.10)
+    assert row["predicted_effect_size"] == pytest.approx(abs(row["predicted_effect"]))
+    assert 0 < row["executed_changed_share"] <= 1
