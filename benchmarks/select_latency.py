@@ -28,7 +28,15 @@ train`: xgboost, pooled) on a small synthetic feature table, with the harness di
 `select` is timed with the store's snapshots of its small tables in place (any select
 or collect leaves them), and also with them deleted first (a store written before
 snapshots existed, or by hand): then the whole commits and labels tables are read, a file per commit.
-Run: python benchmarks/select_latency.py [--rounds 3 --profiled 400 --drifted 20 --history 300]
+The ancestor's binary is stored with it and its profiles list per-instruction counts,
+as a collection leaves them: select then aligns the reached changed functions block by
+block (features/executed_code.py), loading both binaries.
+
+With --baseline TREE (a checkout of another revision, e.g. `git worktree add /tmp/main
+main`, with its compiled core copied in), the same select runs with that tree's code on
+the same repository and store, alternating with this one's, with a bundle that tree
+trains for itself (its own feature list): the ratio of the two is the change's cost.
+Run: python benchmarks/select_latency.py [--rounds 3 --profiled 400 --drifted 20 --history 300 --baseline TREE]
 """
 
 from __future__ import annotations
@@ -129,7 +137,7 @@ def make_store(store: Store, repository: Path, sha: str, binary: Path, profiled:
         "subject": commit.summary, "build_status": "ok", "build_reason": "", "build_log_tail": "", "build_seconds": 0.0,
         "build_command": config.build.command,
         "build_config": build_config_digest(open_repository(repository), sha, config.build.config_files),
-        "toolchain": toolchain_version(), "binary_sha256": "", "content_digest": "", "symbol_source": analysis.symbol_source,
+        "toolchain": toolchain_version(), "binary_sha256": store.put_binary(binary), "content_digest": "", "symbol_source": analysis.symbol_source,
         "decoder": analysis.decoder, "analysis_notes": "\n".join(analysis.notes), "functions": len(functions),
         "benchmarks_measured": len(BENCHMARKS), "run_failures": "", "profile_failures": "", "child_seconds": 0.0,
         "collected_at": datetime.now(timezone.utc),
@@ -149,11 +157,15 @@ def make_store(store: Store, repository: Path, sha: str, binary: Path, profiled:
         "self_instructions": self_instructions,
         "inclusive_instructions": self_instructions + rng.lognormal(13, 3, rows).astype(np.int64),
         "samples": pd.array([pd.NA] * rows, dtype="Int64"), "profiler": "callgrind", "event": "Ir",
+        # one executed instruction per function, at its entry: enough for select to align its blocks
+        "instruction_addresses": [[int(a)] for a in functions["address"].to_numpy()[np.concatenate(reached)]],
+        "instruction_counts": [[int(c)] for c in self_instructions],
     })
     allocator = pd.DataFrame({
         "commit": sha, "benchmark": BENCHMARKS, "function": "malloc", "object": "libc.so.6", "in_binary": False,
         "calls": rng.integers(1_000, 100_000, len(BENCHMARKS)), "self_instructions": 10**6, "inclusive_instructions": 10**6,
         "samples": pd.array([pd.NA] * len(BENCHMARKS), dtype="Int64"), "profiler": "callgrind", "event": "Ir",
+        "instruction_addresses": [[] for _ in BENCHMARKS], "instruction_counts": [[] for _ in BENCHMARKS],
     })
     store.write("profiles", sha, pd.concat([profiles, allocator], ignore_index=True))
     return config, len(analysis.functions)
@@ -214,6 +226,7 @@ def main() -> None:
     parser.add_argument("--drifted", type=int, default=20, help="profiled functions whose code differs in the new binary")
     parser.add_argument("--history", type=int, default=300, help="older stored commits, with labels, besides the ancestor")
     parser.add_argument("--binary", type=Path, default=None, help="another binary instead of libpython")
+    parser.add_argument("--baseline", type=Path, help="a checkout of another revision to time side by side")
     arguments = parser.parse_args()
     subject = arguments.binary or libpython()
     with tempfile.TemporaryDirectory(prefix="select-latency-") as directory:
@@ -244,7 +257,24 @@ def main() -> None:
             subprocess.run([sys.executable, "-c", f"import {modules}"], check=True, cwd=root)
 
         run_select()  # the snapshots any earlier select or collect leaves
-        candidates = {"selector select": run_select, "objdump -d": objdump,
+        candidates = {"selector select": run_select, "objdump -d": objdump}
+        if arguments.baseline:
+            baseline = arguments.baseline.resolve()
+            environment = {**os.environ, "PYTHONPATH": str(baseline)}
+            # that tree's bundle, trained by its own code on its own feature list
+            subprocess.run([sys.executable, "-c", (
+                f"import sys; sys.path.insert(0, {str(baseline / 'benchmarks')!r}); import select_latency as s; "
+                f"from selector.store import Store; from selector.config import load_config; "
+                f"s.make_bundle(Store({str(root / 'baseline')!r}), load_config({str(repository / 'selector.toml')!r}), {first!r})")],
+                check=True, env=environment, cwd=root)
+            baseline_select = [*select, "--bundle", str(root / "baseline" / "models")]
+            baseline_outputs: list[subprocess.CompletedProcess] = []
+
+            def run_baseline() -> None:
+                baseline_outputs.append(subprocess.run(baseline_select, capture_output=True, text=True, cwd=root, env=environment))
+
+            candidates["select, baseline tree"] = run_baseline
+        candidates |= {
                       "  select, no snapshots": run_select_without_snapshots,
                       "  import selector.cli": lambda: imports("selector.cli"),
                       "  all imports of select": lambda: imports(SELECT_IMPORTS),
@@ -261,6 +291,10 @@ def main() -> None:
     if any(b["reason"].startswith("selector failed") for b in document["benchmarks"]):  # the fallback without --strict
         raise SystemExit(f"selector select failed internally and ran everything:\n{outputs[-1].stderr}")
 
+    if arguments.baseline:
+        for result in baseline_outputs:
+            if result.returncode not in (0, 1):
+                raise SystemExit(f"the baseline tree's select exited {result.returncode}:\n{result.stderr}")
     theirs, ours = median(times["objdump -d"]), median(times["selector select"])
     print(f"binary         {subject} ({subject.stat().st_size / 2**20:.1f} MiB, {functions} functions)")
     print(f"set-up         ancestor {first[:10]} stored ({arguments.profiled} profiled functions x {len(BENCHMARKS)} benchmarks, "
@@ -285,6 +319,13 @@ def main() -> None:
     print(f"select beyond its imports: about {rest:.3f} s (medians; the analysis runs on the other core during the "
           "imports, so what is left is tabulating it, reading the store and git, the features, the model, the output)")
     print(f"all imports of select = python -c 'import {SELECT_IMPORTS}'")
+    if arguments.baseline:
+        base = median(times["select, baseline tree"])
+        paired = sorted(a / b for a, b in zip(times["selector select"], times["select, baseline tree"]))
+        print(f"selector select / the same with {arguments.baseline} = {ours / base:.2f} (medians); round by round: "
+              f"median {median(paired):.2f}, from {paired[0]:.2f} to {paired[-1]:.2f}")
+        print("the baseline said   " + "; ".join(f"{b['name']} {b['decision']} ({b['reason']})"
+                                                 for b in json.loads(baseline_outputs[-1].stdout)["benchmarks"]))
 
 
 if __name__ == "__main__":

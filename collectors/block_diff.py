@@ -26,7 +26,6 @@ the old profile's per-instruction counts (features/executed_code.py).
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -34,8 +33,7 @@ from functools import lru_cache
 import iced_x86
 import numpy as np
 
-from collectors.elf_image import ElfImage
-from collectors.symbols import parent_symbol
+from collectors.code_image import CodeImage
 
 _FLOW_ENDS_BLOCK = frozenset({
     iced_x86.FlowControl.UNCONDITIONAL_BRANCH, iced_x86.FlowControl.CONDITIONAL_BRANCH,
@@ -71,34 +69,19 @@ class Region:
         return sum(length for length, _ in self.new_blocks)
 
 
-@dataclass(frozen=True)
-class CodeRange:
-    address: int
-    size: int
+def function_ranges(image: CodeImage, parts: list[str], main_address: int) -> list[tuple[int, int]]:
+    """The (address, size) of each part of one function (``foo``, ``foo.cold``, ...), main part first."""
+    return image.function_parts(parts, main_address)
 
 
-def function_ranges(image: ElfImage, parts: list[str], main_address: int) -> list[CodeRange]:
-    """The code of one function (all its parts: ``foo``, ``foo.cold``, ...), main part first.
-    A part name held by several symbols (static functions of one name) is taken nearest the main part."""
-    ranges = []
-    for raw in parts:
-        candidates = [s for s in image.symbols if s.raw == raw and s.size > 0]
-        if not candidates:
-            continue
-        chosen = min(candidates, key=lambda s: abs(s.address - main_address))
-        ranges.append(CodeRange(chosen.address, chosen.size))
-    return sorted(set(ranges), key=lambda r: (r.address != main_address, r.address))
-
-
-def basic_blocks(image: ElfImage, ranges: list[CodeRange]) -> list[Block]:
+def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]:
     """The function's basic blocks, in address order within each part, parts in the given order."""
-    low, high = _image_span(image)
-    names = _Designations.of(image)
+    low, high = image.span()
     blocks: list[Block] = []
-    for code_range in ranges:
-        instructions = list(iced_x86.Decoder(64, image.read(code_range.address, code_range.size), ip=code_range.address))
-        inside = range(code_range.address, code_range.address + code_range.size)
-        leaders = {code_range.address}
+    for address, size in ranges:
+        instructions = list(iced_x86.Decoder(64, image.read(address, size), ip=address))
+        inside = range(address, address + size)
+        leaders = {address}
         for instruction, following in zip(instructions, instructions[1:]):
             if instruction.flow_control in _FLOW_ENDS_BLOCK:
                 leaders.add(following.ip)
@@ -108,11 +91,11 @@ def basic_blocks(image: ElfImage, ranges: list[CodeRange]) -> list[Block]:
         current: list[iced_x86.Instruction] = []
         for instruction in instructions:
             if instruction.ip in leaders and current:
-                blocks.append(_block(current, low, high, names, inside))
+                blocks.append(_block(current, low, high, image.designate, inside))
                 current = []
             current.append(instruction)
         if current:
-            blocks.append(_block(current, low, high, names, inside))
+            blocks.append(_block(current, low, high, image.designate, inside))
     return blocks
 
 
@@ -144,57 +127,18 @@ def _most_similar(block: Block, candidates: list[Block], position: int) -> Block
     return candidates[max(range(len(candidates)), key=score)]
 
 
-def changed_regions(old_image: ElfImage, old_ranges: list[CodeRange], new_image: ElfImage,
-                    new_ranges: list[CodeRange]) -> list[Region]:
+def changed_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new_image: CodeImage,
+                    new_ranges: list[tuple[int, int]]) -> list[Region]:
     return align(basic_blocks(old_image, old_ranges), basic_blocks(new_image, new_ranges))
 
 
 @lru_cache(maxsize=8)
-def load_image(path: str) -> ElfImage:
-    """ElfImage.load, kept for the few commits a feature build compares at a time."""
-    return ElfImage.load(path)
+def load_image(path: str) -> CodeImage:
+    """The binary's code, kept for the few commits a feature build compares at a time."""
+    return CodeImage.load(path)
 
 
-def _image_span(image: ElfImage) -> tuple[int, int]:
-    """Where absolute addresses can point in a fixed-address image; nowhere in a position-independent one."""
-    if image.position_independent or not image.sections:
-        return 0, 0
-    return image.sections[0].address, max(s.end for s in image.sections)
-
-
-@dataclass
-class _Designations:
-    """What an address of one image designates: the symbol holding it (clones named by their parent)
-    and the offset inside it, or a PLT stub's library function."""
-
-    starts: list[int]
-    ends: list[int]
-    names: list[str]
-    plt: dict[int, str]
-
-    @classmethod
-    def of(cls, image: ElfImage) -> "_Designations":
-        if image.path not in _DESIGNATIONS:
-            symbols = sorted((s for s in image.symbols if s.size > 0), key=lambda s: s.address)
-            _DESIGNATIONS.clear()  # one image at a time is enough: blocks are cut per image, then compared
-            _DESIGNATIONS[image.path] = cls([s.address for s in symbols], [s.address + s.size for s in symbols],
-                                            [parent_symbol(s.raw) for s in symbols], dict(image.plt_names))
-        return _DESIGNATIONS[image.path]
-
-    def __call__(self, address: int) -> tuple[str, int] | str | None:
-        if address in self.plt:
-            return self.plt[address]
-        index = bisect.bisect_right(self.starts, address) - 1
-        if index >= 0 and address < self.ends[index]:
-            return self.names[index], address - self.starts[index]
-        return None
-
-
-_DESIGNATIONS: dict[str, _Designations] = {}
-
-
-def _block(instructions: list[iced_x86.Instruction], low: int, high: int, designate: _Designations,
-           inside: range) -> Block:
+def _block(instructions: list[iced_x86.Instruction], low: int, high: int, designate, inside: range) -> Block:
     numbering: dict[int, int] = {}
 
     def register(value: int) -> tuple[int, int] | None:

@@ -1,0 +1,182 @@
+"""A binary's code and symbols, read lean: what block alignment needs on the push path.
+
+`ElfImage` reads everything the static analysis needs (every symbol as an object,
+relocations, PLT names) in about 0.2 s on libpython; `selector select` aligns a handful of
+changed functions of two binaries and would pay that twice.  This reads the section
+headers and the symbol table as numpy arrays, decodes only the function names (to find a
+function's parts) and names any other symbol, or a PLT stub (its GOT slot's relocation), only when an
+instruction refers to it.
+"""
+
+from __future__ import annotations
+
+import mmap
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from collectors.decoder import plt_stub_slots
+from collectors.elf_image import (
+    R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT, RELA_DTYPE, STT_FUNC, STT_GNU_IFUNC, STT_OBJECT, SYMBOL_DTYPE,
+)
+from collectors.errors import BinaryError
+from collectors.symbols import parent_symbol
+
+SECTION_DTYPE = np.dtype([("name", "<u4"), ("type", "<u4"), ("flags", "<u8"), ("address", "<u8"), ("offset", "<u8"),
+                          ("size", "<u8"), ("link", "<u4"), ("info", "<u4"), ("align", "<u8"), ("entsize", "<u8")])
+SHT_SYMTAB, SHT_NOBITS, SHT_DYNSYM = 2, 8, 11
+
+
+@dataclass
+class CodeImage:
+    path: str
+    data: bytes
+    position_independent: bool
+    sections: np.ndarray  # SECTION_DTYPE, allocated ones with contents, by address
+    section_names: list[str]  # aligned with `sections`
+    symbols: np.ndarray  # SYMBOL_DTYPE: defined functions and objects with a size, by address
+    strings: bytes  # the symbol table's string table
+    headers: np.ndarray  # every section header
+    header_names: list[str]  # aligned with `headers`
+    _names: dict[int, str] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def load(cls, path: str) -> "CodeImage":
+        data = _mapped(path)  # only the pages read are loaded: a few functions, the tables
+        if data[4] != 2 or int.from_bytes(data[18:20], "little") != 62:
+            raise BinaryError(f"{path}: not an x86-64 ELF file")
+        offset, count, names_index = (int.from_bytes(data[0x28:0x30], "little"), int.from_bytes(data[0x3C:0x3E], "little"),
+                                      int.from_bytes(data[0x3E:0x40], "little"))
+        if offset + count * SECTION_DTYPE.itemsize > len(data) or names_index >= count:
+            raise BinaryError(f"{path}: truncated or malformed ELF file (section headers)")
+        headers = np.frombuffer(data, SECTION_DTYPE, count=count, offset=offset)
+        names = _table(data, headers[names_index])
+        table = next((h for kind in (SHT_SYMTAB, SHT_DYNSYM) for h in headers if h["type"] == kind), None)
+        if table is None or table["link"] >= count:
+            raise BinaryError(f"{path}: no symbol table")
+        entries = np.frombuffer(_table(data, table), SYMBOL_DTYPE)
+        kinds = entries["info"] & 0xF
+        defined = (np.isin(kinds, (STT_FUNC, STT_GNU_IFUNC, STT_OBJECT)) & (entries["shndx"] != 0)
+                   & (entries["shndx"] < 0xFF00) & (entries["size"] > 0))
+        symbols = entries[defined]
+        symbols = symbols[np.argsort(symbols["value"], kind="stable")]
+        allocated = headers[((headers["flags"] & 0x2) != 0) & (headers["type"] != SHT_NOBITS) & (headers["size"] > 0)]
+        order = np.argsort(allocated["address"], kind="stable")
+        allocated = allocated[order]
+        header_names = [_c_string(names, int(h["name"])) for h in headers]
+        return cls(path, data, int.from_bytes(data[16:18], "little") == 3, allocated,
+                   [header_names[i] for i in np.flatnonzero(((headers["flags"] & 0x2) != 0) & (headers["type"] != SHT_NOBITS)
+                                                            & (headers["size"] > 0))[order]],
+                   symbols, _table(data, headers[table["link"]]), headers, header_names)
+
+    def read(self, address: int, size: int) -> bytes:
+        index = int(np.searchsorted(self.sections["address"], address, side="right")) - 1
+        if index < 0:
+            return b""
+        section = self.sections[index]
+        start = address - int(section["address"])
+        if start >= int(section["size"]):
+            return b""
+        size = min(size, int(section["size"]) - start)
+        return self.data[int(section["offset"]) + start: int(section["offset"]) + start + size]
+
+    def span(self) -> tuple[int, int]:
+        """Where an absolute address can point: nowhere in a position-independent image."""
+        if self.position_independent or not len(self.sections):
+            return 0, 0
+        return int(self.sections["address"][0]), int((self.sections["address"] + self.sections["size"]).max())
+
+    @cached_property
+    def _functions(self) -> np.ndarray:
+        kinds = self.symbols["info"] & 0xF
+        return (kinds == STT_FUNC) | (kinds == STT_GNU_IFUNC)
+
+    def _functions_named(self, raw: str) -> list[int]:
+        """Indices into `symbols` of the functions of that name: found in the string table, not by
+        decoding every name (a linker may share a string's tail: then the names are read)."""
+        wanted = raw.encode()
+        offsets, start = [], self.strings.find(b"\0" + wanted + b"\0")
+        while start >= 0:
+            offsets.append(start + 1)
+            start = self.strings.find(b"\0" + wanted + b"\0", start + 1)
+        hits = np.flatnonzero(self._functions & np.isin(self.symbols["name"], offsets)).tolist()
+        if hits:
+            return hits
+        return [i for i in np.flatnonzero(self._functions).tolist() if self._name(i) == raw]
+
+    def function_parts(self, raw_names: list[str], main_address: int) -> list[tuple[int, int]]:
+        """(address, size) of each named part; a name several functions hold is taken nearest the main part."""
+        ranges = set()
+        for raw in raw_names:
+            candidates = self._functions_named(raw)
+            if candidates:
+                chosen = min(candidates, key=lambda i: abs(int(self.symbols["value"][i]) - main_address))
+                ranges.add((int(self.symbols["value"][chosen]), int(self.symbols["size"][chosen])))
+        return sorted(ranges, key=lambda r: (r[0] != main_address, r[0]))
+
+    def designate(self, address: int) -> tuple[str, int] | str | None:
+        """What an address refers to: a library function through a PLT stub, or (symbol, offset in it)."""
+        index = int(np.searchsorted(self.symbols["value"], address, side="right")) - 1
+        if index >= 0 and address < int(self.symbols["value"][index]) + int(self.symbols["size"][index]):
+            return parent_symbol(self._name(index)), address - int(self.symbols["value"][index])
+        return self._plt_names.get(address)
+
+    @cached_property
+    def _plt_names(self) -> dict[int, str]:
+        """PLT stub address -> ``name@plt``: the GOT slot each stub jumps through, named by its relocation."""
+        slots = {}
+        for header, name in zip(self.headers, self.header_names):
+            if name in (".rela.plt", ".rela.dyn") and int(header["link"]) < len(self.headers):
+                entries = np.frombuffer(_table(self.data, header), RELA_DTYPE)
+                kinds = entries["info"] & 0xFFFFFFFF
+                wanted = entries[(kinds == R_X86_64_GLOB_DAT) | (kinds == R_X86_64_JUMP_SLOT)]
+                symbols = self.headers[int(header["link"])]
+                dynamic = np.frombuffer(_table(self.data, symbols), SYMBOL_DTYPE)
+                strings = _table(self.data, self.headers[int(symbols["link"])])
+                for slot, info in zip(wanted["offset"].tolist(), wanted["info"].tolist()):
+                    if 0 < info >> 32 < len(dynamic):
+                        slots[slot] = (dynamic, strings, info >> 32)
+        names = {}
+        for header, name in zip(self.headers, self.header_names):
+            if name.startswith(".plt") and header["type"] != SHT_NOBITS:
+                for stub, slot in plt_stub_slots(_table(self.data, header), int(header["address"])):
+                    if slot in slots:
+                        dynamic, strings, index = slots[slot]
+                        names[stub] = _c_string(strings, int(dynamic["name"][index])) + "@plt"
+        return names
+
+    def _name(self, index: int) -> str:
+        if index not in self._names:
+            self._names[index] = _c_string(self.strings, int(self.symbols["name"][index]))
+        return self._names[index]
+
+
+def _mapped(path: str):
+    read_elf_file_header(path)
+    with open(path, "rb") as handle:
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def read_elf_file_header(path: str) -> None:
+    """The checks read_elf_file makes (missing, unreadable, not ELF, too short), on the first bytes only."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(64)
+    except OSError as error:
+        raise BinaryError(f"{path}: cannot read ({error.strerror})") from None
+    if head[:4] != b"\x7fELF" or len(head) < 64:
+        raise BinaryError(f"{path}: not an ELF file, or shorter than its header")
+
+
+def _table(data: bytes, header) -> bytes:
+    start, size = int(header["offset"]), int(header["size"])
+    if start + size > len(data):
+        raise BinaryError("truncated or malformed ELF file (a section past the end of the file)")
+    return data[start: start + size]
+
+
+def _c_string(table: bytes, offset: int) -> str:
+    end = table.find(b"\0", offset)
+    return table[offset: end if end >= 0 else len(table)].decode("utf-8", "replace")
