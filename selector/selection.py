@@ -41,6 +41,7 @@ SCHEMA_VERSION = 1
 MAX_WALK = 5000  # commits of git history searched for a profiled ancestor
 DRIVERS_SHOWN = 5
 BUILD_CONFIG_CHANGED = FEATURE_NAMES.index("build_config_changed")
+PREDICTED_EFFECT = FEATURE_NAMES.index("predicted_effect")
 # the columns of each table the feature builder reads
 COMMIT_COLUMNS = ["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]
 # The columns of the stored functions and objects tables that the feature builder reads
@@ -68,6 +69,7 @@ class Decision:
     against: str | None = None
     hops: int | None = None
     drivers: list[Driver] = field(default_factory=list)
+    predicted_effect: float | None = None  # percent: c_o's instruction counts applied to c_n's code
 
 
 @dataclass
@@ -227,7 +229,8 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
             runs = probability >= entry.threshold
             decision.decision = "run" if runs else "skip"
             decision.reason = _explain(runs, probability, entry, decision.drivers)
-        decisions[benchmark] = decision
+        decision.predicted_effect = round(float(features[benchmark][PREDICTED_EFFECT]), 4)
+        decisions[benchmark] = overrule_by_predicted_effect(decision, config.labels.min_effect)
     model = None
     if bundle is not None:
         model = {"bundle": str(bundle_path or Path(store.root) / "models"), "model": bundle.settings.get("model"),
@@ -390,6 +393,17 @@ def drivers(builder, new: str, old: str, benchmark: str, profiled: str | None = 
     for name in sorted(diff.changed_objects & profile.data_refs):
         found.append(Driver(name, "data", 0.0, 0.0, 0))
     return found[:DRIVERS_SHOWN] + [d for d in found[DRIVERS_SHOWN:] if d.change == "data"]
+
+
+def overrule_by_predicted_effect(decision: Decision, min_effect: float) -> Decision:
+    """A skip becomes a run when the predicted instruction change reaches `min_effect` (a fraction):
+    a model learns from few changes, the prediction is the code's own arithmetic."""
+    if decision.decision != "skip" or decision.predicted_effect is None or abs(decision.predicted_effect) < 100 * min_effect:
+        return decision
+    decision.decision = "run"
+    decision.reason = (f"predicted instruction change {decision.predicted_effect:+.2f}% reaches min_effect {100 * min_effect:g}% "
+                       f"(the model alone would skip: {decision.reason})")
+    return decision
 
 
 def _explain(runs: bool, probability: float, entry, reasons: list[Driver]) -> str:

@@ -9,6 +9,7 @@ change from callgrind's totals.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from selector.feature_table import feature_table
+from selector.selection import Decision, overrule_by_predicted_effect
 from selector.sample_history import commit_all
 from selector.store import Store
 from tests.helpers import program_text, run_selector
@@ -139,3 +141,21 @@ def test_predicted_effect_of_doubling_a_hot_loop_body(tmp_path, flags):
     assert predicted == pytest.approx(measured, rel=0.10)
     assert row["predicted_effect_size"] == pytest.approx(abs(row["predicted_effect"]))
     assert 0 < row["executed_changed_share"] <= 1
+
+    # select (on the core install) computes the same prediction on the push path and prints it
+    result = run_selector("select", new, "--repo", str(root), "--format", "json")
+    assert result.returncode in (0, 1), result.stderr
+    (decision,) = json.loads(result.stdout)["benchmarks"]
+    assert decision["predicted_effect"] == pytest.approx(row["predicted_effect"], rel=1e-3)
+    assert decision["decision"] == "run"
+
+
+def test_a_skip_becomes_a_run_when_the_predicted_effect_reaches_min_effect():
+    def decided(choice: str, predicted: float | None) -> Decision:
+        return overrule_by_predicted_effect(Decision("b", choice, "p=0.10 < 0.50", predicted_effect=predicted), 0.01)
+
+    overruled = decided("skip", -1.5)
+    assert overruled.decision == "run" and "-1.50% reaches min_effect 1%" in overruled.reason and "p=0.10" in overruled.reason
+    assert decided("skip", 0.99).decision == "skip"
+    assert decided("skip", None).decision == "skip"
+    assert decided("run", 0.0).decision == "run"
