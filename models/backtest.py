@@ -61,15 +61,16 @@ class FittedModel:
 
 def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray, scope: str, benchmark: str | None,
               target_hit_rate: float, seed: int, threshold_folds: int = 3, search: bool = False,
-              groups: np.ndarray | None = None, operating_point: str = "quantile") -> FittedModel:
+              groups: np.ndarray | None = None, operating_point: str = "quantile",
+              effect: np.ndarray | None = None) -> FittedModel:
     """Fit one model and choose its operating point, from training data only.  With `groups`
     (a project per row), the out-of-fold scores that place the operating point hold one group
     out at a time: the threshold is then the one that carried over to an unseen project."""
     weights = distance_weights(hops) if spec.weighted else None
-    learnable = spec.kind != "ml" or len(np.unique(y)) == 2  # rules and history-only cope with one class
+    learnable = spec.kind != "ml" or len(np.unique(y)) == 2  # rules, effects and history-only cope with one class
     if learnable:
         estimator = _maybe_search(spec, seed, X, y, search)
-        fit_model(estimator, X, y, weights)
+        fit_model(estimator, X, y, weights, effect)
     else:
         estimator = DummyClassifier(strategy="prior").fit(X, y)
     if spec.rule_threshold is not None:
@@ -157,9 +158,11 @@ def backtest(
                 X_train = design_matrix(train_frame, feature_columns, scope, benchmarks)
                 X_test = design_matrix(test_frame, feature_columns, scope, benchmarks)
                 y_train = train_frame["label"].to_numpy(bool)
+                effect_train = measured_effects(train_frame)
                 for spec in specs:
                     fitted = train_one(spec, X_train, y_train, train_frame["hops"].to_numpy(), scope, benchmark,
-                                       target_hit_rate, seed, threshold_folds, search, operating_point=operating_point)
+                                       target_hit_rate, seed, threshold_folds, search, operating_point=operating_point,
+                                       effect=effect_train)
                     scores = positive_scores(fitted.estimator, X_test)
                     rows.append(prediction_frame(spec.name, scope, split.epoch, test_frame, scores, fitted.threshold))
                     importance = feature_importances(fitted)
@@ -174,6 +177,11 @@ def backtest(
         if importances else pd.DataFrame(columns=["model", "scope", "feature", "importance"])
     )
     return BacktestResult(plan, predictions, importance_table, notes)
+
+
+def measured_effects(table: pd.DataFrame) -> np.ndarray | None:
+    """The labels' measured relative changes of the rows, for a model that learns them (None without)."""
+    return table["effect"].to_numpy(float) if "effect" in table else None
 
 
 def prediction_frame(model: str, scope: str, epoch, tests: pd.DataFrame, scores: np.ndarray, threshold: float) -> pd.DataFrame:

@@ -44,7 +44,7 @@ MANIFEST = "manifest.json"
 # Everything a trained model may contain beyond what skops trusts by default.
 TRUSTED_TYPES = frozenset({
     "models.baselines.AlwaysRun", "models.baselines.HistoryOnly", "models.baselines.ReachedChanged",
-    "models.baselines.PredictedEffect",
+    "models.baselines.PredictedEffect", "models.effect.EffectBound",
     "models.perphecy.PerphecyPredictor", "models.registry.BalancedXGBClassifier", "models.registry.PlattSVC",
     "sklearn.tree._tree.Tree", "xgboost.core.Booster",
 })

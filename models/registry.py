@@ -25,6 +25,7 @@ from xgboost import XGBClassifier
 
 from models.names import MODEL_NAMES
 from models.baselines import EXECUTED_CHANGE_COLUMNS, AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
+from models.effect import EffectBound
 from models.perphecy import PerphecyPredictor
 
 
@@ -84,7 +85,7 @@ class BalancedXGBClassifier(XGBClassifier):
 @dataclass(frozen=True)
 class ModelSpec:
     name: str
-    kind: str  # "ml" (learned from features), "perphecy", or "baseline"
+    kind: str  # "ml" (learned from features), "perphecy", "effect" (learned from the measured effects) or "baseline"
     description: str
     build: Callable[[int], BaseEstimator]  # seed -> a fresh estimator
     weighted: bool = True  # accepts Sousa's distance sample weights
@@ -117,6 +118,8 @@ MODELS: dict[str, ModelSpec] = {
                   search={"classifier__C": [0.1, 1.0, 10.0]}),
         ModelSpec("perphecy", "perphecy", "Perphecy's greedy indicator thresholds (de Oliveira 2015, Algorithm 1)",
                   lambda seed: PerphecyPredictor(), weighted=False, rule_threshold=0.5),
+        ModelSpec("effect", "effect", "Quantile gradient boosting of |effect| (95th percentile), run when the bound "
+                  "reaches min_effect", lambda seed: EffectBound(random_state=seed), weighted=False, rule_threshold=0.5),
         ModelSpec("always-run", "baseline", "Run every benchmark on every commit",
                   lambda seed: AlwaysRun(), weighted=False, rule_threshold=0.5),
         ModelSpec("reached-changed", "baseline", "Run when anything the benchmark reached changed (safe selection)",
@@ -142,8 +145,12 @@ def model_spec(name: "str | ModelSpec") -> ModelSpec:
     return MODELS[name]
 
 
-def fit_model(estimator: BaseEstimator, X, y, sample_weight: np.ndarray | None = None) -> BaseEstimator:
-    """Fit, routing the sample weights to the final step of a pipeline."""
+def fit_model(estimator: BaseEstimator, X, y, sample_weight: np.ndarray | None = None,
+              effect: np.ndarray | None = None) -> BaseEstimator:
+    """Fit, routing the sample weights to the final step of a pipeline, and the measured effects
+    to a model that learns them (models.effect)."""
+    if getattr(estimator, "needs_effect", False):
+        return estimator.fit(X, y, sample_weight=sample_weight, effect=effect)
     if sample_weight is None:
         return estimator.fit(X, y)
     if isinstance(estimator, Pipeline):

@@ -68,11 +68,17 @@ class PairLabeller:
 
     def labels(self, tuples: pd.DataFrame) -> pd.Series:
         """The label (nullable bool) of each row of a (new, old, benchmark) frame."""
-        values = []
+        return self.labels_and_effects(tuples)[0]
+
+    def labels_and_effects(self, tuples: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+        """The label (nullable bool) and the measured relative change (NaN where unlabelled) of each row."""
+        labels, effects = [], []
         for new, old, benchmark in tuples[["new", "old", "benchmark"]].itertuples(index=False):
             found = self.label(new, old, benchmark)
-            values.append(pd.NA if found is None or found.label is None else found.label)
-        return pd.Series(values, index=tuples.index, dtype="boolean")
+            known = found is not None and found.label is not None
+            labels.append(found.label if known else pd.NA)
+            effects.append(found.effect if known else float("nan"))
+        return pd.Series(labels, index=tuples.index, dtype="boolean"), pd.Series(effects, index=tuples.index, dtype=float)
 
 
 def update_labels(store: Store, config: Config) -> LabelSummary:

@@ -28,7 +28,7 @@ import pandas as pd
 
 from collectors.errors import UserError
 from features.catalogue import FEATURE_NAMES
-from models.backtest import PREDICTION_COLUMNS, BacktestResult, FittedModel, prediction_frame, train_one
+from models.backtest import PREDICTION_COLUMNS, BacktestResult, FittedModel, measured_effects, prediction_frame, train_one
 from models.design import design_matrix
 from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
@@ -138,7 +138,7 @@ def fit_cross_project(training: pd.DataFrame, model: str, target_hit_rate: float
     X = design_matrix(training, FEATURE_NAMES, CROSS_PROJECT, [])
     fitted = train_one(model_spec(model), X, training["label"].to_numpy(bool), training["hops"].to_numpy(), CROSS_PROJECT,
                        None, target_hit_rate, seed, groups=training["project"].to_numpy() if threshold_by_project else None,
-                       operating_point=operating_point)
+                       operating_point=operating_point, effect=measured_effects(training))
     return fitted, X
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 from collectors.errors import UserError
 from features.catalogue import FEATURE_NAMES
 from features.tuples import closest_tuples
-from models.backtest import FittedModel, train_one
+from models.backtest import FittedModel, measured_effects, train_one
 from models.design import design_matrix
 from models.bundle import Bundle, save_bundle
 from models.registry import model_spec
@@ -59,7 +59,7 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         X = design_matrix(part, FEATURE_NAMES, scope, chosen)
         inputs[benchmark] = X
         fitted.append(train_one(spec, X, part["label"].to_numpy(bool), part["hops"].to_numpy(), scope, benchmark,
-                                target_hit_rate, seed, operating_point=operating_point))
+                                target_hit_rate, seed, operating_point=operating_point, effect=measured_effects(part)))
     newest = history.commits.sort_values("author_time").iloc[-1]
     trained_on = {
         "commits": int(history.commits["sha"].nunique()), "tuples": len(table), "benchmarks": chosen,

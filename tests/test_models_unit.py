@@ -9,7 +9,8 @@ from sklearn.base import clone
 
 from features.catalogue import FEATURE_NAMES
 from features.history import History
-from models.baselines import AlwaysRun, HistoryOnly, ReachedChanged
+from models.baselines import AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
+from models.effect import EffectBound
 from models.evaluation import RUN_EVERYTHING, operating_threshold, score_predictions
 from models.perphecy import PerphecyPredictor, greedy_thresholds
 from models.registry import MODELS, fit_model, positive_scores
@@ -89,11 +90,41 @@ def test_every_model_fits_scores_and_clones(name):
     X = pd.DataFrame(rng.random((120, len(FEATURE_NAMES))) * 100, columns=FEATURE_NAMES)
     y = (X["top_changed_rank_by_instructions"] > 75).to_numpy()
     spec = MODELS[name]
-    model = fit_model(clone(spec.build(0)), X, y, np.ones(len(y)) if spec.weighted else None)
+    effect = np.where(y, 0.03, 0.001) * rng.choice([-1, 1], len(y))  # the measured changes behind the labels
+    model = fit_model(clone(spec.build(0)), X, y, np.ones(len(y)) if spec.weighted else None, effect)
     scores = positive_scores(model, X)
     assert scores.shape == (len(X),) and ((scores >= 0) & (scores <= 1)).all()
-    if spec.kind == "ml":
+    if spec.kind in ("ml", "effect"):
         assert scores[y].mean() > scores[~y].mean()  # learned the planted rule
+
+
+def test_effect_bound_decides_at_min_effect_and_follows_a_new_min_effect_without_refitting():
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame(0.0, index=range(400), columns=FEATURE_NAMES)
+    X["executed_changed_share"] = rng.random(400)
+    effect = 0.04 * X["executed_changed_share"].to_numpy() * rng.choice([-1, 1], 400)  # up to 4% where much changed
+    model = EffectBound(random_state=0).fit(X, np.abs(effect) >= 0.01, effect=effect)
+    bound = model.bound(X)
+    assert np.corrcoef(bound, np.abs(effect))[0, 1] > 0.9
+    assert np.mean(bound >= np.abs(effect) - 1e-3) > 0.9  # an upper bound, mostly
+    runs = model.predict(X)
+    assert (runs == (bound >= 0.01)).all()  # p >= 0.5 exactly where the bound reaches min_effect
+    model.set_params(min_effect=0.03)  # a team that raises its minimum effect: no refit
+    assert (model.predict(X) == (bound >= 0.03)).all() and model.predict(X).sum() < runs.sum()
+    with pytest.raises(ValueError, match="effect"):
+        EffectBound().fit(X, runs)
+
+
+def test_block_level_baselines():
+    X = _features([{"executed_changed_share": 0.2, "top_changed_rank_by_instructions": 90},
+                   {"top_changed_rank_by_instructions": 90},  # a hot function changed, no changed block ran
+                   {"predicted_effect_size": 1.5, "executed_changed_share": 0.5}, {"changed_data_reached": 1}])
+    y = np.array([True, False, True, True])
+    assert MODELS["executed-changed"].build(0).fit(X, y).predict(X).tolist() == [True, False, True, True]
+    assert ReachedChanged().fit(X, y).predict(X).tolist() == [True, True, False, True]
+    predicted = PredictedEffect().fit(X, y)
+    assert predicted.predict(X).tolist() == [False, False, True, False]
+    assert predicted.predict_proba(_features([{"predicted_effect_size": 1.0}]))[0, 1] == pytest.approx(0.5)
 
 
 # ------------------------------------------------------------ operating point
