@@ -14,8 +14,9 @@ probabilities then agree to float32 rounding (about 1e-7).  A conversion is kept
 if it reproduces the estimator on the training inputs to within :data:`TOLERANCE`, and
 a probability within :data:`BORDERLINE` of the operating point is scored again with
 the skops model (``models.bundle.Bundle.positive_scores``): decisions are always the
-estimator's own.  Models with no converter (Perphecy, the baselines, the Platt-scaled
-SVM) are not converted; their bundles are scored through skops as before.
+estimator's own.  Perphecy's predictor and the effect bound get graphs written here
+(`perphecy_onnx`, `effect_onnx`); the other models with no converter (the baselines, the
+Platt-scaled SVM) are not converted; their bundles are scored through skops as before.
 """
 
 from __future__ import annotations
@@ -39,13 +40,18 @@ def export_onnx(estimator, X) -> bytes | None:
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import MaxAbsScaler
 
+    from models.effect import EffectBound
     from models.perphecy import PerphecyPredictor
 
-    if isinstance(estimator, PerphecyPredictor):
+    if isinstance(estimator, (PerphecyPredictor, EffectBound)):
         expected = _sklearn_scores(estimator, X)
         if expected is None or not len(X):
             return None
-        model, scale = perphecy_onnx(estimator), np.ones(X.shape[1])
+        try:
+            model = perphecy_onnx(estimator) if isinstance(estimator, PerphecyPredictor) else effect_onnx(estimator)
+        except Exception:  # skl2onnx raises many kinds for what it cannot convert
+            return None
+        scale = np.ones(X.shape[1])
     elif isinstance(estimator, Pipeline) and len(estimator.steps) == 2 and isinstance(estimator.steps[0][1], MaxAbsScaler):
         expected = _sklearn_scores(estimator, X)
         if expected is None or not len(X):
@@ -136,6 +142,49 @@ def perphecy_onnx(predictor):
         [helper.make_tensor_value_info("label", TensorProto.INT64, [None, 1]),
          helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 2])], initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET[""])])
+
+
+def effect_onnx(model):
+    """The effect bound as an ONNX graph: the quantile regressor (skl2onnx), then max(bound, 0)
+    and the probability bound / (bound + min_effect), as ``EffectBound.predict_proba``.  NaN
+    features are 0, as in fit.  Outputs: label, probabilities (n, 2)."""
+    from onnx import TensorProto, helper
+    from skl2onnx import convert_sklearn
+    from skl2onnx.common.data_types import FloatTensorType
+
+    if model.min_effect <= 0:
+        raise ValueError("a minimum effect of 0 has no probability form")
+    features = int(model.n_features_in_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        onnx_model = convert_sklearn(model.regressor_, initial_types=[("X_clean", FloatTensorType([None, features]))],
+                                     target_opset=OPSET)
+    graph = onnx_model.graph
+    regression = graph.output[0].name
+    node, constant = helper.make_node, helper.make_tensor
+    graph.initializer.extend([
+        constant("selector_zero", TensorProto.FLOAT, [], [0.0]), constant("selector_one", TensorProto.FLOAT, [], [1.0]),
+        constant("selector_half", TensorProto.FLOAT, [], [0.5]),
+        constant("selector_min_effect", TensorProto.FLOAT, [], [float(model.min_effect)]),
+    ])
+    cleaning = [node("IsNaN", ["X"], ["selector_nan"]), node("Where", ["selector_nan", "selector_zero", "X"], ["X_clean"])]
+    for position, step in enumerate(cleaning):
+        graph.node.insert(position, step)
+    graph.node.extend([
+        node("Relu", [regression], ["selector_bound"]),
+        node("Add", ["selector_bound", "selector_min_effect"], ["selector_denominator"]),
+        node("Div", ["selector_bound", "selector_denominator"], ["selector_positive"]),
+        node("Sub", ["selector_one", "selector_positive"], ["selector_negative"]),
+        node("Concat", ["selector_negative", "selector_positive"], ["probabilities"], axis=1),
+        node("GreaterOrEqual", ["selector_positive", "selector_half"], ["selector_predicted"]),
+        node("Cast", ["selector_predicted"], ["label"], to=TensorProto.INT64),
+    ])
+    del graph.input[:]
+    graph.input.extend([helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, features])])
+    del graph.output[:]
+    graph.output.extend([helper.make_tensor_value_info("label", TensorProto.INT64, [None, 1]),
+                         helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 2])])
+    return onnx_model
 
 
 def _sklearn_scores(estimator, X: np.ndarray) -> np.ndarray | None:

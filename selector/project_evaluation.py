@@ -28,6 +28,7 @@ import pandas as pd
 
 from collectors.errors import UserError
 from features.catalogue import FEATURE_NAMES
+from features.tuples import TUPLE_KEYS
 from models.backtest import PREDICTION_COLUMNS, BacktestResult, FittedModel, measured_effects, prediction_frame, train_one
 from models.design import design_matrix
 from models.evaluation import score_predictions
@@ -122,7 +123,12 @@ def own_or_shipped(project: Project, own: pd.DataFrame, crossed: pd.DataFrame) -
               if int((labels.iloc[split.train] == True).sum()) >= OWN_POSITIVES_NEEDED}  # noqa: E712
     own_part = own[(own["scope"] == "pooled") & own["epoch"].isin(enough)]
     crossed_part = crossed[~crossed["epoch"].isin(enough)]
-    return pd.concat([own_part, crossed_part], ignore_index=True).assign(scope=OWN_OR_SHIPPED)
+    replay = pd.concat([own_part, crossed_part], ignore_index=True).assign(scope=OWN_OR_SHIPPED)
+    # and, as select does, a skip becomes a run when the predicted instruction change reaches min_effect
+    predicted = project.data.table.drop_duplicates(TUPLE_KEYS).set_index(TUPLE_KEYS)["predicted_effect_size"]
+    sizes = predicted.reindex(pd.MultiIndex.from_frame(replay[TUPLE_KEYS])).to_numpy()
+    replay["run"] = replay["run"].to_numpy(bool) | (np.nan_to_num(sizes) >= 100 * project.config.labels.min_effect)
+    return replay
 
 
 def cross_project_training(projects: Sequence[Project]) -> pd.DataFrame:
@@ -249,7 +255,8 @@ def markdown(document: dict) -> str:
               "per-benchmark": "Own history, one model per benchmark",
               CROSS_PROJECT: "Leave one project out: trained on the other projects only, benchmark identity not an input",
               OWN_OR_SHIPPED: "What select does: the cross-project model until the project's own pooled model has "
-                              f"learnt from {OWN_POSITIVES_NEEDED} changes, then its own"}
+                              f"learnt from {OWN_POSITIVES_NEEDED} changes, then its own; and a run wherever the "
+                              "predicted instruction change reaches min_effect"}
     columns = ["tuples", "positives", "auroc", "mean_benchmark_auroc", "hit_rate", "dismiss_rate", "time_saved", "missed"]
     for scope in scopes:
         part = table[table["scope"] == scope]

@@ -60,6 +60,7 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         inputs[benchmark] = X
         fitted.append(train_one(spec, X, part["label"].to_numpy(bool), part["hops"].to_numpy(), scope, benchmark,
                                 target_hit_rate, seed, operating_point=operating_point, effect=measured_effects(part)))
+        at_min_effect(fitted[-1].estimator, config.labels.min_effect)
     newest = history.commits.sort_values("author_time").iloc[-1]
     trained_on = {
         "commits": int(history.commits["sha"].nunique()), "tuples": len(table), "benchmarks": chosen,
@@ -77,3 +78,13 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         "note": "no change in its history yet: always run" if not m.training_positives else "",
     } for m in fitted])
     return bundle, summary
+
+
+def at_min_effect(estimator, min_effect: float) -> None:
+    """Rules that compare an effect with the minimum effect (models.effect, the predicted-effect
+    baseline) decide at the project's: a parameter of the decision, not of what was learnt."""
+    parameters = estimator.get_params()
+    if "min_effect" in parameters:
+        estimator.set_params(min_effect=min_effect)
+    elif "min_effect_percent" in parameters:
+        estimator.set_params(min_effect_percent=100 * min_effect)

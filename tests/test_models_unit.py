@@ -114,6 +114,16 @@ def test_effect_bound_decides_at_min_effect_and_follows_a_new_min_effect_without
     with pytest.raises(ValueError, match="effect"):
         EffectBound().fit(X, runs)
 
+    # its ONNX form (what select scores on the core install) gives the same probabilities, NaN included
+    from models.portable import PortableModel, export_onnx
+
+    model.set_params(min_effect=0.01)
+    portable = PortableModel(export_onnx(model, X))
+    rows = X.to_numpy(copy=True)
+    rows[:5, FEATURE_NAMES.index("executed_changed_share")] = np.nan
+    expected = model.predict_proba(pd.DataFrame(rows, columns=FEATURE_NAMES))[:, 1]
+    assert np.abs(portable.positive_scores(rows) - expected).max() < 1e-6
+
 
 def test_block_level_baselines():
     X = _features([{"executed_changed_share": 0.2, "top_changed_rank_by_instructions": 90},
