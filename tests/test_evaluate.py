@@ -53,7 +53,15 @@ def test_evaluate_gives_each_store_the_figures_backtest_gives_it(collected_sampl
         switched = mine[(mine["scope"] == OWN_OR_SHIPPED) & (mine["model"] == "xgboost")][key]
         for other in (crossed, switched):
             assert len(other) and sorted(map(tuple, pooled.to_numpy())) == sorted(map(tuple, other.to_numpy()))
+        # realized against target hit rate, epoch by epoch, as the predictions give it
+        epochs = pd.DataFrame(evaluated["epochs"])
+        row = epochs[(epochs["project"] == name) & (epochs["model"] == "xgboost") & (epochs["scope"] == CROSS_PROJECT)].iloc[0]
+        changed = mine[(mine["scope"] == CROSS_PROJECT) & (mine["model"] == "xgboost") & mine["label"].astype(bool)]
+        per_epoch = changed.groupby("epoch")["run"].mean()
+        assert (row["epochs_with_changes"], row["epochs_at_target"]) == (len(per_epoch), int((per_epoch >= 0.95).sum()))
+        assert row["lowest_epoch_hit_rate"] == pytest.approx(per_epoch.min())
     text = markdown.read_text()
+    assert "epoch by epoch" in text
     assert text.startswith("# Evaluation\n\nprose before") and text.rstrip().endswith("prose after")
     assert "old tables" not in text and "Leave one project out" in text and all(name in text for name in names)
     assert (tmp_path / "evaluation" / names[0] / "results.json").is_file()
