@@ -93,6 +93,16 @@ class CodeImage:
         kinds = self.symbols["info"] & 0xF
         return (kinds == STT_FUNC) | (kinds == STT_GNU_IFUNC)
 
+    @cached_property
+    def _functions_by_name_offset(self) -> dict[int, list[int]]:
+        """String-table offset of a name -> indices of the functions that use it."""
+        indices = np.flatnonzero(self._functions)
+        offsets = self.symbols["name"][indices]
+        order = np.argsort(offsets, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(offsets[order]) != 0])
+        groups = np.split(indices[order], starts[1:])
+        return {int(offsets[order][start]): group.tolist() for start, group in zip(starts, groups)}
+
     def _functions_named(self, raw: str) -> list[int]:
         """Indices into `symbols` of the functions of that name: found in the string table, not by
         decoding every name (a linker may share a string's tail: then the names are read)."""
@@ -101,7 +111,7 @@ class CodeImage:
         while start >= 0:
             offsets.append(start + 1)
             start = self.strings.find(b"\0" + wanted + b"\0", start + 1)
-        hits = np.flatnonzero(self._functions & np.isin(self.symbols["name"], offsets)).tolist()
+        hits = [index for offset in offsets for index in self._functions_by_name_offset.get(offset, [])]
         if hits:
             return hits
         return [i for i in np.flatnonzero(self._functions).tolist() if self._name(i) == raw]
