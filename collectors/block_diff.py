@@ -100,22 +100,53 @@ def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]
 
 
 def align(old: list[Block], new: list[Block]) -> list[Region]:
-    """The regions where the two block sequences differ."""
+    """The regions where the two block sequences differ.
+
+    Blocks the compiler only moved (the same block, unmatched in order: a changed block
+    layout) are paired with their old selves first and belong to no region: moved code is
+    not changed code, and runs as often as before.  Of what remains, each new block of a
+    region is anchored to the most similar remaining old block of the region; a region
+    with none left anchors its blocks to the old counterpart of the new block before them
+    (code inserted after a block runs as often as that block)."""
     matcher = SequenceMatcher(None, [b.key for b in old], [b.key for b in new], autojunk=False)
+    operations = [o for o in matcher.get_opcodes() if o[0] != "equal"]
+    counterpart: dict[int, int] = {j1 + k: i1 + k for op, i1, _, j1, j2 in matcher.get_opcodes() if op == "equal"
+                                   for k in range(j2 - j1)}  # new block -> old block it equals
+    moved_old, moved_new = _moved_blocks(old, new, operations)
+    counterpart.update(moved_new)
     regions = []
-    for operation, i1, i2, j1, j2 in matcher.get_opcodes():
-        if operation == "equal":
+    for _, i1, i2, j1, j2 in operations:
+        old_part = [i for i in range(i1, i2) if i not in moved_old]
+        new_part = [j for j in range(j1, j2) if j not in moved_new]
+        if not old_part and not new_part:
             continue
-        addresses = np.array([a for block in old[i1:i2] for a in block.addresses], dtype=np.int64)
-        if operation == "replace":
-            anchors = [_most_similar(block, old[i1:i2], position=j - j1) for j, block in enumerate(new[j1:j2], start=j1)]
-        elif operation == "insert" and old:  # new code after old block i1-1 runs as often as that block
-            anchors = [old[i1 - 1] if i1 > 0 else old[0]] * (j2 - j1)
-        else:
-            anchors = []
-        new_blocks = tuple((len(block.addresses), anchor.addresses[0]) for block, anchor in zip(new[j1:j2], anchors))
+        addresses = np.array([a for i in old_part for a in old[i].addresses], dtype=np.int64)
+        anchors = []
+        for position, j in enumerate(new_part):
+            if old_part:
+                anchors.append(_most_similar(new[j], [old[i] for i in old_part], position))
+            elif old:
+                before = next((counterpart[k] for k in range(j - 1, -1, -1) if k in counterpart), 0)
+                anchors.append(old[before])
+        new_blocks = tuple((len(new[j].addresses), anchor.addresses[0]) for j, anchor in zip(new_part, anchors))
         regions.append(Region(addresses, new_blocks))
     return regions
+
+
+def _moved_blocks(old: list[Block], new: list[Block], operations) -> tuple[dict[int, int], dict[int, int]]:
+    """Unmatched old and new blocks with the same instructions, paired in order: (old -> new, new -> old)."""
+    waiting: dict[int, list[int]] = {}
+    for _, i1, i2, _, _ in operations:
+        for i in range(i1, i2):
+            waiting.setdefault(old[i].key, []).append(i)
+    moved_old, moved_new = {}, {}
+    for _, _, _, j1, j2 in operations:
+        for j in range(j1, j2):
+            candidates = waiting.get(new[j].key)
+            if candidates:
+                i = candidates.pop(0)
+                moved_old[i], moved_new[j] = j, i
+    return moved_old, moved_new
 
 
 def _most_similar(block: Block, candidates: list[Block], position: int) -> Block:

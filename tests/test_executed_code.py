@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from collectors.block_diff import Block, align
 from selector.feature_table import feature_table
 from selector.selection import Decision, overrule_by_predicted_effect
 from selector.sample_history import commit_all
@@ -159,3 +160,19 @@ def test_a_skip_becomes_a_run_when_the_predicted_effect_reaches_min_effect():
     assert decided("skip", 0.99).decision == "skip"
     assert decided("skip", None).decision == "skip"
     assert decided("run", 0.0).decision == "run"
+
+
+def test_blocks_the_compiler_only_moved_are_not_changed_code():
+    def block(key: int, address: int, length: int = 3) -> Block:
+        return Block(key, tuple(range(address, address + length)), (key,) * length)
+
+    loop, setup, exit_, cold = block(1, 100), block(2, 200), block(3, 300), block(4, 400)
+    old = [setup, loop, exit_, cold]
+    # the new layout puts the loop after the exit path, and adds a block after the loop
+    added = block(9, 1000, length=5)
+    new = [block(2, 10), block(3, 20), block(1, 30), added, block(4, 50)]
+    regions = align(old, new)
+    changed = [a for region in regions for a in region.old_addresses.tolist()]
+    assert changed == []  # every old block is still there, moved or in place
+    (inserted,) = [b for region in regions for b in region.new_blocks]
+    assert inserted == (5, loop.addresses[0])  # runs as often as the loop it follows
