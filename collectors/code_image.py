@@ -17,7 +17,6 @@ from functools import cached_property
 
 import numpy as np
 
-from collectors.decoder import plt_stub_slots
 from collectors.elf_image import (
     R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT, RELA_DTYPE, STT_FUNC, STT_GNU_IFUNC, STT_OBJECT, SYMBOL_DTYPE,
 )
@@ -93,16 +92,6 @@ class CodeImage:
         kinds = self.symbols["info"] & 0xF
         return (kinds == STT_FUNC) | (kinds == STT_GNU_IFUNC)
 
-    @cached_property
-    def _functions_by_name_offset(self) -> dict[int, list[int]]:
-        """String-table offset of a name -> indices of the functions that use it."""
-        indices = np.flatnonzero(self._functions)
-        offsets = self.symbols["name"][indices]
-        order = np.argsort(offsets, kind="stable")
-        starts = np.flatnonzero(np.r_[True, np.diff(offsets[order]) != 0])
-        groups = np.split(indices[order], starts[1:])
-        return {int(offsets[order][start]): group.tolist() for start, group in zip(starts, groups)}
-
     def _functions_named(self, raw: str) -> list[int]:
         """Indices into `symbols` of the functions of that name: found in the string table, not by
         decoding every name (a linker may share a string's tail: then the names are read)."""
@@ -111,7 +100,8 @@ class CodeImage:
         while start >= 0:
             offsets.append(start + 1)
             start = self.strings.find(b"\0" + wanted + b"\0", start + 1)
-        hits = [index for offset in offsets for index in self._functions_by_name_offset.get(offset, [])]
+        names = self.symbols["name"]
+        hits = [index for offset in offsets for index in np.flatnonzero(self._functions & (names == offset)).tolist()]
         if hits:
             return hits
         return [i for i in np.flatnonzero(self._functions).tolist() if self._name(i) == raw]
@@ -136,6 +126,7 @@ class CodeImage:
     @cached_property
     def _plt_names(self) -> dict[int, str]:
         """PLT stub address -> ``name@plt``: the GOT slot each stub jumps through, named by its relocation."""
+        from collectors.decoder import plt_stub_slots
         slots = {}
         for header, name in zip(self.headers, self.header_names):
             if name in (".rela.plt", ".rela.dyn") and int(header["link"]) < len(self.headers):

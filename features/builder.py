@@ -18,7 +18,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collectors.block_diff import Region, changed_regions, function_ranges, load_image
 from collectors.errors import BinaryError
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
 from features.executed_code import NO_CHANGE, ExecutedChange, FunctionChange, executed_change
@@ -26,6 +25,8 @@ from features.history import History, as_arrow, group_indices, group_pair_indice
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from collectors.block_diff import Region
 
 ALLOCATOR_CALLEES = frozenset(ALLOCATORS | {f"{name}@plt" for name in ALLOCATORS})
 PROFILE_VALUES = ("calls", "self_instructions", "inclusive_instructions", "samples")
@@ -286,6 +287,9 @@ class FeatureBuilder:
         return self._regions[key]
 
     def _align(self, new: str, old: str, code: int) -> list[Region] | None:
+        # imported here: decoding instructions costs a push only when a changed function was reached
+        from collectors.block_diff import changed_regions, function_ranges, load_image
+
         binaries = self.history.binaries
         if binaries is None or not {"parts", "address"} <= set(self._functions.column_names):
             return None

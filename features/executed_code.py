@@ -21,10 +21,12 @@ executed instructions changed, and its count scales with its static length.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from collectors.block_diff import Region
+if TYPE_CHECKING:
+    from collectors.block_diff import Region
 
 
 @dataclass(frozen=True)
