@@ -109,8 +109,11 @@ class CodeImage:
     def function_parts(self, raw_names: list[str], main_address: int) -> list[tuple[int, int]]:
         """(address, size) of each named part; a name several functions hold is taken nearest the main part."""
         ranges = set()
+        values = self.symbols["value"]
+        at_main = range(int(np.searchsorted(values, main_address)), int(np.searchsorted(values, main_address, side="right")))
         for raw in raw_names:
-            candidates = self._functions_named(raw)
+            # the main part is found by its address (a binary search), the others by their name
+            candidates = [i for i in at_main if self._functions[i] and self._name(i) == raw] or self._functions_named(raw)
             if candidates:
                 chosen = min(candidates, key=lambda i: abs(int(self.symbols["value"][i]) - main_address))
                 ranges.add((int(self.symbols["value"][chosen]), int(self.symbols["size"][chosen])))

@@ -16,8 +16,10 @@ tables: pandas, about half of what a selection would otherwise cost, is not impo
 from __future__ import annotations
 
 import atexit
+import importlib
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -130,6 +132,9 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     # and the store are read here: on the push path the two overlap.
     if binary is not None and analysis is None:
         analysis = AnalysisInProgress(binary)
+    # The block alignment's decoder, imported while this thread mostly waits on git, the store
+    # and the analysis: the features need it as soon as a changed function was reached.
+    threading.Thread(target=importlib.import_module, args=("collectors.block_diff",), daemon=True).start()
     top = git_plumbing.top_level(top)
     commit = git_plumbing.commit(top, revision)
     if commit is None:
