@@ -123,7 +123,14 @@ def _image(figure) -> str:
 def _colour(model: str) -> str:
     """One colour per model in every figure (by its place among all the models this tool
     has, not among those a figure shows); the line style tells the scopes apart."""
-    return f"C{MODEL_NAMES.index(model) % 10}" if model in MODEL_NAMES else "C9"
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    if model not in MODEL_NAMES:
+        return "#000000"
+    index = MODEL_NAMES.index(model)
+    # tab20 holds ten hues, each dark then light: the first ten models get the dark ones
+    return to_hex(colormaps["tab20"]((2 * index + index // 10) % 20))
 
 
 def _legend_outside(axis) -> None:
