@@ -24,19 +24,8 @@ def load_history(store: Store) -> History:
         profiles=store.read("profiles"),
         measurements=store.read("measurements"),
         labels=store.read("labels"),
-        binaries=stored_binaries(store, commits["sha"].tolist(), commits["binary_sha256"].tolist()),
+        binaries=store.binary_lookup(commits["sha"].tolist(), commits["binary_sha256"].tolist()),
     )
-
-
-def stored_binaries(store: Store, shas: list[str], digests: list[str]):
-    """commit -> a local path of its stored binary (None when it has none)."""
-    digest_of = {sha: digest for sha, digest in zip(shas, digests) if isinstance(digest, str) and digest}
-
-    def binary(commit: str) -> str | None:
-        digest = digest_of.get(commit)
-        return store.local_binary(digest) if digest and store.has_binary(digest) else None
-
-    return binary
 
 
 def benchmarks_of(history: History) -> list[str]:

@@ -275,16 +275,10 @@ def _new_analysis(top: Path, config: Config, store: Store, sha: str, binary: Pat
 
 def _binaries(store: Store, stored: pa.Table, sha: str, new_binary: str | None):
     """commit -> a local path of its binary: the new commit's as built or given, the others' from the store."""
-    digests = dict(zip(stored["sha"].to_pylist(), stored["binary_sha256"].to_pylist())) \
-        if stored.num_rows and "binary_sha256" in stored.column_names else {}
-
-    def binary(commit: str) -> str | None:
-        if commit == sha and new_binary is not None:
-            return new_binary
-        digest = digests.get(commit)
-        return store.local_binary(digest) if digest and store.has_binary(digest) else None
-
-    return binary
+    has_digests = stored.num_rows and "binary_sha256" in stored.column_names
+    stored_binary = store.binary_lookup(stored["sha"].to_pylist() if has_digests else [],
+                                        stored["binary_sha256"].to_pylist() if has_digests else [])
+    return lambda commit: new_binary if commit == sha and new_binary is not None else stored_binary(commit)
 
 
 class _KnownVersions:

@@ -26,7 +26,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -295,8 +295,16 @@ class Store:
     def binary_path(self, digest: str) -> str:
         return f"{self.root}/binaries/{digest}"
 
-    def has_binary(self, digest: str) -> bool:
-        return self._exists(self.binary_path(digest))
+    def binary_lookup(self, shas: list[str], digests: list[str | None]) -> Callable[[str], str | None]:
+        """commit -> a local path of its stored binary, None when it has none (`digests`: the
+        commits table's binary_sha256, aligned with `shas`)."""
+        digest_of = {sha: digest for sha, digest in zip(shas, digests) if isinstance(digest, str) and digest}
+
+        def binary(commit: str) -> str | None:
+            digest = digest_of.get(commit)
+            return self.local_binary(digest) if digest and self._exists(self.binary_path(digest)) else None
+
+        return binary
 
     def local_binary(self, digest: str) -> str:
         """A local file holding the binary (downloaded once for a remote store)."""
