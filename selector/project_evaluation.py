@@ -35,6 +35,7 @@ from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
 from selector.config import Config, load_config
 from selector.evaluation import EvaluationData, evaluation_data, run_backtest, save_backtest
+from selector.selection import predicted_effect_reaches
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 from selector.store import Store
 from selector.tables import records
@@ -127,7 +128,7 @@ def own_or_shipped(project: Project, own: pd.DataFrame, crossed: pd.DataFrame) -
     # and, as select does, a skip becomes a run when the predicted instruction change reaches min_effect
     predicted = project.data.table.drop_duplicates(TUPLE_KEYS).set_index(TUPLE_KEYS)["predicted_effect_size"]
     sizes = predicted.reindex(pd.MultiIndex.from_frame(replay[TUPLE_KEYS])).to_numpy()
-    replay["run"] = replay["run"].to_numpy(bool) | (np.nan_to_num(sizes) >= 100 * project.config.labels.min_effect)
+    replay["run"] = replay["run"].to_numpy(bool) | predicted_effect_reaches(np.nan_to_num(sizes), project.config.labels.min_effect)
     return replay
 
 

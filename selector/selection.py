@@ -394,10 +394,17 @@ def drivers(builder, new: str, old: str, benchmark: str, profiled: str | None = 
     return found[:DRIVERS_SHOWN] + [d for d in found[DRIVERS_SHOWN:] if d.change == "data"]
 
 
+def predicted_effect_reaches(predicted_percent, min_effect: float):
+    """Whether a predicted instruction change (percent; a number or an array) reaches `min_effect`
+    (a fraction): the rule by which select runs what a model would skip."""
+    return np.abs(predicted_percent) >= 100 * min_effect
+
+
 def overrule_by_predicted_effect(decision: Decision, min_effect: float) -> Decision:
     """A skip becomes a run when the predicted instruction change reaches `min_effect` (a fraction):
     a model learns from few changes, the prediction is the code's own arithmetic."""
-    if decision.decision != "skip" or decision.predicted_effect is None or abs(decision.predicted_effect) < 100 * min_effect:
+    if decision.decision != "skip" or decision.predicted_effect is None or \
+            not predicted_effect_reaches(decision.predicted_effect, min_effect):
         return decision
     decision.decision = "run"
     decision.reason = (f"predicted instruction change {decision.predicted_effect:+.2f}% reaches min_effect {100 * min_effect:g}% "
