@@ -69,11 +69,6 @@ class Region:
         return sum(length for length, _ in self.new_blocks)
 
 
-def function_ranges(image: CodeImage, parts: list[str], main_address: int) -> list[tuple[int, int]]:
-    """The (address, size) of each part of one function (``foo``, ``foo.cold``, ...), main part first."""
-    return image.function_parts(parts, main_address)
-
-
 def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]:
     """The function's basic blocks, in address order within each part, parts in the given order."""
     low, high = image.span()

@@ -17,8 +17,9 @@ from functools import cached_property
 
 import numpy as np
 
+from collectors.elf_file import read_elf_file
 from collectors.elf_image import (
-    R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT, RELA_DTYPE, STT_FUNC, STT_GNU_IFUNC, STT_OBJECT, SYMBOL_DTYPE,
+    R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT, RELA_DTYPE, STT_FUNC, STT_GNU_IFUNC, STT_OBJECT, SYMBOL_DTYPE, c_string,
 )
 from collectors.errors import BinaryError
 from collectors.symbols import parent_symbol
@@ -61,14 +62,11 @@ class CodeImage:
                    & (entries["shndx"] < 0xFF00) & (entries["size"] > 0))
         symbols = entries[defined]
         symbols = symbols[np.argsort(symbols["value"], kind="stable")]
-        allocated = headers[((headers["flags"] & 0x2) != 0) & (headers["type"] != SHT_NOBITS) & (headers["size"] > 0)]
-        order = np.argsort(allocated["address"], kind="stable")
-        allocated = allocated[order]
-        header_names = [_c_string(names, int(h["name"])) for h in headers]
-        return cls(path, data, int.from_bytes(data[16:18], "little") == 3, allocated,
-                   [header_names[i] for i in np.flatnonzero(((headers["flags"] & 0x2) != 0) & (headers["type"] != SHT_NOBITS)
-                                                            & (headers["size"] > 0))[order]],
-                   symbols, _table(data, headers[table["link"]]), headers, header_names)
+        header_names = [c_string(names, int(h["name"])) for h in headers]
+        allocated = np.flatnonzero(((headers["flags"] & 0x2) != 0) & (headers["type"] != SHT_NOBITS) & (headers["size"] > 0))
+        allocated = allocated[np.argsort(headers["address"][allocated], kind="stable")]  # by address
+        return cls(path, data, int.from_bytes(data[16:18], "little") == 3, headers[allocated],
+                   [header_names[i] for i in allocated], symbols, _table(data, headers[table["link"]]), headers, header_names)
 
     def read(self, address: int, size: int) -> bytes:
         index = int(np.searchsorted(self.sections["address"], address, side="right")) - 1
@@ -148,30 +146,19 @@ class CodeImage:
                 for stub, slot in plt_stub_slots(_table(self.data, header), int(header["address"])):
                     if slot in slots:
                         dynamic, strings, index = slots[slot]
-                        names[stub] = _c_string(strings, int(dynamic["name"][index])) + "@plt"
+                        names[stub] = c_string(strings, int(dynamic["name"][index])) + "@plt"
         return names
 
     def _name(self, index: int) -> str:
         if index not in self._names:
-            self._names[index] = _c_string(self.strings, int(self.symbols["name"][index]))
+            self._names[index] = c_string(self.strings, int(self.symbols["name"][index]))
         return self._names[index]
 
 
 def _mapped(path: str):
-    read_elf_file_header(path)
+    read_elf_file(path, limit=64)  # the checks every analysis path makes, on the header alone
     with open(path, "rb") as handle:
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-
-
-def read_elf_file_header(path: str) -> None:
-    """The checks read_elf_file makes (missing, unreadable, not ELF, too short), on the first bytes only."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(64)
-    except OSError as error:
-        raise BinaryError(f"{path}: cannot read ({error.strerror})") from None
-    if head[:4] != b"\x7fELF" or len(head) < 64:
-        raise BinaryError(f"{path}: not an ELF file, or shorter than its header")
 
 
 def _table(data: bytes, header) -> bytes:
@@ -180,7 +167,3 @@ def _table(data: bytes, header) -> bytes:
         raise BinaryError("truncated or malformed ELF file (a section past the end of the file)")
     return data[start: start + size]
 
-
-def _c_string(table: bytes, offset: int) -> str:
-    end = table.find(b"\0", offset)
-    return table[offset: end if end >= 0 else len(table)].decode("utf-8", "replace")

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collectors.errors import BinaryError
 
 
-def read_elf_file(path: str) -> bytes:
-    """The bytes of an ELF file, or a one-line BinaryError: missing, unreadable, not ELF, too short."""
+def read_elf_file(path: str, limit: int = -1) -> bytes:
+    """The bytes of an ELF file (its first `limit` bytes, when given), or a one-line BinaryError:
+    missing, unreadable, not ELF, too short."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(limit)
     except FileNotFoundError:
         raise BinaryError(f"{path}: no such file") from None
     except IsADirectoryError:

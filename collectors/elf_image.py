@@ -146,7 +146,7 @@ class ElfImage:
         # .tolist() once: indexing numpy records one by one costs ten times more
         for name_offset, info, _, shndx, address, size in wanted.tolist():
             kind = info & 0xF
-            name = _c_string(string_bytes, name_offset)
+            name = c_string(string_bytes, name_offset)
             if kind == STT_FILE:
                 current_file = name
                 continue
@@ -169,7 +169,7 @@ class ElfImage:
         dynamic_names: list[str] = []
         if dynsym is not None and dynstr is not None:
             strings = self.data[dynstr.offset : dynstr.offset + dynstr.size]
-            dynamic_names = [_c_string(strings, n) for n in _record_view(self.path, self.data, dynsym, SYMBOL_DTYPE)["name"].tolist()]
+            dynamic_names = [c_string(strings, n) for n in _record_view(self.path, self.data, dynsym, SYMBOL_DTYPE)["name"].tolist()]
         for section in elf.iter_sections():
             if section["sh_type"] != "SHT_RELA" or not section.name.startswith(".rela"):
                 continue
@@ -274,7 +274,7 @@ def _record_view(path: str, data: bytes, section: Section, dtype: np.dtype) -> n
     return np.frombuffer(data, dtype=dtype, count=count, offset=section.offset)
 
 
-def _c_string(table: bytes, offset: int) -> str:
+def c_string(table: bytes, offset: int) -> str:
     if offset >= len(table):
         return ""
     end = table.find(b"\0", offset)

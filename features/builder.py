@@ -288,7 +288,7 @@ class FeatureBuilder:
 
     def _align(self, new: str, old: str, code: int) -> list[Region] | None:
         # imported here: decoding instructions costs a push only when a changed function was reached
-        from collectors.block_diff import changed_regions, function_ranges, load_image
+        from collectors.block_diff import changed_regions, load_image
 
         binaries = self.history.binaries
         if binaries is None or not {"parts", "address"} <= set(self._functions.column_names):
@@ -304,8 +304,8 @@ class FeatureBuilder:
         try:
             (old_path, old_parts, old_address), (new_path, new_parts, new_address) = sides
             old_image, new_image = load_image(old_path), load_image(new_path)
-            old_ranges = function_ranges(old_image, old_parts, old_address)
-            new_ranges = function_ranges(new_image, new_parts, new_address)
+            old_ranges = old_image.function_parts(old_parts, old_address)
+            new_ranges = new_image.function_parts(new_parts, new_address)
             if not old_ranges or not new_ranges:
                 return None
             return changed_regions(old_image, old_ranges, new_image, new_ranges)
