@@ -351,8 +351,7 @@ class FeatureBuilder:
         if len(labels):
             if not isinstance(labels, pd.DataFrame):
                 labels = labels.to_pandas()
-            kept = [*TUPLE_KEYS, "label", *(["effect"] if "effect" in labels else [])]  # the effect: for models.effect
-            table = table.merge(labels[kept], on=TUPLE_KEYS, how="left")
+            table = table.merge(labels[[*TUPLE_KEYS, "label"]], on=TUPLE_KEYS, how="left")
         else:
             table["label"] = pd.NA
         table["label"] = table["label"].astype("boolean")

@@ -75,7 +75,7 @@ def evaluation_data(store: Store, config: Config, method: str, options: dict,
 def labelled_feature_table(store: Store, config: Config, history: History, tuples: pd.DataFrame) -> pd.DataFrame:
     """The features of `tuples` (same row order), their hops, and each one's label computed from the
     stored measurements: stored labels exist only for closest pairs, the protocols need others."""
-    table = build_feature_table(history, tuples).drop(columns=["label", "effect"], errors="ignore")
+    table = build_feature_table(history, tuples).drop(columns=["label"])
     table["hops"] = tuples["hops"].to_numpy()
     labels, effects = PairLabeller(store, config, history.measurements).labels_and_effects(table)
     table["label"] = labels.to_numpy()

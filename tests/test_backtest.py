@@ -146,6 +146,19 @@ def test_training_sees_nothing_newer_than_its_epoch(evolved_sample):
         pd.testing.assert_frame_equal(again[FEATURE_NAMES], data.table.iloc[split.train][FEATURE_NAMES].reset_index(drop=True))
 
 
+def test_each_tuple_carries_its_measured_effect_for_the_effect_model(evolved_sample):
+    """The effect model learns the measured relative change of each tuple, computed like its label:
+    on closest pairs it is the stored label's effect, and it is missing exactly where the label is."""
+    root, _ = evolved_sample
+    store = Store(root / ".selector")
+    table = evaluation_data(store, load_config(root / "selector.toml"), "method4", {"k": 5}).table
+    assert (table["effect"].isna() == table["label"].isna()).all()
+    stored = store.read("labels").dropna(subset=["label"])[["new", "old", "benchmark", "effect"]]
+    merged = table.merge(stored, on=["new", "old", "benchmark"], suffixes=("", "_stored"))
+    assert len(merged) > 10 and np.allclose(merged["effect"], merged["effect_stored"])
+    assert (merged["label"].astype(bool) == (merged["effect"].abs() >= 0.01)).mean() > 0.9  # the labels follow the effects
+
+
 def test_perphecy_hits_every_change_of_its_training_data(evolved_sample):
     root, _ = evolved_sample
     data = evaluation_data(Store(root / ".selector"), load_config(root / "selector.toml"), "method4", {"k": 5})

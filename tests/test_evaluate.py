@@ -15,7 +15,7 @@ from selector.project_evaluation import BEGIN, CROSS_PROJECT, END, OWN_OR_SHIPPE
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
-MODELS = "xgboost,perphecy,reached-changed"
+MODELS = "xgboost,perphecy,effect,reached-changed"
 
 
 def cli(*arguments: str) -> dict:
