@@ -132,16 +132,32 @@ def perphecy_onnx(predictor):
         node("Div", ["ratio", "ratio_plus_one"], ["finite_probability"]),
         node("IsInf", ["ratio"], ["infinite"]),
         node("Where", ["infinite", "one", "finite_probability"], ["positive"]),
-        node("Sub", ["one", "positive"], ["negative"]),
-        node("Concat", ["negative", "positive"], ["probabilities"], axis=1),
-        node("GreaterOrEqual", ["positive", "half"], ["predicted"]),
-        node("Cast", ["predicted"], ["label"], to=TensorProto.INT64),
+        *_classifier_outputs("positive", "one", "half"),
     ]
-    graph = helper.make_graph(
-        nodes, "perphecy", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, features])],
-        [helper.make_tensor_value_info("label", TensorProto.INT64, [None, 1]),
-         helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 2])], initializers)
+    graph = helper.make_graph(nodes, "perphecy", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, features])],
+                              _classifier_output_types(), initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET[""])])
+
+
+def _classifier_outputs(positive: str, one: str, half: str) -> list:
+    """The nodes that turn a positive-class probability (n, 1) into what a converted classifier
+    outputs: `label` (int64, 1 where the probability is at least a half) and `probabilities` (n, 2)."""
+    from onnx import TensorProto, helper
+
+    return [
+        helper.make_node("Sub", [one, positive], [f"{positive}_negative"]),
+        helper.make_node("Concat", [f"{positive}_negative", positive], ["probabilities"], axis=1),
+        helper.make_node("GreaterOrEqual", [positive, half], [f"{positive}_predicted"]),
+        helper.make_node("Cast", [f"{positive}_predicted"], ["label"], to=TensorProto.INT64),
+    ]
+
+
+def _classifier_output_types() -> list:
+    """The graph outputs that go with :func:`_classifier_outputs` (what PortableModel reads)."""
+    from onnx import TensorProto, helper
+
+    return [helper.make_tensor_value_info("label", TensorProto.INT64, [None, 1]),
+            helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 2])]
 
 
 def effect_onnx(model):
@@ -174,16 +190,12 @@ def effect_onnx(model):
         node("Relu", [regression], ["selector_bound"]),
         node("Add", ["selector_bound", "selector_min_effect"], ["selector_denominator"]),
         node("Div", ["selector_bound", "selector_denominator"], ["selector_positive"]),
-        node("Sub", ["selector_one", "selector_positive"], ["selector_negative"]),
-        node("Concat", ["selector_negative", "selector_positive"], ["probabilities"], axis=1),
-        node("GreaterOrEqual", ["selector_positive", "selector_half"], ["selector_predicted"]),
-        node("Cast", ["selector_predicted"], ["label"], to=TensorProto.INT64),
+        *_classifier_outputs("selector_positive", "selector_one", "selector_half"),
     ])
     del graph.input[:]
     graph.input.extend([helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, features])])
     del graph.output[:]
-    graph.output.extend([helper.make_tensor_value_info("label", TensorProto.INT64, [None, 1]),
-                         helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 2])])
+    graph.output.extend(_classifier_output_types())
     return onnx_model
 
 
