@@ -1,7 +1,7 @@
 """The static analysis through the compiled core (``collectors._native``, built from
 ``native/`` with the iced-x86 and object crates).
 
-It gives the same tables as :func:`collectors.static_analysis.analyse_in_python`, the
+It gives the same tables as :func:`collectors.python_analysis.analyse_in_python`, the
 reference, in a fraction of the time: the per-instruction loop of the Python version
 cost more than ``objdump -d`` on libpython (``benchmarks/static_speed.py``), and
 ``selector select`` runs it on every push.  The core returns functions and objects
@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from collectors.elf_file import read_elf_file
-from collectors.static_analysis import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
+from collectors.analysis_tables import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
 
 try:
     from collectors import _native

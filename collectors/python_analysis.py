@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from collectors.address_resolver import AddressResolver, CodeRange, DataRange, References
 from collectors.decoder import Decoder, default_decoder
 from collectors.elf_image import R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT, ElfImage, Symbol
-from collectors.static_analysis import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
+from collectors.analysis_tables import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
 from collectors.symbols import is_cold_part, parent_symbol, part_kind, reference_name
 
 

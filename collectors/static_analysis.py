@@ -1,70 +1,24 @@
-"""Static analysis of one binary: a record per function and per data object.
+"""Static analysis of one binary: the entry point, which chooses the implementation.
 
-This module owns the entry point and the tables; the work is done by the compiled core
-(:mod:`collectors.native_analysis`) or by the Python reference implementation
-(:mod:`collectors.python_analysis`), which give the same tables.
-
-A function is the parent name gcc's clones and split parts map to (``foo``,
-``foo.cold``, ``foo.constprop.0`` are one function); its fingerprint changes only when
-the code of one of its parts changes, never because the linker moved it (see
-:mod:`collectors.address_resolver`).  Data objects get a fingerprint of their contents,
-with pointers replaced by what they point to, so a data-only commit is visible too.
+The work is done by the compiled core (:mod:`collectors.native_analysis`) or by the
+Python reference implementation (:mod:`collectors.python_analysis`); both give the same
+tables, :class:`collectors.analysis_tables.StaticAnalysis`.  Imports run one way: this
+module imports the implementations (lazily: the push path loads only the one it runs),
+and they import :mod:`collectors.analysis_tables`, never this module.
 """
 
 from __future__ import annotations
 
 import os
-from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING
 
-from collectors.errors import BinaryError
-from collectors.symbols import demangle
+from collectors.analysis_tables import FUNCTION_COLUMNS, OBJECT_COLUMNS, StaticAnalysis
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import pyarrow as pa
-
     from collectors.decoder import Decoder
-    from collectors.elf_image import Symbol
 
-FUNCTION_COLUMNS = [
-    "name", "raw_name", "parts", "address", "size", "instructions", "fingerprint",
-    "callees", "data_refs", "has_cold_part", "local", "file",
-]
-OBJECT_COLUMNS = ["name", "raw_name", "address", "size", "section", "writable", "fingerprint"]
-
-
-@dataclass
-class StaticAnalysis:
-    """The analysis of one binary: its rows (FUNCTION_COLUMNS, OBJECT_COLUMNS), tabulated on
-    demand as DataFrames (``functions``, ``objects``) or as Arrow tables (``function_table``,
-    ``object_table``: what `selector select` reads, without importing pandas)."""
-
-    function_rows: list[tuple]
-    object_rows: list[tuple]
-    symbol_source: str
-    decoder: str
-    content_digest: str  # see ElfImage.content_digest: equal digests, equal analyses
-    notes: list[str] = field(default_factory=list)
-
-    @cached_property
-    def functions(self) -> pd.DataFrame:
-        return table_of_rows(self.function_rows, FUNCTION_COLUMNS)
-
-    @cached_property
-    def objects(self) -> pd.DataFrame:
-        return table_of_rows(self.object_rows, OBJECT_COLUMNS)
-
-    @cached_property
-    def function_table(self) -> pa.Table:
-        return arrow_table_of_rows(self.function_rows, FUNCTION_COLUMNS)
-
-    @cached_property
-    def object_table(self) -> pa.Table:
-        return arrow_table_of_rows(self.object_rows, OBJECT_COLUMNS)
+__all__ = ["FUNCTION_COLUMNS", "OBJECT_COLUMNS", "AnalysisInProgress", "StaticAnalysis", "analyse_binary", "content_digest"]
 
 
 def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None, jobs: int = 1) -> StaticAnalysis:
@@ -84,7 +38,7 @@ def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None,
     usable binary, including a stripped one without exported functions.
     """
     if decoder is None and _native_wanted():
-        from collectors.native_analysis import analyse_natively  # it builds on this module's helpers
+        from collectors.native_analysis import analyse_natively
 
         analysis = analyse_natively(path)
         if analysis is not None:
@@ -132,112 +86,8 @@ def _native_wanted() -> bool:
     return os.environ.get("SELECTOR_NATIVE", "1") != "0"
 
 
-def table_of_rows(rows: list[tuple], columns: list[str]) -> pd.DataFrame:
-    """``pd.DataFrame(rows, columns=columns)``, built a column at a time: string columns
-    go through Arrow, much faster than pandas' own conversion to its string dtype
-    (a third of the time `select` spends tabulating libpython), with the same dtypes."""
-    import pandas as pd
-    import pyarrow as pa
-
-    if not rows:
-        return pd.DataFrame(rows, columns=columns)
-    data = {}
-    for name, values in zip(columns, zip(*rows)):
-        if isinstance(values[0], str):
-            data[name] = pd.array(pa.array(values, pa.large_string()), dtype=pd.StringDtype("pyarrow", na_value=float("nan")))
-        else:
-            data[name] = list(values)
-    return pd.DataFrame(data, columns=columns)
-
-
-def arrow_table_of_rows(rows: list[tuple], columns: list[str]) -> pa.Table:
-    """The Arrow table of :func:`table_of_rows`: string columns large_string, as pandas'
-    string dtype stores them, so the table concatenates with stored ones as it is."""
-    import pyarrow as pa
-
-    if not rows:
-        return pa.table({name: pa.array([], pa.null()) for name in columns})
-    arrays = [pa.array(values, pa.large_string()) if isinstance(values[0], str) else pa.array(values)
-              for values in zip(*rows)]
-    return pa.table(arrays, names=columns)
-
-
-def stripped_note(path: str) -> str:
-    return (
-        f"{path}: no .symtab (stripped); only the exported functions of .dynsym are analysed. "
-        "Build with symbols (no -s, no strip) to see every function."
-    )
-
-
-def no_functions_error(path: str) -> BinaryError:
-    return BinaryError(
-        f"{path}: no function symbols (stripped binary); rebuild it with symbols (drop -s / strip) "
-        "so functions can be told apart"
-    )
-
-
 def content_digest(path: str | os.PathLike[str]) -> str:
     """The digest under which an analysis of this binary can be reused (cheap: no decoding)."""
     from collectors.elf_image import ElfImage
 
     return ElfImage.load(path).content_digest()
-
-
-@dataclass
-class FunctionGroup:
-    raw: str  # parent raw symbol
-    local: bool
-    file: str
-    parts: list[Symbol] = field(default_factory=list)
-    name: str = ""
-
-
-def name_functions(functions: list[FunctionGroup]) -> None:
-    """Demangled parent names, made unique (in place: sets each ``name``).
-
-    Two static functions of the same name in different files get their file; C++
-    constructor and destructor variants (D0/D1/D2, C1/C2), which demangle alike but
-    are different code, get their raw symbol.
-    """
-    raw_count = defaultdict(int)
-    for function in functions:
-        raw_count[function.raw] += 1
-    for function in functions:
-        function.name = demangle(function.raw)
-        if raw_count[function.raw] > 1 and function.local:
-            function.name = f"{function.name} [{function.file or '?'}]"
-    name_count = defaultdict(int)
-    for function in functions:
-        name_count[function.name] += 1
-    for function in functions:
-        if name_count[function.name] > 1:
-            function.name = f"{function.name} [{function.raw}]"
-
-
-def object_names(objects: list[tuple[str, str, bool]]) -> list[str]:
-    """Unique names for data objects given as (token, file, local) in address order.
-
-    Statics of one name in different files get their file; static locals of one name
-    in one file (``counter.0``, ``counter.1``: gcc's numbering moves) are told apart
-    by their order in memory: ``counter#2``.
-    """
-    files_of = defaultdict(set)
-    for token, file, _ in objects:
-        files_of[token].add(file)
-    named = []
-    for token, file, local in objects:
-        name = demangle(token)
-        if len(files_of[token]) > 1 and local:
-            name = f"{name} [{file or '?'}]"
-        named.append(name)
-    name_count = defaultdict(int)
-    for name in named:
-        name_count[name] += 1
-    seen = defaultdict(int)
-    unique = []
-    for name in named:
-        if name_count[name] > 1:
-            seen[name] += 1
-            name = f"{name}#{seen[name]}"
-        unique.append(name)
-    return unique

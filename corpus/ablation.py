@@ -28,7 +28,7 @@ from models.evaluation import OPERATING_POINTS
 
 # groups of features an ablation can take away (features/catalogue.py)
 FEATURE_GROUPS = {"executed": ("executed_changed_share", "predicted_effect", "predicted_effect_size")}
-from selector.evaluation import run_backtest
+from selector.store_backtest import run_backtest
 from selector.project_evaluation import cross_project_predictions, load_projects, project_table
 
 

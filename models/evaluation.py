@@ -104,3 +104,23 @@ def tradeoff_curve(frame: pd.DataFrame, targets: np.ndarray | None = None) -> pd
             "time_saved": cost[~run].sum() / cost.sum() if cost.sum() > 0 else math.nan,
         })
     return pd.DataFrame(rows)
+
+
+def results_table(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Per model, scope and benchmark (and "all" benchmarks pooled): AUROC, hit and dismiss rates, time saved."""
+    rows = []
+    for (model, scope), group in predictions.groupby(["model", "scope"], sort=False):
+        for benchmark, part in [*group.groupby("benchmark"), ("(all)", group)]:
+            rows.append({"model": model, "scope": scope, "benchmark": benchmark, **score_predictions(part).as_dict()})
+    return pd.DataFrame(rows)
+
+
+def epoch_table(predictions: pd.DataFrame) -> pd.DataFrame:
+    """AUROC per epoch (all benchmarks of the epoch pooled) for each model and scope."""
+    rows = []
+    for (model, scope, epoch), part in predictions.groupby(["model", "scope", "epoch"]):
+        scores = score_predictions(part)
+        rows.append({"model": model, "scope": scope, "epoch": epoch, "tuples": scores.tuples,
+                     "positives": scores.positives, "auroc": scores.auroc, "hit_rate": scores.hit_rate,
+                     "dismiss_rate": scores.dismiss_rate})
+    return pd.DataFrame(rows)

@@ -387,7 +387,8 @@ def backtest_command(repository, config_path, store_location, models, method, k,
         require("selector backtest's MLflow run", "tracking", otherwise="pass --no-tracking")
     from rich.progress import Progress
 
-    from selector.evaluation import backtest_store, results_table
+    from models.evaluation import results_table
+    from selector.store_backtest import backtest_store
 
     config, store = _project(repository, config_path, store_location)
     options = {"method4": {"k": k, "first": first, "epoch_days": epoch_days}, "kfold": {"folds": folds, "seed": seed},
@@ -571,7 +572,7 @@ def train_command(repository, config_path, store_location, model, scope, benchma
                                        operating_point)
     run_id = None
     if not no_tracking:
-        from selector.evaluation import track_training
+        from selector.store_backtest import track_training
 
         run_id = track_training(bundle_path, bundle, *_tracking(store, tracking_uri))
     if output_format == "json":

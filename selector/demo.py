@@ -92,7 +92,8 @@ def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
     """Backtest, report, train and select, as a user would run them after collecting."""
     from models.names import MODEL_NAMES
     from models.tracking import default_tracking
-    from selector.evaluation import backtest_store, results_table, track_training
+    from models.evaluation import results_table
+    from selector.store_backtest import backtest_store, track_training
     from selector.selection import select
     from selector.training import default_bundle_path, train_bundle
 

@@ -34,7 +34,7 @@ from models.design import design_matrix
 from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
 from selector.config import Config, load_config
-from selector.evaluation import EvaluationData, evaluation_data, run_backtest, save_backtest
+from selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
 from selector.selection import predicted_effect_reaches
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 from selector.store import Store

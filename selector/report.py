@@ -21,7 +21,7 @@ import pandas as pd  # noqa: E402
 
 from models.evaluation import roc_points, tradeoff_curve  # noqa: E402
 from models.names import MODEL_NAMES  # noqa: E402
-from selector.evaluation import epoch_table, results_table  # noqa: E402
+from models.evaluation import epoch_table, results_table  # noqa: E402
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }

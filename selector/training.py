@@ -24,7 +24,7 @@ from models.bundle import Bundle, save_bundle
 from models.registry import model_spec
 from selector.config import Config, harness_digest
 from selector.feature_table import benchmarks_of, load_history
-from selector.evaluation import labelled_feature_table
+from selector.store_backtest import labelled_feature_table
 from selector.store import Store
 
 BUNDLE_DIRECTORY = "models"

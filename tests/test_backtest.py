@@ -18,7 +18,7 @@ from features.history import History
 from models.bundle import MANIFEST, BundleError, load_bundle, seal_path
 from models.perphecy import PerphecyPredictor
 from selector.config import load_config
-from selector.evaluation import evaluation_data
+from selector.store_backtest import evaluation_data
 from selector.store import Store
 from tests.helpers import selector_command
 
@@ -259,7 +259,7 @@ def test_trained_models_score_the_same_from_their_onnx_form(evolved_sample, tmp_
     """`select` scores with the ONNX files (no scikit-learn, XGBoost or skops import): same
     probabilities as the skops models to float32 rounding, decisions exactly theirs."""
     from models.portable import BORDERLINE, PortableModel
-    from selector.evaluation import labelled_feature_table
+    from selector.store_backtest import labelled_feature_table
     from selector.feature_table import load_history
     from features.tuples import closest_tuples
     from features.catalogue import FEATURE_NAMES

@@ -24,7 +24,7 @@ from features.builder import build_feature_table
 from features.catalogue import FEATURE_NAMES
 from features.history import History
 from models.backtest import BacktestResult, backtest
-from models.evaluation import score_predictions
+from models.evaluation import epoch_table, results_table
 from models.sampling import Plan, make_plan
 from selector.config import Config
 from selector.feature_table import benchmarks_of, load_history
@@ -89,26 +89,6 @@ def run_backtest(data: EvaluationData, models: Sequence[str], scopes: Sequence[s
                  operating_point: str = "quantile") -> BacktestResult:
     return backtest(data.plan, data.table, FEATURE_NAMES, models, scopes, target_hit_rate, seed, search, progress=progress,
                     operating_point=operating_point)
-
-
-def results_table(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Per model, scope and benchmark (and "all" benchmarks pooled): AUROC, hit and dismiss rates, time saved."""
-    rows = []
-    for (model, scope), group in predictions.groupby(["model", "scope"], sort=False):
-        for benchmark, part in [*group.groupby("benchmark"), ("(all)", group)]:
-            rows.append({"model": model, "scope": scope, "benchmark": benchmark, **score_predictions(part).as_dict()})
-    return pd.DataFrame(rows)
-
-
-def epoch_table(predictions: pd.DataFrame) -> pd.DataFrame:
-    """AUROC per epoch (all benchmarks of the epoch pooled) for each model and scope."""
-    rows = []
-    for (model, scope, epoch), part in predictions.groupby(["model", "scope", "epoch"]):
-        scores = score_predictions(part)
-        rows.append({"model": model, "scope": scope, "epoch": epoch, "tuples": scores.tuples,
-                     "positives": scores.positives, "auroc": scores.auroc, "hit_rate": scores.hit_rate,
-                     "dismiss_rate": scores.dismiss_rate})
-    return pd.DataFrame(rows)
 
 
 def save_backtest(directory: Path, result: BacktestResult, data: EvaluationData, settings: dict) -> dict:

@@ -1,0 +1,53 @@
+"""The layering docs/architecture.md states, checked against the code: the four packages
+import one way (collectors -> features -> models -> selector), and no module imports,
+at any depth and counting imports inside functions, a module that imports it back."""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ["collectors", "features", "models", "selector"]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports() -> dict[str, set[str]]:
+    """Each of our modules and the modules of ours it imports (anywhere in its text)."""
+    modules = {_module_name(path): path for layer in LAYERS for path in (ROOT / layer).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                # `from collectors import _native` names a module, `from x.y import f` a name of x.y
+                imported.update(f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                                for alias in node.names)
+        graph[name] = {module for module in imported if module in modules and module != name}
+    return graph
+
+
+def test_packages_import_one_way():
+    upward = [(module, imported) for module, targets in _imports().items() for imported in targets
+              if LAYERS.index(imported.split(".")[0]) > LAYERS.index(module.split(".")[0])]
+    assert upward == []
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    graph = _imports()
+    # a package's __init__ may gather its modules; the modules importing their package
+    # (for a shared name) would otherwise read as a circle that Python resolves at load
+    graph = {module: {t for t in targets if t not in LAYERS} for module, targets in graph.items()}
+    try:
+        tuple(graphlib.TopologicalSorter(graph).static_order())  # the order is made as it is read
+    except graphlib.CycleError as error:
+        pytest.fail(f"import circle: {' -> '.join(error.args[1])}")
