@@ -24,6 +24,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from models.binary_labels import BinaryClassifierTags, validate_binary_fit
+
 REACHED_CHANGE_COLUMNS = (
     "top_changed_rank_by_instructions",
     "top_changed_rank_by_calls",
@@ -35,45 +37,32 @@ EXECUTED_CHANGE_COLUMNS = ("executed_changed_share", "changed_data_reached", "bu
 HISTORY_COLUMNS = ("benchmark_recent_change_rate", "benchmark_noise", "commit_hops", "commit_days")
 
 
-def binary_classes(y: np.ndarray) -> np.ndarray:
-    """Both classes, even when the training labels hold one: a rule still says yes or no.
-    Labels are booleans (or 0/1); anything else keeps the classes seen."""
-    if y.dtype == bool:
-        return np.array([False, True])
-    seen = np.unique(y)
-    if set(seen.tolist()) <= {0, 1}:
-        return np.array([0, 1], dtype=seen.dtype)
-    return seen
+class _ColumnsBaseline(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
+    """Shared plumbing: classes, and columns chosen by name from a DataFrame (or by position)."""
 
-
-class _ColumnsBaseline(ClassifierMixin, BaseEstimator):
-    """Shared plumbing: classes, and columns chosen by name from a DataFrame."""
-
-    def _fit_classes(self, X, y):
-        X, y = validate_data(self, X, y, dtype=float, ensure_all_finite="allow-nan")
-        self.classes_ = binary_classes(y)
-        return X, y
-
-    def _columns(self, wanted: Sequence[str]) -> np.ndarray:
+    def _columns(self, wanted: Sequence[str | int]) -> np.ndarray:
         names = list(getattr(self, "feature_names_in_", []))
-        missing = [name for name in wanted if name not in names]
+        missing = [item for item in wanted if (item not in names if isinstance(item, str)
+                                               else not 0 <= int(item) < self.n_features_in_)]
         if missing:
-            raise ValueError(f"{type(self).__name__} needs the feature columns {missing} (fit it on a DataFrame)")
-        return np.asarray([names.index(name) for name in wanted], dtype=int)
+            raise ValueError(f"{type(self).__name__} needs the feature columns {missing} (fit it on a DataFrame "
+                             "that has them, or name columns by position)")
+        return np.asarray([names.index(item) if isinstance(item, str) else int(item) for item in wanted], dtype=int)
 
     @staticmethod
     def _proba(positive: np.ndarray) -> np.ndarray:
         return np.column_stack([1.0 - positive, positive])
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[(self.predict_proba(X)[:, 1] >= 0.5).astype(int)]
+        positive = self.predict_proba(X)[:, 1] >= 0.5  # first: it says when the estimator is not fitted
+        return self.classes_[positive.astype(int)]
 
 
 class AlwaysRun(_ColumnsBaseline):
     """The conservative baseline: every tuple is predicted to change."""
 
     def fit(self, X, y, sample_weight=None) -> "AlwaysRun":
-        self._fit_classes(X, y)
+        validate_binary_fit(self, X, y, sample_weight)
         return self
 
     def predict_proba(self, X) -> np.ndarray:
@@ -85,11 +74,11 @@ class AlwaysRun(_ColumnsBaseline):
 class ReachedChanged(_ColumnsBaseline):
     """Run when anything the benchmark reached changed (safe selection, Ekstazi-style)."""
 
-    def __init__(self, columns: Sequence[str] = REACHED_CHANGE_COLUMNS) -> None:
+    def __init__(self, columns: Sequence[str | int] = REACHED_CHANGE_COLUMNS) -> None:
         self.columns = columns
 
     def fit(self, X, y, sample_weight=None) -> "ReachedChanged":
-        self._fit_classes(X, y)
+        validate_binary_fit(self, X, y, sample_weight)
         self.columns_ = self._columns(self.columns)
         return self
 
@@ -103,12 +92,12 @@ class ReachedChanged(_ColumnsBaseline):
 class HistoryOnly(_ColumnsBaseline):
     """Logistic regression on the benchmark's history and the commit distance, blind to code."""
 
-    def __init__(self, columns: Sequence[str] = HISTORY_COLUMNS, random_state: int | None = None) -> None:
+    def __init__(self, columns: Sequence[str | int] = HISTORY_COLUMNS, random_state: int | None = None) -> None:
         self.columns = columns
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None) -> "HistoryOnly":
-        X, y = self._fit_classes(X, y)
+        X, y, sample_weight = validate_binary_fit(self, X, y, sample_weight)
         self.columns_ = self._columns(self.columns)
         history = np.nan_to_num(X[:, self.columns_])
         self.scale_ = np.maximum(np.abs(history).max(axis=0), 1e-12) if len(history) else np.ones(len(self.columns_))
@@ -134,12 +123,12 @@ class PredictedEffect(_ColumnsBaseline):
     percent: monotone in it (so the ROC curve is the feature's own) and 0.5 exactly at the
     minimum effect the labels count as a change."""
 
-    def __init__(self, min_effect_percent: float = 1.0, column: str = "predicted_effect_size") -> None:
+    def __init__(self, min_effect_percent: float = 1.0, column: str | int = "predicted_effect_size") -> None:
         self.min_effect_percent = min_effect_percent
         self.column = column
 
     def fit(self, X, y, sample_weight=None) -> "PredictedEffect":
-        self._fit_classes(X, y)
+        validate_binary_fit(self, X, y, sample_weight)
         self.columns_ = self._columns([self.column])
         return self
 

@@ -17,10 +17,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from models.baselines import binary_classes
+from models.binary_labels import BinaryClassifierTags, validate_binary_fit
 
 
-class EffectBound(ClassifierMixin, BaseEstimator):
+class EffectBound(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Run when the `quantile` bound of the predicted |effect| reaches `min_effect` (a fraction)."""
 
     needs_effect = True  # fit takes the measured effects (models.registry.fit_model passes them)
@@ -34,11 +34,10 @@ class EffectBound(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None, effect=None) -> "EffectBound":
-        X, y = validate_data(self, X, y, dtype=float, ensure_all_finite="allow-nan")
+        X, y, sample_weight = validate_binary_fit(self, X, y, sample_weight)
         if effect is None:
             raise ValueError("EffectBound learns from the measured effects: fit(X, y, effect=...)")
         size = np.abs(np.nan_to_num(np.asarray(effect, dtype=float)))
-        self.classes_ = binary_classes(y)
         self.regressor_ = GradientBoostingRegressor(loss="quantile", alpha=self.quantile, n_estimators=self.n_estimators,
                                                     max_depth=self.max_depth, random_state=self.random_state)
         self.regressor_.fit(np.nan_to_num(X), size, sample_weight=sample_weight)
@@ -56,7 +55,8 @@ class EffectBound(ClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - positive, positive])
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[(self.predict_proba(X)[:, 1] >= 0.5).astype(int)]
+        positive = self.predict_proba(X)[:, 1] >= 0.5  # first: it says when the estimator is not fitted
+        return self.classes_[positive.astype(int)]
 
     @property
     def feature_importances_(self) -> np.ndarray:

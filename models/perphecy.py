@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from models.baselines import binary_classes
+from models.binary_labels import BinaryClassifierTags, validate_binary_fit
 
 # Perphecy Table 6.2, in the catalogue's names
 PERPHECY_INDICATORS = (
@@ -49,7 +49,7 @@ PERPHECY_INDICATORS = (
 )
 
 
-class PerphecyPredictor(ClassifierMixin, BaseEstimator):
+class PerphecyPredictor(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Logical OR of indicator thresholds chosen greedily to cover every training hit.
 
     Parameters
@@ -69,10 +69,7 @@ class PerphecyPredictor(ClassifierMixin, BaseEstimator):
         self.indicators = indicators
 
     def fit(self, X, y, sample_weight=None) -> "PerphecyPredictor":
-        X, y = validate_data(self, X, y, dtype=float, ensure_all_finite="allow-nan")
-        self.classes_ = binary_classes(y)
-        if len(self.classes_) != 2:
-            raise ValueError("PerphecyPredictor is a binary classifier; labels must be booleans or 0/1")
+        X, y, sample_weight = validate_binary_fit(self, X, y, sample_weight)
         positive = y == self.classes_[1]
         self.indicator_columns_ = self._resolve_indicators(X.shape[1])
         values = np.nan_to_num(X[:, self.indicator_columns_], nan=0.0)
@@ -130,7 +127,8 @@ class PerphecyPredictor(ClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - positive, positive])
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[(self.decision_function(X) >= 1.0).astype(int)]
+        positive = self.decision_function(X) >= 1.0  # first: it says when the estimator is not fitted
+        return self.classes_[positive.astype(int)]
 
 
 def greedy_thresholds(hits: np.ndarray, dismissed: np.ndarray) -> list[tuple[int, float]]:

@@ -24,18 +24,21 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from xgboost import XGBClassifier
 
 from models.names import MODEL_NAMES
+from models.binary_labels import BinaryClassifierTags, validate_binary_fit
 from models.baselines import EXECUTED_CHANGE_COLUMNS, AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
 from models.effect import EffectBound
 from models.perphecy import PerphecyPredictor
 
 
-class PlattSVC(ClassifierMixin, BaseEstimator):
+class PlattSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """An SVM (balanced class weights) with Platt-scaled probabilities.
 
     What ``SVC(probability=True)`` did before scikit-learn 1.9 deprecated it: a sigmoid
     fitted on cross-validated decision values.  The folds adapt to the minority class,
     so the few positives of a young history still give probabilities.
     """
+
+    allows_nan = False
 
     def __init__(self, kernel: str = "rbf", C: float = 1.0, gamma: str | float = "scale", random_state: int | None = None):
         self.kernel = kernel
@@ -47,10 +50,9 @@ class PlattSVC(ClassifierMixin, BaseEstimator):
         return SVC(kernel=self.kernel, C=self.C, gamma=self.gamma, class_weight="balanced", random_state=self.random_state)
 
     def fit(self, X, y, sample_weight=None) -> "PlattSVC":
-        X, y = validate_data(self, X, y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
-            raise ValueError("PlattSVC needs both classes in its training data")
+        X, y, sample_weight = validate_binary_fit(self, X, y, sample_weight, allow_nan=False)
+        if len(np.unique(y)) != 2:
+            raise ValueError("PlattSVC needs both classes in its training data; got one class")
         self.svc_ = self._svc().fit(X, y, sample_weight=sample_weight)
         minority = int(np.min(np.bincount(np.searchsorted(self.classes_, y))))
         if minority >= 2:
@@ -67,10 +69,12 @@ class PlattSVC(ClassifierMixin, BaseEstimator):
         return self.svc_.decision_function(validate_data(self, X, reset=False))
 
     def predict_proba(self, X) -> np.ndarray:
-        return self.platt_.predict_proba(self.decision_function(X).reshape(-1, 1))
+        decision = self.decision_function(X)  # first: it says when the estimator is not fitted
+        return self.platt_.predict_proba(decision.reshape(-1, 1))
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        chosen = np.argmax(self.predict_proba(X), axis=1)  # first: it says when the estimator is not fitted
+        return self.classes_[chosen]
 
 
 class BalancedXGBClassifier(XGBClassifier):
