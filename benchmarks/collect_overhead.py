@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from collectors.git_history import open_repository, select_commits
+from collectors.repository import Repository
 from selector.calibrate import calibrate
 from selector.collect import collect
 from selector.config import load_config
@@ -30,7 +30,7 @@ def main() -> None:
         make_sample_history(root)
         config = load_config(root / "selector.toml")
         store = Store(Path(directory) / "store")
-        commits = select_commits(open_repository(root), "HEAD")
+        commits = Repository.open(root).commits("HEAD")
         calibrate(root, config, store, commits[0].sha, rounds=1)
         started = time.perf_counter()
         summary = collect(root, config, store, commits, jobs=1)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from distributed import LocalCluster
 
-from collectors.git_history import open_repository, select_commits
+from collectors.repository import Repository
 from selector.collect import collect
 from selector.config import load_config
 from selector.sample_history import make_sample_history
@@ -25,7 +25,7 @@ def main() -> None:
         root = Path(directory) / "project"
         make_sample_history(root)
         config = load_config(root / "selector.toml")
-        commits = select_commits(open_repository(root), "HEAD")
+        commits = Repository.open(root).commits("HEAD")
         rates = {}
         for workers in (1, 2):
             with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",

@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import interleaved, libpython, median  # noqa: E402
 
 from collectors.builds import build_config_digest, toolchain_version  # noqa: E402
-from collectors.git_history import open_repository  # noqa: E402
+from collectors.repository import Repository  # noqa: E402
 from collectors.static_analysis import analyse_binary  # noqa: E402
 from features.catalogue import FEATURE_NAMES  # noqa: E402
 from models.backtest import train_one  # noqa: E402
@@ -131,12 +131,12 @@ def make_store(store: Store, repository: Path, sha: str, binary: Path, profiled:
     functions["instructions"] = instructions
     store.write("functions", sha, functions)
     store.write("objects", sha, analysis.objects.assign(commit=sha))
-    commit = open_repository(repository).commit(sha)
+    commit = Repository.open(repository).commit(sha)
     store.write("commits", sha, pd.DataFrame([{
-        "sha": sha, "parents": [p.hexsha for p in commit.parents], "author_time": pd.Timestamp(commit.authored_datetime).tz_convert("UTC"),
-        "subject": commit.summary, "build_status": "ok", "build_reason": "", "build_log_tail": "", "build_seconds": 0.0,
+        "sha": sha, "parents": list(commit.parents), "author_time": pd.Timestamp(commit.author_time).tz_convert("UTC"),
+        "subject": commit.subject, "build_status": "ok", "build_reason": "", "build_log_tail": "", "build_seconds": 0.0,
         "build_command": config.build.command,
-        "build_config": build_config_digest(open_repository(repository), sha, config.build.config_files),
+        "build_config": build_config_digest(Repository.open(repository), sha, config.build.config_files),
         "toolchain": toolchain_version(), "binary_sha256": store.put_binary(binary), "content_digest": "", "symbol_source": analysis.symbol_source,
         "decoder": analysis.decoder, "analysis_notes": "\n".join(analysis.notes), "functions": len(functions),
         "benchmarks_measured": len(BENCHMARKS), "run_failures": "", "profile_failures": "", "child_seconds": 0.0,

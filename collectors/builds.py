@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from collectors.child_processes import die_with_parent
+from collectors.repository import GitCommandFailed
 
 if TYPE_CHECKING:
-    import git
+    from collectors.repository import Repository
 
 
 OK, FAILED = "ok", "failed"
@@ -51,7 +52,7 @@ class Worktree:
     uses slot 0: a store's binaries are reproducible from run to run.
     """
 
-    def __init__(self, repository: git.Repo, sha: str, parent: str | None = None) -> None:
+    def __init__(self, repository: Repository, sha: str, parent: str | None = None) -> None:
         self.repository = repository
         self.sha = sha
         repository_key = hashlib.sha256(str(Path(repository.git_dir).resolve()).encode()).hexdigest()[:12]
@@ -73,17 +74,14 @@ class Worktree:
     def _add(self, attempts: int = 5) -> None:
         """git worktree add, tried again when another program's worktree bookkeeping in the
         same repository (which our lock cannot hold off) gets in its way."""
-        from git import GitCommandError
-
         for attempt in range(attempts):
             try:
                 if self.path.exists():  # left by a run that was killed, or by the failed attempt
                     self._remove()
-                self.repository.git.worktree("prune")  # forget worktrees whose directories are gone
-                # Forced twice: a run killed inside `worktree add` leaves its entry locked.
-                self.repository.git.worktree("add", "--detach", "-f", "-f", str(self.path), self.sha)
+                self.repository.prune_worktrees()
+                self.repository.add_worktree(self.path, self.sha)
                 return
-            except GitCommandError:
+            except GitCommandFailed:
                 if attempt == attempts - 1:
                     raise
                 time.sleep(0.1 * (attempt + 1))
@@ -96,7 +94,7 @@ class Worktree:
             self._slot_lock.close()  # closing the file releases its lock
 
     @classmethod
-    def sweep(cls, repository: git.Repo, parent: str | None = None) -> int:
+    def sweep(cls, repository: Repository, parent: str | None = None) -> int:
         """Remove the worktrees of slots no live process holds (left by killed collectors)."""
         stale = cls(repository, "", parent)
         removed = 0
@@ -135,15 +133,13 @@ class Worktree:
             yield
 
     def _remove(self) -> None:
-        from git import GitCommandError  # GitPython is imported by those who make worktrees
-
         try:
-            self.repository.git.worktree("remove", "--force", str(self.path))
-        except GitCommandError:
+            self.repository.remove_worktree(self.path)
+        except GitCommandFailed:
             shutil.rmtree(self.path, ignore_errors=True)
             try:
-                self.repository.git.worktree("prune")
-            except GitCommandError:
+                self.repository.prune_worktrees()
+            except GitCommandFailed:
                 pass  # its entry is pruned by the next add, whose directory is gone
 
 
@@ -200,16 +196,16 @@ def cache_counts(statistics: Path) -> tuple[int, int]:
     return hits, misses
 
 
-def build_config_digest(repository: git.Repo, sha: str, patterns: list[str]) -> str:
+def build_config_digest(repository: Repository, sha: str, patterns: list[str]) -> str:
     """Digest of the files that configure the build (Makefile, CMakeLists.txt, ...) at `sha`."""
-    return config_files_digest(repository.git.ls_tree("-r", sha), patterns)
+    return config_files_digest(repository.tree_listing(sha), patterns)
 
 
-def changes_only(repository: git.Repo, old: str, new: str, patterns: list[str]) -> bool:
+def changes_only(repository: Repository, old: str, new: str, patterns: list[str]) -> bool:
     """Does `new` differ from `old` only in paths matching `patterns` (fnmatch on the whole path)?"""
     if not patterns:
         return False
-    changed = repository.git.diff("--name-only", "--no-renames", old, new).splitlines()
+    changed = repository.changed_paths(old, new)
     matches = any_of(patterns)
     return all(matches(path) for path in changed)
 

@@ -19,12 +19,12 @@ import pandas as pd
 
 from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
-from collectors.git_history import open_repository, select_commits
+from collectors.repository import Repository
 from selector.config import Config
 from selector.store import Store
 
 if TYPE_CHECKING:
-    from collectors.git_history import CommitInfo
+    from collectors.commit_graph import CommitInfo
     from selector.collect import CollectSummary
 
     # builds commits (the configuration given, no benchmarks) into the store: (config, commits, jobs) -> summary
@@ -56,12 +56,11 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
 
     if benchmark not in {b.name for b in config.benchmark}:
         raise UserError(f"benchmark {benchmark!r} is not configured; known: {', '.join(b.name for b in config.benchmark)}")
-    repository = open_repository(top)
-    try:
-        good_sha, bad_sha = repository.commit(good).hexsha, repository.commit(bad).hexsha
-    except Exception:
-        raise UserError(f"{good!r} or {bad!r} is not a commit") from None
-    suspects = select_commits(repository, f"{good_sha}..{bad_sha}")
+    repository = Repository.open(top)
+    good_sha, bad_sha = repository.resolve(good), repository.resolve(bad)
+    if good_sha is None or bad_sha is None:
+        raise UserError(f"{good!r} or {bad!r} is not a commit")
+    suspects = repository.commits(f"{good_sha}..{bad_sha}")
     suspects = [c for c in suspects if repository.is_ancestor(good_sha, c.sha)]  # the ancestry path only
     if not suspects:
         raise UserError(f"no commit between {good} and {bad}; is {good} an ancestor of {bad}?")
@@ -77,7 +76,7 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
     first_parents = {c.sha: c.parents[0] for c in suspects if c.parents}
     missing = sorted(({c.sha for c in suspects} | set(first_parents.values())) - stored)
     if missing:
-        infos = {c.sha: c for c in select_commits(repository, bad_sha)}
+        infos = {c.sha: c for c in repository.commits(bad_sha)}
         to_build = [infos[sha] for sha in missing if sha in infos]
         summary = build(msgspec.structs.replace(config, benchmark=[]), to_build, jobs)
         failed = [o.sha[:12] for o in summary.outcomes if o.status == "failed"]

@@ -23,7 +23,7 @@ import pandas as pd
 from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
 from collectors.builds import OK, Worktree, build_config_digest, run_build
 from collectors.errors import UserError
-from collectors.git_history import open_repository
+from collectors.repository import Repository
 from collectors.labels import label_pair
 from selector.config import Config, benchmark_specs
 from selector.labelling import update_labels
@@ -40,11 +40,10 @@ def calibrate(
         raise UserError("no [[benchmark]] in the configuration: nothing to calibrate")
     if rounds < 1:
         raise UserError(f"--rounds must be at least 1 (got {rounds})")
-    repo = open_repository(repository)
-    try:
-        sha = repo.commit(revision).hexsha
-    except Exception:
-        raise UserError(f"unknown revision {revision!r}") from None
+    repo = Repository.open(repository)
+    sha = repo.resolve(revision)
+    if sha is None:
+        raise UserError(f"unknown revision {revision!r}")
     suite = Path(config.project.suite) if config.project.suite else None
     rows = []
     for candidate in [sha, *_built_ancestors(repo, store, sha)]:
@@ -70,14 +69,14 @@ def calibrate(
     return table
 
 
-def _built_ancestors(repo, store: Store, sha: str, depth: int = 50) -> list[str]:
+def _built_ancestors(repo: Repository, store: Store, sha: str, depth: int = 49) -> list[str]:
     """The stored ancestors of `sha` (first parents, newest first) whose build succeeded: where
     calibration goes when the commit asked for does not build (the newest of a range often)."""
     commits = store.read("commits")
     if commits.empty:
         return []
     built = set(commits.loc[commits["build_status"] == OK, "sha"])
-    ancestors = repo.git.rev_list("--first-parent", f"--max-count={depth}", sha).split()[1:]
+    ancestors = repo.first_parent_ancestors(sha, depth)
     return [ancestor for ancestor in ancestors if ancestor in built][:1]
 
 

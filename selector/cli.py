@@ -196,12 +196,12 @@ def collect_command(
     require("selector collect", "collect")
     if scheduler:
         require("selector collect --scheduler", "dask")
-    from collectors.git_history import open_repository, select_commits
+    from collectors.repository import Repository
     from selector.collect import connect_scheduler
     from selector.collect_report import report_collection, run_collection
 
     top, config, store = _checkout(repository, config_path, store_location)
-    commits = select_commits(open_repository(top), revision, since=since, max_count=max_count, first_parent=first_parent)
+    commits = Repository.open(top).commits(revision, since=since, max_count=max_count, first_parent=first_parent)
     if not commits:
         raise UserError(f"no commits in {revision!r}" + (f" since {since}" if since else ""))
     if scheduler:
@@ -248,9 +248,9 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
                             zip(table["session_false_positives"], table["rounds"], table["session_false_positive_rate"])],
     })
     print_table(shown, title=f"A/A calibration of {table['commit'].iloc[0][:12]} (alpha {config.labels.alpha:g}, min_effect {config.labels.min_effect:g})")
-    from collectors.git_plumbing import commit as resolve
+    from collectors.repository import Repository
 
-    asked = resolve(top, revision)
+    asked = Repository.open(top).commit(revision)
     if asked is not None and table["commit"].iloc[0] != asked.sha:
         stderr.print(f"{revision} did not build: calibrated its newest stored ancestor that did, {table['commit'].iloc[0][:12]}")
     stdout.print("The stored labels were recomputed with this calibration.")
@@ -292,23 +292,23 @@ def features_command(repository: Path, store_location: str | None, output: Path,
 # ---------------------------------------------------------- backtest / train
 def _checkout(repository: Path, config_path: Path | None, store_location: str | None) -> tuple[Path, Config, Store]:
     """(top, config, store) for commands that work in a git checkout."""
-    from collectors.git_plumbing import top_level
+    from collectors.repository import Repository
     from selector.config import find_config, load_config
     from selector.store import Store
 
-    top = top_level(repository)
+    top = Repository.open(repository).top
     return top, load_config(find_config(top, config_path)), Store(store_location or top / DEFAULT_STORE)
 
 
 def _project(repository: Path, config_path: Path | None, store_location: str | None) -> tuple[Config, Store]:
     """(config, store) for commands that read the store: the repository need not be a git checkout."""
-    from collectors.git_plumbing import top_level
+    from collectors.repository import Repository
     from selector.config import find_config, load_config
     from selector.store import Store
 
     top = repository
     try:
-        top = top_level(repository)
+        top = Repository.open(repository).top
     except UserError:
         if config_path is None or store_location is None:
             raise
@@ -516,10 +516,10 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
 def default_store(repository: Path) -> Path:
     """Every command's store when --store is not given: .selector/ at the top of the repository
     (of the current directory's, when not inside one: ./.selector)."""
-    from collectors.git_plumbing import top_level
+    from collectors.repository import Repository
 
     try:
-        return top_level(repository) / DEFAULT_STORE
+        return Repository.open(repository).top / DEFAULT_STORE
     except UserError:
         return Path(repository) / DEFAULT_STORE
 
@@ -697,10 +697,10 @@ def hook_install(repository: Path, strict: bool, run_benchmarks: bool, store_loc
     """Install the pre-push hook (an existing hook is kept and runs first)."""
     if run_benchmarks:
         require("the hook's --run-benchmarks", "collect")
-    from collectors.git_history import open_repository
+    from collectors.repository import Repository
     from selector.hook import install
 
-    hook, kept = install(open_repository(repository), strict, run_benchmarks, store_location)
+    hook, kept = install(Repository.open(repository), strict, run_benchmarks, store_location)
     stdout.print(f"installed {hook}" + (" (the previous hook runs first)" if kept else ""))
 
 
@@ -708,10 +708,10 @@ def hook_install(repository: Path, strict: bool, run_benchmarks: bool, store_loc
 @click.option("--repo", "repository", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True)
 def hook_uninstall(repository: Path) -> None:
     """Remove the pre-push hook and restore the one it replaced."""
-    from collectors.git_history import open_repository
+    from collectors.repository import Repository
     from selector.hook import uninstall
 
-    hook, restored = uninstall(open_repository(repository))
+    hook, restored = uninstall(Repository.open(repository))
     stdout.print(f"removed {hook}" + ("; the previous hook is back" if restored else ""))
 
 

@@ -32,7 +32,8 @@ from collectors.builds import (
     OK, CompilerCache, Worktree, build_config_digest, changes_only, find_compiler_cache, run_build, toolchain_version,
 )
 from collectors.errors import UserError
-from collectors.git_history import CommitInfo, open_repository
+from collectors.commit_graph import CommitInfo
+from collectors.repository import Repository
 from collectors.host import host_facts
 from collectors.profiler import profile_suite
 from collectors.static_analysis import analyse_binary, content_digest
@@ -148,7 +149,7 @@ def collect(
     started = time.monotonic()
     store.sweep_temporaries()
     sweep_run_folders()
-    repo = open_repository(repository)
+    repo = Repository.open(repository)
     Worktree.sweep(repo)
     todo, done = pending_commits(store, commits, retry_failed, needs_measurements=bool(config.benchmark))
     summary = CollectSummary()
@@ -289,7 +290,7 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
     outcome = CommitOutcome(commit.sha, OK)
     timing = any(spec.metric != INSTRUCTIONS for spec in benchmark_specs(config))
     try:
-        repository = open_repository(repository_path)
+        repository = Repository.open(repository_path)
         row["build_config"] = build_config_digest(repository, commit.sha, config.build.config_files)
         donated = _donated_runs(store, donor, row, config, settings) if donor and imported is None else None
         if donated is not None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from collectors.git_history import CommitInfo
+from collectors.commit_graph import CommitInfo
 from selector.collect import SKIPPED, CollectSummary, CommitOutcome, collect
 from selector.config import Config
 from selector.store import Store

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from collectors.errors import UserError
-from collectors.git_history import open_repository, select_commits
+from collectors.repository import Repository
 from collectors.static_diff import diff_functions, diff_objects
 from selector.calibrate import calibrate
 from selector.collect_report import report_collection, run_collection
@@ -38,10 +38,10 @@ def run_demo(directory: Path, jobs: int = 2, output_format: str = "text") -> pd.
     elif not (project / CONFIG_NAME).is_file():
         raise UserError(f"{project} exists but holds no {CONFIG_NAME}; choose another --out")
 
-    repository = open_repository(project)
+    repository = Repository.open(project)
     config = load_config(project / CONFIG_NAME)
     store = Store(store_path)
-    commits = select_commits(repository, "HEAD")
+    commits = repository.commits("HEAD")
     if not store.keys("calibration"):
         stderr.print("Calibrating the benchmarks on the first commit (A/A)")
         calibrate(project, config, store, commits[0].sha, rounds=3)

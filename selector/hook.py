@@ -9,7 +9,6 @@ failure, unless the hook was installed with ``--strict``.
 
 from __future__ import annotations
 
-import os
 import shlex
 import stat
 import sys
@@ -20,12 +19,6 @@ from collectors.errors import UserError
 MARKER = "# installed by perf-selector"
 KEPT = "pre-push.before-selector"
 ZERO = "0" * 40
-
-
-def hooks_directory(repository) -> Path:
-    """Where git looks for hooks (core.hooksPath respected)."""
-    path = repository.git.rev_parse("--git-path", "hooks")
-    return (Path(repository.working_tree_dir) / path).resolve() if not os.path.isabs(path) else Path(path)
 
 
 def hook_script(strict: bool, run_benchmarks: bool, store: str | None) -> str:
@@ -47,7 +40,7 @@ printf '%s\\n' "$input" | {python} -m selector hook run {options} -- "$@"
 
 def install(repository, strict: bool = False, run_benchmarks: bool = False, store: str | None = None) -> tuple[Path, bool]:
     """Write the hook; returns its path and whether an existing hook was kept (chained)."""
-    directory = hooks_directory(repository)
+    directory = repository.hooks_directory()
     directory.mkdir(parents=True, exist_ok=True)
     hook = directory / "pre-push"
     kept = False
@@ -63,7 +56,7 @@ def install(repository, strict: bool = False, run_benchmarks: bool = False, stor
 
 def uninstall(repository) -> tuple[Path, bool]:
     """Remove our hook and put back the one it chained to; returns (hook path, restored)."""
-    directory = hooks_directory(repository)
+    directory = repository.hooks_directory()
     hook = directory / "pre-push"
     if not hook.exists() or MARKER not in hook.read_text(errors="replace"):
         raise UserError(f"{hook} was not installed by selector; nothing to uninstall")

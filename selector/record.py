@@ -16,7 +16,7 @@ import pandas as pd
 
 from collectors.builds import find_compiler_cache, toolchain_version
 from collectors.errors import UserError
-from collectors.git_history import open_repository, select_commits
+from collectors.repository import Repository
 from collectors.result_import import import_results
 from selector.collect import CollectSettings, CommitOutcome, collect_commit
 from selector.config import Config
@@ -35,8 +35,8 @@ def record(top: Path, config: Config, store: Store, revision: str, results: list
            results_format: str | None = None, force: bool = False) -> RecordResult:
     """Record one commit.  Several results files may be imported at once (one per CI job);
     a commit recorded before keeps the measurements of benchmarks the new files do not cover."""
-    repository = open_repository(top)
-    commits = select_commits(repository, revision, max_count=1)
+    repository = Repository.open(top)
+    commits = repository.commits(revision, max_count=1)
     if not commits:
         raise UserError(f"{revision!r} is not a commit of {top}")
     commit = commits[0]

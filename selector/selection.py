@@ -28,9 +28,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collectors import git_plumbing
 from collectors.builds import Worktree, config_files_digest, run_build, toolchain_version
 from collectors.commit_graph import closest_ancestor
+from collectors.repository import Repository
 from collectors.errors import UserError
 from collectors.static_analysis import AnalysisInProgress, analyse_binary
 from features.catalogue import FEATURE_NAMES, common_indices
@@ -135,8 +135,9 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     # The block alignment's decoder, imported while this thread mostly waits on git, the store
     # and the analysis: the features need it as soon as a changed function was reached.
     threading.Thread(target=importlib.import_module, args=("collectors.block_diff",), daemon=True).start()
-    top = git_plumbing.top_level(top)
-    commit = git_plumbing.commit(top, revision)
+    repository = Repository.open(top)
+    top = repository.top
+    commit = repository.commit(revision)
     if commit is None:
         raise UserError(f"{revision!r} is not a commit of {top}")
     sha = commit.sha
@@ -147,14 +148,14 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
 
     stored = store.read_table("commits")
     stored_ok = stored.filter(pc.equal(stored["build_status"], "ok")) if stored.num_rows else stored
-    build_config = config_files_digest(git_plumbing.tree_listing(top, sha), config.build.config_files)
-    functions, objects, binary_label, new_binary = _new_analysis(top, config, store, sha, binary, stored_ok, build_config, notes,
+    build_config = config_files_digest(repository.tree_listing(sha), config.build.config_files)
+    functions, objects, binary_label, new_binary = _new_analysis(repository, config, store, sha, binary, stored_ok, build_config, notes,
                                                                  analysis)
 
     known = _KnownVersions(store, config, stored_ok)
-    parents = _parents(top, sha, stored)
+    parents = _parents(repository, sha, stored)
     if against:
-        against_commit = git_plumbing.commit(top, against)
+        against_commit = repository.commit(against)
         if against_commit is None:
             raise UserError(f"--against {against!r} is not a commit")
         against_sha = against_commit.sha
@@ -162,7 +163,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         # that is not behind it, would read as every hot function changed or deleted.
         if against_sha == sha:
             raise UserError(f"--against {against!r} is the commit itself; give one of its ancestors")
-        if not git_plumbing.is_ancestor(top, against_sha, sha):
+        if not repository.is_ancestor(against_sha, sha):
             raise UserError(f"--against {against!r} is not an ancestor of {sha[:12]}; give one of its ancestors")
     pairs = {}
     for benchmark in benchmarks:
@@ -247,7 +248,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, notes, time.monotonic() - started)
 
 
-def _new_analysis(top: Path, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pa.Table,
+def _new_analysis(repository: Repository, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pa.Table,
                   build_config: str, notes: list[str], in_progress: AnalysisInProgress | None
                   ) -> tuple[pa.Table, pa.Table, str | None, str | None]:
     """The new commit's functions and objects, how to name its binary in the output, and a local
@@ -258,9 +259,7 @@ def _new_analysis(top: Path, config: Config, store: Store, sha: str, binary: Pat
         return analysis.function_table, analysis.object_table, str(binary), str(binary)
     if stored_ok.num_rows and sha in set(stored_ok["sha"].to_pylist()) and store.has("functions", sha):
         return store.read_one_table("functions", sha), store.read_one_table("objects", sha), None, None
-    from collectors.git_history import open_repository
-
-    with Worktree(open_repository(top), sha) as checkout:
+    with Worktree(repository, sha) as checkout:
         build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout, build_config)
         if build.status != "ok":
             raise UserError(f"building {sha[:12]} failed ({build.reason}); pass --binary, or fix the build:\n{build.log_tail}")
@@ -311,9 +310,9 @@ class _KnownVersions:
         return found & set(self.profiles[commit]["benchmark"].to_pylist()) if self.profiling else found
 
 
-def _parents(top: Path, sha: str, stored: pa.Table) -> dict[str, list[str]]:
+def _parents(repository: Repository, sha: str, stored: pa.Table) -> dict[str, list[str]]:
     """Parents of `sha`'s ancestry from git (bounded), plus what the store knows."""
-    parents = git_plumbing.ancestry(top, sha, MAX_WALK)
+    parents = repository.ancestry(sha, MAX_WALK)
     if stored.num_rows:
         for commit, its_parents in zip(stored["sha"].to_pylist(), stored["parents"].to_pylist()):
             parents.setdefault(commit, list(its_parents or ()))

@@ -16,7 +16,7 @@ import pandas as pd
 from collectors.benchmark_runner import BenchmarkRunner
 from collectors.builds import Worktree, build_config_digest, run_build
 from collectors.errors import UserError
-from collectors.git_history import open_repository
+from collectors.repository import Repository
 from selector.config import Config, benchmark_specs
 from selector.labelling import PairLabeller
 from selector.selection import Selection
@@ -29,7 +29,7 @@ def verify(top: Path, config: Config, store: Store, selection: Selection) -> pd.
     if not chosen:
         return pd.DataFrame()
     specs = [spec for spec in benchmark_specs(config) if spec.name in chosen]
-    repository = open_repository(top)
+    repository = Repository.open(top)
     labeller = PairLabeller(store, config, store.read("measurements", keys=sorted({d.against for d in chosen.values()})))
     with Worktree(repository, selection.commit) as checkout:
         build = run_build(checkout, selection.commit, config.build.command, config.project.binary, config.build.timeout,
