@@ -33,11 +33,12 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from collectors.errors import UserError
+from selector.store_schema import TABLES as SCHEMAS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-TABLES = ("commits", "functions", "objects", "measurements", "profiles", "labels", "calibration")
+TABLES = tuple(SCHEMAS)  # one file per key each: commits, functions, objects, measurements, profiles, labels, calibration
 SUFFIX = ".parquet"
 TEMPORARY = ".tmp-"
 READ_THREADS = 8  # files read at once: I/O and Parquet decoding overlap
@@ -121,7 +122,8 @@ class Store:
         """Replace the file of (table, key) with `frame`, atomically."""
         target = self.path(table, key)
         self.fs.create_dir(f"{self.root}/{table}", recursive=True)
-        data = encode_parquet(pa.Table.from_pandas(frame, preserve_index=False))
+        arrow = pa.Table.from_pandas(frame, preserve_index=False)
+        data = encode_parquet(SCHEMAS[table].conform(arrow))
         self._atomic(target, lambda handle: handle.write(data))
 
     def has(self, table: str, key: str) -> bool:

@@ -246,3 +246,36 @@ def test_a_damaged_calibration_file_names_calibrate_as_the_remedy(tmp_path):
     for read in (lambda: store.read("calibration"), lambda: store.read_one("calibration", "fib")):
         with pytest.raises(StoreError, match="fib.parquet.*selector calibrate"):
             read()
+
+
+def test_every_table_a_collection_writes_is_as_declared(evolved_sample):
+    """selector/store_schema.py is the store's contract: a real collection (the demo history,
+    calibrated, collected with callgrind profiles) writes exactly its columns, of its types."""
+    import pyarrow.parquet as pq
+
+    from selector.store_schema import TABLES
+
+    root, _ = evolved_sample
+    for name, schema in TABLES.items():
+        files = sorted((root / ".selector" / name).glob("*.parquet"))
+        assert files, f"the collection wrote no {name}"
+        assert [problem for path in files for problem in schema.mismatches(pq.read_schema(path))] == []
+
+
+def test_the_store_document_is_written_from_the_schemas():
+    import pyarrow as pa
+
+    from selector.store_schema import DOCUMENT, TABLES, render
+
+    document = DOCUMENT.read_text()
+    assert document == render(document)
+    assert all(f"| {column.name} |" in document for schema in TABLES.values() for column in schema.columns)
+    # a departure is named: a missing column, an undeclared one, another type (an all-null column conforms)
+    measurements = TABLES["measurements"].arrow
+    departed = measurements.remove(measurements.get_field_index("unit")).append(pa.field("extra", pa.int64()))
+    departed = departed.set(departed.get_field_index("value"), pa.field("value", pa.string()))
+    assert TABLES["measurements"].mismatches(departed) == [
+        "measurements: column unit is missing", "measurements: column extra is not declared",
+        "measurements.value: string, declared double"]
+    nulls = measurements.set(measurements.get_field_index("value"), pa.field("value", pa.null()))
+    assert TABLES["measurements"].mismatches(nulls) == []
