@@ -150,7 +150,7 @@ def test_the_push_path_imports_neither_pandas_nor_scikit_learn(project):
     assert {"pyarrow.lib", "features.builder", "onnxruntime"} <= imported  # the features were built and scored
     assert any(b["probability"] is not None for b in json.loads(result.stdout)["benchmarks"])
     # "pandas" alone is the import pyarrow attempted and was refused; a loaded pandas imports pandas.core
-    assert not [module for module in imported if module.split(".")[0] in ("pandas", "sklearn", "xgboost", "skops")
+    assert not [module for module in imported if module.split(".")[0] in ("pandas", "sklearn", "xgboost", "skops", "git")
                 and module != "pandas"]
 
 
