@@ -24,7 +24,7 @@ from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
 from collectors.builds import OK, Worktree, build_config_digest, run_build
 from collectors.errors import UserError
 from collectors.repository import Repository
-from collectors.labels import label_pair
+from selector.labelling import label_pair
 from selector.config import Config, benchmark_specs
 from selector.labelling import update_labels
 from selector.store import Store
