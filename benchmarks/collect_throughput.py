@@ -112,7 +112,7 @@ def _described(report: dict) -> str:
 
 
 def _compare(today: Path, new: Path) -> tuple[bool, bool]:
-    from selector.store import Store
+    from storage.store import Store
 
     keys = ["new", "old", "benchmark"]
     labels = [Store(path).read("labels")[[*keys, "label"]].sort_values(keys).reset_index(drop=True) for path in (today, new)]

@@ -17,7 +17,7 @@ from collectors.repository import Repository
 from selector.collect import collect
 from selector.config import load_config
 from selector.sample_history import make_sample_history
-from selector.store import Store
+from storage.store import Store
 
 
 def main() -> None:

@@ -20,8 +20,8 @@ import pandas as pd
 
 from features.builder import build_feature_table
 from features.tuples import closest_tuples
-from selector.feature_table import load_history
-from selector.store import Store
+from storage.history import load_history
+from storage.store import Store
 
 
 def generate(store: Store, commits: int, functions: int, benchmarks: int, seed: int = 7) -> None:

@@ -125,7 +125,7 @@ def time_select(root: Path, pythons: dict[str, Path], rounds: int) -> dict[str, 
     """`selector select --binary libpython` through each environment on one stored ancestor and bundle."""
     from select_latency import add_older_history, make_bundle, make_repository, make_store
 
-    from selector.store import Store
+    from storage.store import Store
 
     repository, store = root / "project", Store(root / "store")
     binary = root / "libpython.so"

@@ -36,14 +36,21 @@ GENERATE = """
 import sys
 sys.path.insert(0, "benchmarks")
 from features_speed import generate
-from selector.store import Store
+try:
+    from storage.store import Store
+except ImportError:  # a checkout from before the store layer
+    from selector.store import Store
 generate(Store(sys.argv[1]), 500, 5000, 5)
 """
 
 READ = """
 import json, sys, time
-from selector.feature_table import load_history
-from selector.store import Store
+try:
+    from storage.history import load_history
+    from storage.store import Store
+except ImportError:  # a checkout from before the store layer
+    from selector.feature_table import load_history
+    from selector.store import Store
 store = Store(sys.argv[1])
 started = time.perf_counter()
 for table in {tables}:
@@ -101,7 +108,7 @@ def _read_rounds(work: Path, versions: dict[str, Path], rounds: int) -> dict[str
 
 def _select_rounds(work: Path, versions: dict[str, Path], rounds: int) -> dict[str, list[float]]:
     import select_latency as fixture
-    from selector.store import Store
+    from storage.store import Store
 
     repository, store, binary = work / "project", Store(work / "select-store"), work / "libpython.so"
     shutil.copyfile(libpython(), binary)

@@ -66,7 +66,7 @@ from models.design import design_matrix  # noqa: E402
 from models.bundle import save_bundle  # noqa: E402
 from models.registry import model_spec  # noqa: E402
 from selector.config import harness_digest, load_config  # noqa: E402
-from selector.store import Store  # noqa: E402
+from storage.store import Store  # noqa: E402
 
 BENCHMARKS = ["b1", "b2", "b3"]
 # what a `selector select` process imports: the CLI, then (lazily) selection, features, the bundle (onnxruntime)
@@ -263,8 +263,10 @@ def main() -> None:
             environment = {**os.environ, "PYTHONPATH": str(baseline)}
             # that tree's bundle, trained by its own code on its own feature list
             subprocess.run([sys.executable, "-c", (
-                f"import sys; sys.path.insert(0, {str(baseline / 'benchmarks')!r}); import select_latency as s; "
-                f"from selector.store import Store; from selector.config import load_config; "
+                f"import sys; sys.path.insert(0, {str(baseline / 'benchmarks')!r}); import select_latency as s\n"
+                f"try:\n    from storage.store import Store\n"
+                f"except ImportError:  # a checkout from before the store layer\n    from selector.store import Store\n"
+                f"from selector.config import load_config\n"
                 f"s.make_bundle(Store({str(root / 'baseline')!r}), load_config({str(repository / 'selector.toml')!r}), {first!r})")],
                 check=True, env=environment, cwd=root)
             baseline_select = [*select, "--bundle", str(root / "baseline" / "models")]

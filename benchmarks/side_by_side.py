@@ -53,8 +53,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("scripts", nargs="*", default=list(FIGURES), choices=list(FIGURES))
+    parser.add_argument("scripts", nargs="*", help=f"which ({', '.join(FIGURES)}) [default: all]")
     arguments = parser.parse_args()
+    unknown = [script for script in arguments.scripts if script not in FIGURES]
+    if unknown:
+        parser.error(f"unknown script(s) {', '.join(unknown)}; choose from {', '.join(FIGURES)}")
+    arguments.scripts = arguments.scripts or list(FIGURES)
     trees = {"this tree": ROOT, "baseline": arguments.baseline.resolve()}
     for script in arguments.scripts:
         results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}

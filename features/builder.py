@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from collectors.errors import BinaryError
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
 from features.executed_code import NO_CHANGE, ExecutedChange, FunctionChange, executed_change
-from features.history import History, as_arrow, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
+from storage.history import History, as_arrow, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -13,7 +13,7 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 
 from collectors.commit_graph import closest_ancestor
-from features.history import History
+from storage.history import History
 
 TUPLE_KEYS = ["new", "old", "benchmark"]
 

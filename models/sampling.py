@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold
 
-from features.history import History
+from storage.history import History
 from features.tuples import TUPLE_KEYS, ancestors, closest_pairs
 
 METHODS = ("method4", "method1", "method2", "method3", "kfold")

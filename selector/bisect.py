@@ -21,7 +21,7 @@ from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
 from collectors.repository import Repository
 from selector.config import Config
-from selector.store import Store
+from storage.store import Store
 
 if TYPE_CHECKING:
     from collectors.commit_graph import CommitInfo
@@ -49,7 +49,7 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
     from features.catalogue import FEATURE_NAMES
     from models.bundle import BundleError, load_bundle
     from selector.collect import collect
-    from selector.feature_table import load_history
+    from storage.history import load_history
     from selector.selection import drivers
 
     build = build or (lambda config, commits, jobs: collect(top, config, store, commits, jobs=jobs))

@@ -27,7 +27,7 @@ from collectors.repository import Repository
 from selector.labelling import label_pair
 from selector.config import Config, benchmark_specs
 from selector.labelling import update_labels
-from selector.store import Store
+from storage.store import Store
 
 
 def calibrate(

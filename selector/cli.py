@@ -25,7 +25,7 @@ from selector.tables import FORMATS, print_json, print_rows, print_table, record
 
 if TYPE_CHECKING:
     from selector.config import Config
-    from selector.store import Store
+    from storage.store import Store
 
 DEFAULT_STORE = ".selector"
 # Without the compiled core, large binaries are fingerprinted in forked workers (1.6x on
@@ -276,7 +276,7 @@ def features_command(repository: Path, store_location: str | None, output: Path,
     require("selector features", "collect")
     from features.catalogue import FEATURE_NAMES
     from selector.feature_table import feature_table, summarize, write_table
-    from selector.store import Store
+    from storage.store import Store
 
     table = feature_table(Store(store_location or default_store(repository), create=False))
     write_table(table, output)
@@ -294,7 +294,7 @@ def _checkout(repository: Path, config_path: Path | None, store_location: str | 
     """(top, config, store) for commands that work in a git checkout."""
     from collectors.repository import Repository
     from selector.config import find_config, load_config
-    from selector.store import Store
+    from storage.store import Store
 
     top = Repository.open(repository).top
     return top, load_config(find_config(top, config_path)), Store(store_location or top / DEFAULT_STORE)
@@ -304,7 +304,7 @@ def _project(repository: Path, config_path: Path | None, store_location: str | N
     """(config, store) for commands that read the store: the repository need not be a git checkout."""
     from collectors.repository import Repository
     from selector.config import find_config, load_config
-    from selector.store import Store
+    from storage.store import Store
 
     top = repository
     try:
@@ -594,7 +594,7 @@ def report_command(backtest_dir: Path | None, store_location: str | None, output
     """
     require("selector report", "collect", "report")
     from selector.report import write_report
-    from selector.store import Store
+    from storage.store import Store
 
     if backtest_dir is None:
         store = Store(store_location or default_store(Path(".")), create=False)

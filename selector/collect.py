@@ -37,14 +37,14 @@ from collectors.repository import Repository
 from collectors.host import host_facts
 from collectors.profiler import profile_suite
 from collectors.static_analysis import analyse_binary, content_digest
-from features.history import measured_runs
+from storage.history import measured_runs
 from selector.config import Config, benchmark_specs
 from selector.labelling import LabelSummary, update_labels
 from selector.measurement_reuse import (
     ReuseContext, complete_benchmarks, copy_reused, copy_runs, identity_lock, names_checkout, plan_reuse, record_owners,
     reuse_context, why_not_reusable,
 )
-from selector.store import Store
+from storage.store import Store
 
 SKIPPED = "stored"  # already in the store from an earlier run
 

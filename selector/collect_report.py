@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from collectors.commit_graph import CommitInfo
 from selector.collect import SKIPPED, CollectSummary, CommitOutcome, collect
 from selector.config import Config
-from selector.store import Store
+from storage.store import Store
 from selector.tables import print_json, print_table, records, stderr
 
 

@@ -22,7 +22,7 @@ from selector.calibrate import calibrate
 from selector.collect_report import report_collection, run_collection
 from selector.config import CONFIG_NAME, load_config
 from selector.sample_history import DEMO_STEPS, make_sample_history
-from selector.store import Store
+from storage.store import Store
 from selector.selection_output import print_selection
 from selector.tables import print_json, print_table, records, stderr, stdout
 

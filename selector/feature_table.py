@@ -8,24 +8,9 @@ import pandas as pd
 
 from collectors.errors import UserError
 from features.builder import build_feature_table
-from features.history import History
+from storage.history import History, load_history
 from features.tuples import closest_tuples
-from selector.store import Store
-
-
-def load_history(store: Store) -> History:
-    commits = store.read("commits")
-    if commits.empty:
-        raise UserError(f"{store.location}: the store holds no commits; run `selector collect` first")
-    return History(
-        commits=commits,
-        functions=store.read("functions", arrow_dtypes=True),
-        objects=store.read("objects"),
-        profiles=store.read("profiles"),
-        measurements=store.read("measurements"),
-        labels=store.read("labels"),
-        binaries=store.binary_lookup(commits["sha"].tolist(), commits["binary_sha256"].tolist()),
-    )
+from storage.store import Store
 
 
 def benchmarks_of(history: History) -> list[str]:

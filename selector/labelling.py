@@ -25,10 +25,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from features.history import measured_runs
+from storage.history import measured_runs
 from features.tuples import closest_pairs
 from selector.config import Config
-from selector.store import Store
+from storage.store import Store
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from selector.config import Config
-    from selector.store import Store
+    from storage.store import Store
 
 EXACT_PROFILERS = ("callgrind", "none")  # perf samples differ from run to run
 MEASURED_INDEX = "measured"

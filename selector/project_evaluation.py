@@ -37,7 +37,7 @@ from selector.config import Config, load_config
 from selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
 from selector.selection import predicted_effect_reaches
 from selector.shipped_model import OWN_POSITIVES_NEEDED
-from selector.store import Store
+from storage.store import Store
 from selector.tables import records
 
 CROSS_PROJECT = "cross-project"

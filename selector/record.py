@@ -21,7 +21,7 @@ from collectors.result_import import import_results
 from selector.collect import CollectSettings, CommitOutcome, collect_commit
 from selector.config import Config
 from selector.labelling import LabelSummary, update_labels
-from selector.store import Store
+from storage.store import Store
 
 
 @dataclass

@@ -34,10 +34,10 @@ from collectors.repository import Repository
 from collectors.errors import UserError
 from collectors.static_analysis import AnalysisInProgress, analyse_binary
 from features.catalogue import FEATURE_NAMES, common_indices
-from features.history import History, measured_runs
+from storage.history import History, measured_runs
 from selector.config import Config, harness_digest
 from selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
-from selector.store import Store
+from storage.store import Store
 
 SCHEMA_VERSION = 1
 MAX_WALK = 5000  # commits of git history searched for a profiled ancestor

@@ -22,14 +22,15 @@ import pandas as pd
 from collectors.errors import UserError
 from features.builder import build_feature_table
 from features.catalogue import FEATURE_NAMES
-from features.history import History
+from storage.history import History
 from models.backtest import BacktestResult, backtest
 from models.evaluation import epoch_table, results_table
 from models.sampling import Plan, make_plan
 from selector.config import Config
-from selector.feature_table import benchmarks_of, load_history
+from selector.feature_table import benchmarks_of
+from storage.history import load_history
 from selector.labelling import PairLabeller
-from selector.store import Store
+from storage.store import Store
 from selector.tables import records
 
 

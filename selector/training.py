@@ -23,9 +23,10 @@ from models.design import design_matrix
 from models.bundle import Bundle, save_bundle
 from models.registry import model_spec
 from selector.config import Config, harness_digest
-from selector.feature_table import benchmarks_of, load_history
+from selector.feature_table import benchmarks_of
+from storage.history import load_history
 from selector.store_backtest import labelled_feature_table
-from selector.store import Store
+from storage.store import Store
 
 BUNDLE_DIRECTORY = "models"
 

@@ -20,7 +20,7 @@ from collectors.repository import Repository
 from selector.config import Config, benchmark_specs
 from selector.labelling import PairLabeller
 from selector.selection import Selection
-from selector.store import Store
+from storage.store import Store
 
 
 def verify(top: Path, config: Config, store: Store, selection: Selection) -> pd.DataFrame:

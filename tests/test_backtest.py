@@ -14,12 +14,12 @@ import skops.io as sio
 
 from features.builder import build_feature_table
 from features.catalogue import FEATURE_NAMES
-from features.history import History
+from storage.history import History
 from models.bundle import MANIFEST, BundleError, load_bundle, seal_path
 from models.perphecy import PerphecyPredictor
 from selector.config import load_config
 from selector.store_backtest import evaluation_data
-from selector.store import Store
+from storage.store import Store
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
@@ -260,7 +260,7 @@ def test_trained_models_score_the_same_from_their_onnx_form(evolved_sample, tmp_
     probabilities as the skops models to float32 rounding, decisions exactly theirs."""
     from models.portable import BORDERLINE, PortableModel
     from selector.store_backtest import labelled_feature_table
-    from selector.feature_table import load_history
+    from storage.history import load_history
     from features.tuples import closest_tuples
     from features.catalogue import FEATURE_NAMES
     from models.design import design_matrix

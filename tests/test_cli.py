@@ -78,7 +78,7 @@ def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
     bisect = shlex.split(hints[1])
     ranked = subprocess.run(selector_command(*bisect[1:], "--format", "json"), capture_output=True, text=True, cwd=tmp_path)
     suspects = {row["commit"] for row in json.loads(ranked.stdout)["order"]}
-    from selector.store import Store
+    from storage.store import Store
 
     labels = Store(document["store"]).read("labels")
     benchmark = bisect[bisect.index("--benchmark") + 1]

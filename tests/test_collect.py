@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from selector.sample_history import commit_all, make_sample_history, sample_cflags
-from selector.store import Store
+from storage.store import Store
 from tests.helpers import comparable_tables, run_selector
 from tests.helpers import selector_command
 

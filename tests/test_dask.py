@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from selector.sample_history import make_sample_history
-from selector.store import Store
+from storage.store import Store
 from tests.helpers import comparable_tables, run_selector
 
 pytestmark = pytest.mark.slow

@@ -25,7 +25,7 @@ ACCEPTED = {
     frozenset({"corpus/cjson/bench.c", "corpus/yyjson/bench.c"}): "benchmark drivers (as above)",
     frozenset({"collectors/address_resolver.py", "collectors/elf_image.py"}): "two frozen dataclasses with an `end` "
                                                                               "property: boilerplate",
-    frozenset({"selector/store_schema.py"}): "the store's schemas are declarations, a Column(name, type, meaning) a "
+    frozenset({"storage/schema.py"}): "the store's schemas are declarations, a Column(name, type, meaning) a "
                                              "line: tables with like columns read alike",
     frozenset({"collectors/analysis_tables.py"}): "the analysis tabulated as DataFrames and as Arrow tables: the pandas "
                                                   "twin that one table type (issue 19, not yet done) removes",

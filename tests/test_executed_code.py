@@ -20,7 +20,7 @@ from collectors.block_diff import Block, align
 from selector.feature_table import feature_table
 from selector.selection import Decision, overrule_by_predicted_effect
 from selector.sample_history import commit_all
-from selector.store import Store
+from storage.store import Store
 from tests.helpers import program_text, run_selector
 
 N = 20_000  # loop iterations: data[i] = i, so half the elements are odd

@@ -12,9 +12,10 @@ from features.catalogue import ALLOCATORS, CATALOGUE, FEATURE_NAMES
 from features.docs import render
 from features.scaling import MaxAbsScaler, distance_weights
 from features.tuples import ancestor_pairs, closest_tuples
-from selector.feature_table import feature_table, load_history
+from selector.feature_table import feature_table
+from storage.history import load_history
 from selector.sample_history import commit_all, make_sample_history
-from selector.store import Store
+from storage.store import Store
 from tests.helpers import run_selector
 
 pytestmark = pytest.mark.slow
@@ -213,7 +214,7 @@ def test_ties_among_the_hottest_functions_do_not_depend_on_which_commits_are_loa
 
     from features.builder import FeatureBuilder
     from features.catalogue import TOP_N
-    from features.history import History
+    from storage.history import History
 
     names = [f"f{i:02d}" for i in range(TOP_N + 2)]  # all tied: the top TOP_N are f00..f09 by name
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from selector.sample_history import commit_all, make_sample_history, sample_cflags
-from selector.store import Store
+from storage.store import Store
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow

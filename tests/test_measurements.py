@@ -7,7 +7,7 @@ import json
 import pytest
 
 from selector.sample_history import make_sample_history
-from selector.store import Store
+from storage.store import Store
 from tests.helpers import run_selector
 
 

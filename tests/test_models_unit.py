@@ -8,7 +8,7 @@ import pytest
 from sklearn.base import clone
 
 from features.catalogue import FEATURE_NAMES
-from features.history import History
+from storage.history import History
 from models.baselines import AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
 from models.effect import EffectBound
 from models.evaluation import RUN_EVERYTHING, operating_threshold, score_predictions

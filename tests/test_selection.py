@@ -309,7 +309,7 @@ def test_select_computes_the_features_training_computes(project, monkeypatch):
     from selector.config import load_config
     from selector.feature_table import feature_table
     from selector.selection import select
-    from selector.store import Store
+    from storage.store import Store
 
     store = Store(project / ".selector")
     config = load_config(project / "selector.toml")

@@ -9,7 +9,7 @@ import sys
 import pandas as pd
 import pytest
 
-from selector.store import Store, StoreError
+from storage.store import Store, StoreError
 
 
 def test_round_trip_and_keys(tmp_path):
@@ -97,7 +97,7 @@ def test_a_store_at_an_fsspec_url_works_like_a_local_one(tmp_path):
     store.delete("functions", "c1")
     assert store.keys("functions") == ["c2"] and store.sweep_temporaries() == 0
 
-    probe = f"from selector.store import Store; import sys; Store({str(tmp_path / 'local')!r}); print('fsspec' in sys.modules)"
+    probe = f"from storage.store import Store; import sys; Store({str(tmp_path / 'local')!r}); print('fsspec' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "False"
 
 
@@ -249,11 +249,11 @@ def test_a_damaged_calibration_file_names_calibrate_as_the_remedy(tmp_path):
 
 
 def test_every_table_a_collection_writes_is_as_declared(evolved_sample):
-    """selector/store_schema.py is the store's contract: a real collection (the demo history,
+    """storage/schema.py is the store's contract: a real collection (the demo history,
     calibrated, collected with callgrind profiles) writes exactly its columns, of its types."""
     import pyarrow.parquet as pq
 
-    from selector.store_schema import TABLES
+    from storage.schema import TABLES
 
     root, _ = evolved_sample
     for name, schema in TABLES.items():
@@ -265,7 +265,7 @@ def test_every_table_a_collection_writes_is_as_declared(evolved_sample):
 def test_the_store_document_is_written_from_the_schemas():
     import pyarrow as pa
 
-    from selector.store_schema import DOCUMENT, TABLES, render
+    from storage.schema import DOCUMENT, TABLES, render
 
     document = DOCUMENT.read_text()
     assert document == render(document)

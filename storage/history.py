@@ -1,11 +1,11 @@
 """The collected history in the form the feature builder reads.
 
-Training loads it from the store as DataFrames (:func:`selector.feature_table.load_history`);
+Training loads it from the store as DataFrames (:func:`load_history`, below);
 `selector select` hands over the Arrow tables it read, because importing pandas would
 cost more than the rest of a selection.  The feature builder reads both (as Arrow, see
 :func:`as_arrow`); the methods here that enumerate tuples are for training and take
-DataFrames.  Tests and the synthetic benchmark build histories directly.  Nothing here
-reads files.
+DataFrames.  Tests and the synthetic benchmark build histories directly.  Only :func:`load_history`
+reads the store.
 """
 
 from __future__ import annotations
@@ -18,8 +18,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from collectors.errors import UserError
+
 if TYPE_CHECKING:
     import pandas as pd
+
+    from storage.store import Store
 
 
 @dataclass
@@ -152,3 +156,19 @@ def _groups(codes: np.ndarray) -> dict[int, np.ndarray]:
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
     groups = np.split(order, bounds) if len(order) else []
     return {int(codes[group[0]]): group for group in groups if codes[group[0]] >= 0}
+
+
+def load_history(store: Store) -> History:
+    """The whole history the store holds (DataFrames: what training reads)."""
+    commits = store.read("commits")
+    if commits.empty:
+        raise UserError(f"{store.location}: the store holds no commits; run `selector collect` first")
+    return History(
+        commits=commits,
+        functions=store.read("functions", arrow_dtypes=True),
+        objects=store.read("objects"),
+        profiles=store.read("profiles"),
+        measurements=store.read("measurements"),
+        labels=store.read("labels"),
+        binaries=store.binary_lookup(commits["sha"].tolist(), commits["binary_sha256"].tolist()),
+    )

@@ -1,6 +1,6 @@
 """The store's tables, typed, in one place: each column's Arrow type and what it means.
 
-docs/store.md is written from these (``python -m selector.store_schema``; a test checks the
+docs/store.md is written from these (``python -m storage.schema``; a test checks the
 file is current, as docs/features.md is checked against the feature catalogue).  The store
 casts every table it writes to these types (:meth:`TableSchema.conform`), and a test checks
 that what a collection writes is what is declared here: the same columns, of these types.  A column that holds only nulls in a file (``profiles.samples`` under callgrind), or
@@ -241,7 +241,7 @@ TABLES: dict[str, TableSchema] = {schema.name: schema for schema in
                                   (COMMITS, FUNCTIONS, OBJECTS, MEASUREMENTS, PROFILES, LABELS, CALIBRATION)}
 
 DOCUMENT = Path(__file__).resolve().parent.parent / "docs" / "store.md"
-GENERATED_MARKER = "<!-- The tables below are written by `python -m selector.store_schema` from selector/store_schema.py. -->"
+GENERATED_MARKER = "<!-- The tables below are written by `python -m storage.schema` from storage/schema.py. -->"
 
 
 def _type_name(kind: pa.DataType) -> str:

@@ -33,7 +33,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from collectors.errors import UserError
-from selector.store_schema import TABLES as SCHEMAS
+from storage.schema import TABLES as SCHEMAS
 
 if TYPE_CHECKING:
     import pandas as pd
