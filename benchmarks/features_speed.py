@@ -20,8 +20,12 @@ import pandas as pd
 
 from features.builder import build_feature_table
 from features.tuples import closest_tuples
-from storage.history import load_history
-from storage.store import Store
+try:
+    from storage.history import load_history
+    from storage.store import Store
+except ImportError:  # a checkout from before the store layer (benchmarks/side_by_side.py runs those too)
+    from selector.feature_table import load_history
+    from selector.store import Store
 
 
 def generate(store: Store, commits: int, functions: int, benchmarks: int, seed: int = 7) -> None:
@@ -60,7 +64,7 @@ def generate(store: Store, commits: int, functions: int, benchmarks: int, seed: 
         }))
         store.write("commits", sha, pd.DataFrame([{
             "sha": sha, "parents": [parent] if parent else [], "author_time": start + timedelta(hours=index),
-            "build_status": "ok", "build_config": "a", "toolchain": "gcc",
+            "build_status": "ok", "build_config": "a", "toolchain": "gcc", "binary_sha256": "",
         }]))
         parent = sha
 

@@ -1,8 +1,9 @@
 """Another revision's benchmark scripts beside this tree's, in one run: before/after ratios.
 
-Runs each named script of benchmarks/ (features_speed, static_speed) from this checkout and
-from the ``--baseline`` checkout in turn, ``--rounds`` times, alternating which goes first,
-each in its own process with that tree first on the import path, and prints the median of
+Runs each named script of this checkout's benchmarks/ (features_speed, static_speed: the
+same workload for both) on this checkout's code and on the ``--baseline`` checkout's in turn,
+``--rounds`` times, alternating which goes first, each in its own process with that tree
+first on the import path, and prints the median of
 each figure per tree and their ratio (this tree / baseline; below 1 is faster for times).
 select_latency takes ``--baseline`` itself (it builds one store for both trees).
 
@@ -37,8 +38,9 @@ FIGURES = {
 
 
 def run(tree: Path, script: str) -> dict[str, float]:
+    """This checkout's `script` (the same workload for both) run on `tree`'s code."""
     arguments, patterns = FIGURES[script]
-    output = subprocess.run([sys.executable, str(tree / "benchmarks" / f"{script}.py"), *arguments], capture_output=True,
+    output = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{script}.py"), *arguments], capture_output=True,
                             text=True, check=True, env={**os.environ, "PYTHONPATH": str(tree)}).stdout
     figures = {}
     for name, pattern in patterns.items():

@@ -38,15 +38,25 @@ class BenchmarkSpec:
     reuse: bool = True  # may runs of an identical binary stand for this benchmark's
 
 
+WARMUP_REPETITION = -1  # the repetition a warm-up run is scheduled (and stored) with
+
+
 @dataclass
 class Run:
     benchmark: str
-    repetition: int  # -1 for a warm-up run
+    repetition: int  # 0..N-1; -1 for a warm-up run (what stores before the warmup column held)
     order: int  # position in the randomized schedule
     value: float | None
     status: str  # ok | failed
     error: str
     seconds: float
+    warmup: bool = False  # a warm-up: never measured, compared or copied
+
+    @property
+    def counts(self) -> bool:
+        """A measured run that succeeded: what labels compare (storage.history.measured_runs
+        says the same of stored rows)."""
+        return not self.warmup and self.status == "ok"
 
 
 @dataclass
@@ -105,14 +115,14 @@ class BenchmarkRunner:
     def run(self) -> SuiteResult:
         schedule = [(spec, rep) for spec in self.benchmarks for rep in range(spec.repetitions)]
         self.random.shuffle(schedule)
-        warmups = [(spec, -1) for spec in self.benchmarks for _ in range(spec.warmup)]
+        warmups = [(spec, WARMUP_REPETITION) for spec in self.benchmarks for _ in range(spec.warmup)]
         self.random.shuffle(warmups)
         result = SuiteResult(runs=[])
         for order, (spec, repetition) in enumerate(warmups + schedule):
             keep = self.workdir / f"{spec.name}.{repetition}.callgrind" if spec.metric == INSTRUCTIONS else None
             run = self.run_once(spec, repetition, order, keep)
             result.runs.append(run)
-            if keep is not None and run.status == "ok" and repetition >= 0 and spec.name not in result.callgrind_files:
+            if keep is not None and run.counts and spec.name not in result.callgrind_files:
                 result.callgrind_files[spec.name] = keep
         result.child_seconds = self.child_seconds
         return result
@@ -130,7 +140,8 @@ class BenchmarkRunner:
         value = None
         if not failure:
             value, failure = self._value(spec, outcome, callgrind_output)
-        return Run(spec.name, repetition, order, value, "failed" if failure else "ok", failure, outcome.seconds)
+        return Run(spec.name, repetition, order, value, "failed" if failure else "ok", failure, outcome.seconds,
+                   warmup=repetition == WARMUP_REPETITION)
 
     def _value(self, spec: BenchmarkSpec, outcome: "_Outcome", callgrind_output: Path | None) -> tuple[float | None, str]:
         if spec.metric == WALL_TIME:

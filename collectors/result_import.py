@@ -27,7 +27,7 @@ import pandas as pd
 from collectors.errors import UserError
 
 FORMATS = ("pyperf", "google-benchmark", "asv")
-COLUMNS = ["benchmark", "metric", "unit", "repetition", "run_order", "value", "status", "error", "seconds"]
+COLUMNS = ["benchmark", "metric", "unit", "repetition", "run_order", "value", "status", "error", "seconds", "warmup"]
 _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
@@ -65,7 +65,7 @@ def _guess(document, path) -> str:
 
 
 def _row(benchmark: str, repetition: int, value: float) -> list:
-    return [benchmark, "wall_time", "s", repetition, 0, float(value), "ok", "", float(value)]
+    return [benchmark, "wall_time", "s", repetition, 0, float(value), "ok", "", float(value), repetition < 0]
 
 
 def _pyperf(document: dict) -> list[list]:

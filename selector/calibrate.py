@@ -90,7 +90,7 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
     for round_number in range(rounds):
         runner = BenchmarkRunner([doubled], checkout / config.project.binary, checkout, suite, cpu=config.run.cpu,
                                  seed=config.run.seed * 1000 + round_number, workdir=workdir)
-        runs = [run for run in runner.run().runs if run.repetition >= 0]
+        runs = [run for run in runner.run().runs if not run.warmup]
         failed = [run for run in runs if run.status != "ok"]
         if failed:
             raise UserError(f"benchmark {spec.name} failed during calibration: {failed[0].error}")

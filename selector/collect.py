@@ -462,7 +462,7 @@ def _run_suite(sha: str, config: Config, specs: list, checkout: Path, suite: Pat
         measurements = pd.DataFrame(
             [
                 {"commit": sha, "benchmark": run.benchmark, "metric": metrics[run.benchmark],
-                 "unit": metric_unit(metrics[run.benchmark]), "repetition": run.repetition,
+                 "unit": metric_unit(metrics[run.benchmark]), "repetition": run.repetition, "warmup": run.warmup,
                  "run_order": run.order, "value": run.value, "status": run.status, "error": run.error, "seconds": run.seconds,
                  **facts}
                 for run in result.runs

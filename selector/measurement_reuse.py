@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Iterator
 from collectors.benchmark_runner import BenchmarkSpec, expand
 from collectors.elf_image import symbol_table_digest
 from collectors.host import host_facts
+from storage.history import not_warmups
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -146,7 +147,7 @@ def copy_runs(store: Store, sha: str, owners: dict[str, str]) -> tuple[pd.DataFr
     for owner in sorted(set(owners.values())):
         benchmarks = {benchmark for benchmark, of in owners.items() if of == owner}
         runs = store.read_one("measurements", owner)
-        runs = runs[runs["benchmark"].isin(benchmarks) & (runs["repetition"] >= 0)]
+        runs = not_warmups(runs[runs["benchmark"].isin(benchmarks)])
         measurements.append(runs.assign(commit=sha, reused_from=_original(runs, owner)))
         profile = store.read_one("profiles", owner)
         profile = profile[profile["benchmark"].isin(benchmarks)]
@@ -166,7 +167,7 @@ def complete_benchmarks(measurements: pd.DataFrame, profiled: set[str] | None) -
     """Benchmarks whose measured runs (warm-ups aside) all succeeded and that have a profile
     (`profiled`: the benchmarks that do; None when nothing is profiled): runs that can
     stand for another commit's."""
-    runs = measurements[measurements["repetition"] >= 0]
+    runs = not_warmups(measurements)
     complete = {name for name, group in runs.groupby("benchmark") if (group["status"] == "ok").all()}
     return complete if profiled is None else complete & profiled
 

@@ -40,7 +40,7 @@ def verify(top: Path, config: Config, store: Store, selection: Selection) -> pd.
             runner = BenchmarkRunner(specs, build.binary, checkout, Path(config.project.suite) if config.project.suite else None,
                                      cpu=config.run.cpu, seed=config.run.seed, workdir=Path(workdir))
             runs = runner.run().runs
-    new_values = pd.DataFrame([{"benchmark": r.benchmark, "value": r.value} for r in runs if r.repetition >= 0 and r.status == "ok"])
+    new_values = pd.DataFrame([{"benchmark": r.benchmark, "value": r.value} for r in runs if r.counts])
     rows = []
     for name, decision in chosen.items():
         labeller.values[(selection.commit, name)] = new_values[new_values["benchmark"] == name]["value"].tolist() if len(new_values) else []

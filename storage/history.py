@@ -93,14 +93,32 @@ def as_arrow(frame: "pd.DataFrame | pa.Table | None") -> pa.Table:
 
 
 def measured_runs(measurements):
-    """The measured runs that count: not warm-ups (repetition < 0), and successful.  The one
-    place this rule is written, for an Arrow table (the push path) or a DataFrame."""
+    """The measured runs that count: not warm-ups, and successful.  The one place this rule
+    is written, for an Arrow table (the push path) or a DataFrame."""
     if isinstance(measurements, pa.Table):
-        return measurements.filter(pc.and_(pc.greater_equal(measurements["repetition"], 0),
-                                           pc.equal(measurements["status"], "ok")))
+        return measurements.filter(pc.and_(pc.invert(_warmups(measurements)), pc.equal(measurements["status"], "ok")))
     if len(measurements) == 0:
         return measurements
-    return measurements[(measurements["repetition"] >= 0) & (measurements["status"] == "ok")]
+    return measurements[~_warmups(measurements) & (measurements["status"] == "ok")]
+
+
+def not_warmups(measurements):
+    """The runs of a DataFrame that are not warm-ups, failed ones included (what reuse copies)."""
+    return measurements[~_warmups(measurements)] if len(measurements) else measurements
+
+
+def _warmups(measurements):
+    """The warm-up mask.  The `warmup` column says it; files written before the column (and an
+    older version's rows, null in a table that mixes them) say it by repetition -1."""
+    if isinstance(measurements, pa.Table):
+        by_repetition = pc.less(measurements["repetition"], 0)
+        if "warmup" not in measurements.column_names:
+            return by_repetition
+        return pc.if_else(pc.is_null(measurements["warmup"]), by_repetition, measurements["warmup"])
+    by_repetition = measurements["repetition"] < 0
+    if "warmup" not in measurements:
+        return by_repetition
+    return measurements["warmup"].astype("boolean").fillna(by_repetition).astype(bool)
 
 
 def name_codes(names: pa.Array | pa.ChunkedArray, sort: bool = False) -> tuple[np.ndarray, np.ndarray]:

@@ -157,7 +157,9 @@ MEASUREMENTS = TableSchema("measurements", "One row per benchmark run of the com
                              "was read from stdout"),
     Column("unit", STRING, "what `value` counts: `s`, `instructions`, `as printed` for a regex, or an imported "
                            "result's own unit; runs of another metric or unit are never compared"),
-    Column("repetition", INT, "0..N-1; -1 for warm-up runs (not used by labels)"),
+    Column("repetition", INT, "0..N-1; -1 for warm-up runs"),
+    Column("warmup", BOOL, "a warm-up run: never compared (labels), copied (reuse) or counted; stores written "
+                           "before this column say it by repetition -1, and are read so"),
     Column("run_order", INT, "position in the randomized schedule of that commit's suite"),
     Column("value", FLOAT, "the metric; null when the run failed"),
     Column("status", STRING, "`ok` or `failed`"),

@@ -97,3 +97,24 @@ warmup = 0
     assert again["summary"]["already_stored"] == 2 and again["summary"]["built"] == 0
     for table, frame in before.items():
         assert store.read(table).equals(frame), table
+
+
+def test_a_warm_up_is_told_by_its_column_and_in_older_stores_by_repetition():
+    """measured_runs, the one rule for a run that counts: the warmup column decides; rows of
+    stores written before the column (no column, or null where tables mix) fall back to
+    repetition -1, as those stores wrote warm-ups."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from storage.history import measured_runs, not_warmups
+
+    older = pd.DataFrame({"repetition": [-1, 0, 1, 2], "status": ["ok", "ok", "failed", "ok"], "value": [9.0, 1.0, None, 2.0]})
+    assert measured_runs(older)["value"].tolist() == [1.0, 2.0]
+    assert not_warmups(older)["repetition"].tolist() == [0, 1, 2]
+    newer = older.assign(warmup=[True, True, False, False])  # the column rules, whatever the repetition
+    assert measured_runs(newer)["value"].tolist() == [2.0]
+    mixed = older.assign(warmup=pd.array([None, None, False, True], dtype="boolean"))
+    assert measured_runs(mixed)["value"].tolist() == [1.0]
+    for frame in (older, newer, mixed):
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        assert measured_runs(table)["value"].to_pylist() == measured_runs(frame)["value"].tolist()
