@@ -1,8 +1,8 @@
 """A binary's code and symbols, read lean: what block alignment needs on the push path.
 
 `ElfImage` reads everything the static analysis needs (every symbol as an object,
-relocations, PLT names) in about 0.2 s on libpython; `selector select` aligns a handful of
-changed functions of two binaries and would pay that twice.  This reads the section
+relocations, PLT names), a noticeable part of a selection on a large binary; `selector select`
+aligns a handful of changed functions of two binaries and would pay that twice.  This reads the section
 headers and the symbol table as numpy arrays, decodes only the function names (to find a
 function's parts) and names any other symbol, or a PLT stub (its GOT slot's relocation), only when an
 instruction refers to it.

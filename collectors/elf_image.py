@@ -2,8 +2,8 @@
 
 pyelftools reads the headers and section table.  Symbol and relocation tables are
 decoded with numpy record views of the same bytes: pyelftools builds one Python
-object per symbol, which costs 0.6 s on libpython's 14,700 symbols, more than the
-whole time budget of an analysis (see ``benchmarks/static_speed.py``).
+object per symbol, which on a large library costs more than the whole time budget of an
+analysis (``benchmarks/static_speed.py``; the README's Performance section).
 
 Every malformed input ends in :class:`BinaryError` with one line naming the file.
 """

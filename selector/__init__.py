@@ -6,7 +6,7 @@ Public surface: the ``selector`` command (:mod:`selector.cli`), :class:`Store`,
 
 
 def __getattr__(name: str):
-    # The version is looked up when asked for: importlib.metadata costs 20 ms at every
+    # The version is looked up when asked for: importlib.metadata costs time at every
     # start of the command, which runs on every push.
     if name == "__version__":
         from importlib.metadata import PackageNotFoundError, version

@@ -2,8 +2,8 @@
 
 pyarrow looks for pandas the first time it converts Python or numpy values (``pa.array``,
 ``pa.scalar``, even a string compared in ``pyarrow.compute``), to tell pandas objects
-apart, and importing pandas to look takes 0.3-0.5 s: more than the rest of a
-`selector select`, which hands pyarrow no pandas object.  :func:`keep_pandas_out` lets
+apart, and importing pandas to look costs about as much as the rest of a
+`selector select` (the README's Performance section), which hands pyarrow no pandas object.  :func:`keep_pandas_out` lets
 that first look find no pandas, and pyarrow remembers the answer.
 
 pyarrow must not go on believing it once pandas is imported after all (the scoring of a

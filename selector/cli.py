@@ -616,13 +616,13 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
     analysis = None
     if binary is not None:
         # First of all: the compiled core analyses the binary on the other core while the
-        # imports below (pyarrow, numpy, onnxruntime) take their 0.3-0.4 s on this one.
+        # imports below (pyarrow, numpy, onnxruntime) take their time on this one.
         from collectors.static_analysis import AnalysisInProgress
 
         analysis = AnalysisInProgress(binary)
     from selector.arrow_without_pandas import keep_pandas_out
 
-    keep_pandas_out()  # 0.3-0.5 s: selecting needs pyarrow, not pandas
+    keep_pandas_out()  # selecting needs pyarrow, not pandas (whose import alone is a third of a selection)
     from selector.selection import BUNDLE_REFUSED, SelectionFailed, select_failing_open
     from selector.selection_output import EXIT_INTERNAL, exit_status, print_selection
 
@@ -843,11 +843,11 @@ def _on_the_push_path() -> None:
     """Settings for the commands a push waits for (select, and the hook that runs it).
 
     No cyclic garbage collection: importing pyarrow and tabulating a large binary create
-    millions of objects, and the collector went over them again and again (0.05-0.1 s).
+    millions of objects, and the collector went over them again and again.
     The process lives about a second and reference counting frees nearly everything.
 
     And `main` ends the process without tearing the interpreter down: freeing the
-    modules and objects of pyarrow, numpy and onnxruntime at exit takes time (0.25 s
+    modules and objects of pyarrow, numpy and onnxruntime at exit takes time (more
     when pandas was among them).  These commands have nothing left to finish when they
     return: their output is printed, and the files, worktrees and threads they used are
     closed by then.

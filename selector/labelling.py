@@ -97,7 +97,7 @@ def _mann_whitney(old: np.ndarray, new: np.ndarray) -> tuple[float, float]:
         return math.nan, math.nan
     if np.all(old == old[0]) and np.all(new == old[0]):
         return float(len(old) * len(new) / 2), 1.0  # all equal: no evidence of a difference
-    from scipy.stats import mannwhitneyu  # scipy.stats takes 0.8 s to import: only when a test runs
+    from scipy.stats import mannwhitneyu  # scipy.stats is slow to import: only when a test runs
 
     result = mannwhitneyu(new, old, alternative="two-sided")
     return float(result.statistic), float(result.pvalue)

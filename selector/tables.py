@@ -19,7 +19,7 @@ FORMATS = ("text", "json")
 
 class _Console:
     """A rich Console made when first used: JSON output (`select --format json` in CI)
-    never needs rich, which takes 30 ms to import."""
+    never needs rich, whose import is not free."""
 
     def __init__(self, **options: Any) -> None:
         self._options = options

@@ -77,8 +77,8 @@ def _pairs(frame: pd.DataFrame) -> set[tuple[str, str]]:
 
 def as_arrow(frame: "pd.DataFrame | pa.Table | None") -> pa.Table:
     """A table of the history as Arrow: the feature builder reads Arrow, so that `select`
-    can hand it what it read from the store without importing pandas (0.3-0.5 s on every
-    push); training hands it DataFrames, converted here (Arrow-backed columns at no cost)."""
+    can hand it what it read from the store without importing pandas (which costs about as
+    much as the rest of a selection: the README's Performance section); training hands it DataFrames, converted here (Arrow-backed columns at no cost)."""
     if frame is None:
         return pa.table({})
     if isinstance(frame, pa.Table):

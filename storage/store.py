@@ -5,8 +5,8 @@ so a reader never sees half a file, many workers can write at once, and a run ki
 half way leaves only complete files behind (the temporaries are ignored and swept).
 The location may be any fsspec URL; a local path is the default.  Files are reached
 through pyarrow's filesystem layer: natively for local paths, and through fsspec for
-URLs (fsspec is imported only then: it costs 0.1 s, and `selector select` opens a
-local store on every push).
+URLs (fsspec is imported only then: its import is not free, and `selector select` opens
+a local store on every push).
 
 Tables (docs/store.md has their columns): ``commits`` and ``functions`` and
 ``objects`` keyed by commit sha; built binaries are kept content-addressed under
@@ -220,7 +220,7 @@ class Store:
         """The whole of a small table from its snapshot, one file, when none of the table's
         files changed since the snapshot was made; else the files are read as usual and
         the snapshot is made again.  `select` reads all of commits and labels on every
-        push: 126 commits of lz4 took 0.35 s as files, the snapshot takes a few ms.
+        push: one file instead of a file per commit (the README's Performance section).
         The snapshot names the files it holds (name, size, modification time), so a file
         written or rewritten since is never missed.  None when the table is empty or a
         file is bad (the per-file reader then names it)."""
@@ -413,7 +413,7 @@ def _digest_offset(data: bytes | bytearray) -> int | None:
 
 def _parse_parquet(data: bytes) -> pa.Table:
     # ParquetFile reads the same table as pq.read_table, without importing pyarrow.dataset
-    # (read_table goes through it): 15 ms less on the push path.
+    # (read_table goes through it), whose import the push path would pay.
     return _without_digest(pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True).read())
 
 
