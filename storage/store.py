@@ -108,6 +108,9 @@ class Store:
             text = handle.read().decode(errors="replace").strip()
         if not text.isdigit():
             raise StoreError(f"{path}: not a store format version ({text[:20]!r})")
+        if int(text) > FORMAT_VERSION:  # its files may mean what this version cannot read
+            raise StoreError(f"{self.location}: store format {text}, written by a newer perf-selector; this one reads "
+                             f"formats up to {FORMAT_VERSION}: upgrade perf-selector")
         return int(text)
 
     def __repr__(self) -> str:

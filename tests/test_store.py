@@ -279,3 +279,12 @@ def test_the_store_document_is_written_from_the_schemas():
         "measurements.value: string, declared double"]
     nulls = measurements.set(measurements.get_field_index("value"), pa.field("value", pa.null()))
     assert TABLES["measurements"].mismatches(nulls) == []
+
+
+def test_a_store_of_a_newer_format_is_refused_not_misread(tmp_path):
+    from storage.store import FORMAT_VERSION
+
+    Store(tmp_path / "store")  # made by this version
+    (tmp_path / "store" / "FORMAT").write_text(f"{FORMAT_VERSION + 1}\n")
+    with pytest.raises(StoreError, match="written by a newer perf-selector.*upgrade"):
+        Store(tmp_path / "store")
