@@ -7,8 +7,9 @@ rejects equality at `alpha` **and** the relative change of the median is at leas
 gives identical values) is labelled by the effect alone: with identical repetitions the
 test has nothing to add, and with one repetition it cannot reject anything.
 
-**Labelling the store** (:func:`update_labels`, :class:`PairLabeller`).  The pairs are the
-ones the feature builder uses: for commit `c_n` and benchmark `b`, `c_o` is the closest
+**Labelling a history** (:func:`history_labels`, a function of the store's tables that
+reads and writes nothing; :func:`update_labels` reads them and writes what changed;
+:class:`PairLabeller` labels any pair).  The pairs are the ones the feature builder uses: for commit `c_n` and benchmark `b`, `c_o` is the closest
 ancestor (merges included) with measurements of `b` and, unless profiling is off, a
 profile of `b`.  Labels are recomputed on every collection, since
 a newly collected commit can become the closest ancestor of others; only files whose
@@ -112,9 +113,9 @@ class LabelSummary:
     undecided: dict[str, str] = field(default_factory=dict)  # benchmark -> why (the commonest reason), with the fix
 
 
-def exact_benchmarks(store: Store, config: Config) -> dict[str, bool]:
-    """Benchmarks whose metric calibration found exactly repeatable (A/A identical)."""
-    calibration = store.read("calibration")
+def exact_benchmarks(calibration: pd.DataFrame, config: Config) -> dict[str, bool]:
+    """Benchmarks whose metric calibration (the store's calibration table) found exactly
+    repeatable (A/A identical)."""
     if calibration.empty:
         return {}
     metrics = {b.name: b.metric for b in config.benchmark}
@@ -126,11 +127,11 @@ def exact_benchmarks(store: Store, config: Config) -> dict[str, bool]:
 
 
 class PairLabeller:
-    """Labels any (new, old, benchmark) pair from the stored measurements, with the
-    project's statistics (alpha, minimum effect, exactness from calibration, direction)."""
+    """Labels any (new, old, benchmark) pair from measurements (the store's table, or part of
+    it), with the project's statistics (alpha, minimum effect, exactness from the calibration
+    table, direction)."""
 
-    def __init__(self, store: Store, config: Config, measurements: pd.DataFrame | None = None) -> None:
-        measurements = store.read("measurements") if measurements is None else measurements
+    def __init__(self, measurements: pd.DataFrame, calibration: pd.DataFrame, config: Config) -> None:
         good = measured_runs(measurements)
         if len(good) and "metric" in good:
             # Only runs of the metric the benchmark is configured with: a pair of two metrics
@@ -139,7 +140,7 @@ class PairLabeller:
             good = good[good["metric"] == configured]
         self.values = good.groupby(["commit", "benchmark"])["value"].apply(list).to_dict() if len(good) else {}
         self.config = config
-        self.exact = exact_benchmarks(store, config)
+        self.exact = exact_benchmarks(calibration, config)
         self.specs = {spec.name: spec for spec in config.benchmark}
 
     def label(self, new: str, old: str, benchmark: str) -> Label | None:
@@ -165,14 +166,27 @@ class PairLabeller:
 
 
 def update_labels(store: Store, config: Config) -> LabelSummary:
-    commits = store.read("commits")
-    measurements = store.read("measurements")
+    """Label the store's history anew and write each commit's labels whose contents changed."""
+    by_commit = history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"),
+                               store.read("calibration"), config)
+    for sha, frame in by_commit.items():
+        if not store.has("labels", sha) or not _same(store.read_one("labels", sha), frame):
+            store.write("labels", sha, frame)
+    frames = list(by_commit.values())
+    labels = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["benchmark", "label", "reason"])
+    return LabelSummary(_summarize(labels), _undecided_reasons(labels))
+
+
+def history_labels(commits: pd.DataFrame, measurements: pd.DataFrame, profiles: pd.DataFrame, calibration: pd.DataFrame,
+                   config: Config) -> dict[str, pd.DataFrame]:
+    """The labels of a history (the store's tables), commit by commit: each measured commit
+    against its closest measured (and, unless profiling is off, profiled) ancestor.  Reads
+    nothing and writes nothing."""
     if commits.empty or measurements.empty:
-        return LabelSummary(_summarize(pd.DataFrame(columns=["benchmark", "label"])))
+        return {}
     parents = {row.sha: list(row.parents) for row in commits.itertuples()}
-    labeller = PairLabeller(store, config, measurements)
+    labeller = PairLabeller(measurements, calibration, config)
     values = labeller.values
-    profiles = store.read("profiles")
     profiled = set(zip(profiles["commit"], profiles["benchmark"])) if not profiles.empty else set()
 
     rows = defaultdict(list)
@@ -184,15 +198,12 @@ def update_labels(store: Store, config: Config) -> LabelSummary:
         label = labeller.label(sha, old, benchmark)
         rows[sha].append({"new": sha, "old": old, "benchmark": benchmark, "metric": labeller.specs[benchmark].metric,
                           "hops": hops, "alpha": config.labels.alpha, "min_effect": config.labels.min_effect, **label.as_row()})
-    frames = []
+    by_commit = {}
     for sha, commit_rows in rows.items():
         frame = pd.DataFrame(commit_rows)
         frame["label"] = frame["label"].astype("boolean")
-        if not store.has("labels", sha) or not _same(store.read_one("labels", sha), frame):
-            store.write("labels", sha, frame)
-        frames.append(frame)
-    labels = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["benchmark", "label", "reason"])
-    return LabelSummary(_summarize(labels), _undecided_reasons(labels))
+        by_commit[sha] = frame
+    return by_commit
 
 
 def _undecided_reasons(labels: pd.DataFrame) -> dict[str, str]:

@@ -66,7 +66,7 @@ def reuse_context(store: Store, config: Config, toolchain: str, enabled: bool = 
         return ReuseContext(False, {}, "", "", toolchain, "")
     return ReuseContext(
         enabled=True,
-        exact=exact_benchmarks(store, config),
+        exact=exact_benchmarks(store.read("calibration"), config),
         profiler=f"{config.profile.tool} {_valgrind_version() if config.profile.tool == 'callgrind' else ''}".strip(),
         suite_digest=_tree_digest(Path(config.project.suite)) if config.project.suite else "",
         toolchain=toolchain,

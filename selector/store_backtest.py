@@ -78,7 +78,7 @@ def labelled_feature_table(store: Store, config: Config, history: History, tuple
     stored measurements: stored labels exist only for closest pairs, the protocols need others."""
     table = build_feature_table(history, tuples).drop(columns=["label"])
     table["hops"] = tuples["hops"].to_numpy()
-    labels, effects = PairLabeller(store, config, history.measurements).labels_and_effects(table)
+    labels, effects = PairLabeller(history.measurements, store.read("calibration"), config).labels_and_effects(table)
     table["label"] = labels.to_numpy()
     table["label"] = table["label"].astype("boolean")
     table["effect"] = effects.to_numpy()  # what models.effect learns

@@ -30,7 +30,8 @@ def verify(top: Path, config: Config, store: Store, selection: Selection) -> pd.
         return pd.DataFrame()
     specs = [spec for spec in benchmark_specs(config) if spec.name in chosen]
     repository = Repository.open(top)
-    labeller = PairLabeller(store, config, store.read("measurements", keys=sorted({d.against for d in chosen.values()})))
+    labeller = PairLabeller(store.read("measurements", keys=sorted({d.against for d in chosen.values()})),
+                            store.read("calibration"), config)
     with Worktree(repository, selection.commit) as checkout:
         build = run_build(checkout, selection.commit, config.build.command, config.project.binary, config.build.timeout,
                           build_config_digest(repository, selection.commit, config.build.config_files))

@@ -323,3 +323,18 @@ def test_a_copied_store_trains_and_backtests_without_touching_the_original(evolv
     assert after == before
     artifacts = list((copy / ".selector" / "mlflow" / "artifacts").rglob("*"))
     assert len(artifacts) > len(list((original / ".selector" / "mlflow" / "artifacts").rglob("*")))
+
+
+def test_labels_are_a_function_of_the_history_tables(evolved_sample):
+    """history_labels, given the store's tables (and no store), gives exactly the labels the
+    collection stored, commit by commit."""
+    from selector.labelling import history_labels
+
+    root, _ = evolved_sample
+    store, config = Store(root / ".selector"), load_config(root / "selector.toml")
+    by_commit = history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"),
+                               store.read("calibration"), config)
+    assert sorted(by_commit) == sorted(store.keys("labels")) and len(by_commit) > 30
+    for sha, frame in by_commit.items():
+        stored = store.read_one("labels", sha)
+        pd.testing.assert_frame_equal(frame.reset_index(drop=True), stored.reset_index(drop=True), check_dtype=False)
