@@ -633,23 +633,32 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
     except SelectionFailed as error:
         click.echo(f"selector: internal error: {error}", err=True)
         return EXIT_INTERNAL
-    print_selection(selection, output_format)
     refused = [note for note in selection.notes if note.startswith(BUNDLE_REFUSED)]
+    verifying = run_benchmarks and selection.run and not (strict and refused)
+    if output_format == "json" and verifying:  # one JSON document: the comparison goes inside it
+        print_selection(selection, output_format, records(_compare(repository, config, store, selection)))
+        return exit_status(selection)
+    print_selection(selection, output_format)
     if strict and refused:
         # Strict: a selection the tool cannot vouch for fails, a tampered or damaged model included.
         click.echo(f"selector: {refused[0]}", err=True)
         return EXIT_INTERNAL
-    if run_benchmarks and selection.run:
-        from selector.verify import verify
-
-        with stderr.status("running the selected benchmarks"):
-            compared = verify(Path(repository), config, store, selection)
+    if verifying:
+        compared = _compare(repository, config, store, selection)
         if len(compared):
             print_table(compared, title="the selected benchmarks against the ancestor (label statistics)")
             regressions = compared[compared["regression"] == True]  # noqa: E712
             if len(regressions):
                 stdout.print(f"[bold red]regression[/]: {', '.join(regressions['benchmark'])}")
     return exit_status(selection)
+
+
+def _compare(repository, config, store, selection):
+    """`--run-benchmarks`: the selected benchmarks run on the commit, against the ancestor."""
+    from selector.verify import verify
+
+    with stderr.status("running the selected benchmarks"):
+        return verify(Path(repository), config, store, selection)
 
 
 @cli.command("select")

@@ -21,9 +21,12 @@ def exit_status(selection: Selection) -> int:
     return EXIT_RUN if selection.run else EXIT_NOTHING
 
 
-def print_selection(selection: Selection, output_format: str) -> None:
+def print_selection(selection: Selection, output_format: str, compared: list[dict] | None = None) -> None:
+    """`compared`: the rows of `--run-benchmarks` (selector.verify), which the JSON document
+    carries as ``compared`` so that stdout stays one JSON document; other formats print
+    them as a table afterwards."""
     if output_format == "json":
-        print_json(selection.document())
+        print_json(selection.document() | ({"compared": compared} if compared is not None else {}))
     elif output_format == "github":
         write_github_outputs(selection)
     else:

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -341,3 +342,23 @@ def test_against_must_be_an_ancestor_other_than_the_commit(project):
         assert result.returncode == 2 and said in result.stderr and "Traceback" not in result.stderr
     status, document = _select(root, "main", "--against", "main~2")
     assert {b["hops"] for b in document["benchmarks"]} == {2}
+
+
+def test_run_benchmarks_reports_inside_the_one_json_document(project, tmp_path):
+    """`--run-benchmarks --format json` (a CI step) prints one JSON document: the runs of the
+    selected benchmarks against their ancestor come inside it, as `compared`, not as a table
+    after it.  (--run-benchmarks needs the collect extra: the full install runs it.)"""
+    root = project
+    git(root, "checkout", "-q", "hot")
+    result = subprocess.run([sys.executable, "-m", "selector", "select", "HEAD", "--repo", str(root), "--run-benchmarks",
+                             "--bundle", str(tmp_path / "no-model"), "--format", "json"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, SCHEMA)
+    assert sorted(row["benchmark"] for row in document["compared"]) == sorted(document["run"]) and len(document["run"]) == 4
+    against = {b["name"]: b["against"] for b in document["benchmarks"]}
+    assert all(against[row["benchmark"]].startswith(row["against"]) and isinstance(row["changed"], bool) and row["old"] > 0
+               for row in document["compared"])
+    text = subprocess.run([sys.executable, "-m", "selector", "select", "HEAD", "--repo", str(root), "--run-benchmarks",
+                           "--bundle", str(tmp_path / "no-model")], capture_output=True, text=True)
+    assert text.returncode == 0 and "the selected benchmarks against the ancestor" in text.stdout
