@@ -21,21 +21,27 @@ import pyarrow.compute as pc
 from collectors.errors import UserError
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     import pandas as pd
 
     from storage.store import Store
 
+    Table: TypeAlias = "pd.DataFrame | pa.Table"
+
 
 @dataclass
 class History:
-    """The tables, as DataFrames or Arrow tables (the tuple methods below need DataFrames)."""
+    """The store's tables (storage.schema), as DataFrames (training: :func:`load_history`) or
+    as Arrow tables (`select`); the feature builder reads either, the tuple methods below
+    need DataFrames.  Two types for one thing: issue 19's one table type would end it."""
 
-    commits: pd.DataFrame  # sha, parents, author_time, build_status, build_config, toolchain
-    functions: pd.DataFrame  # commit, name, fingerprint, instructions, callees, data_refs
-    objects: pd.DataFrame  # commit, name, fingerprint
-    profiles: pd.DataFrame  # commit, benchmark, function, in_binary, calls, self_instructions, inclusive_instructions, samples
-    measurements: pd.DataFrame  # commit, benchmark, repetition, status, value
-    labels: pd.DataFrame  # new, old, benchmark, label, ...
+    commits: Table  # sha, parents, author_time, build_status, build_config, toolchain
+    functions: Table  # commit, name, fingerprint, instructions, callees, data_refs
+    objects: Table  # commit, name, fingerprint
+    profiles: Table  # commit, benchmark, function, in_binary, calls, self_instructions, inclusive_instructions, samples
+    measurements: Table  # commit, benchmark, repetition, warmup, status, value
+    labels: Table  # new, old, benchmark, label, ...
     # commit -> a local path of its binary, or None: lets the features align changed code
     # block by block (features/executed_code.py); without it they judge whole functions
     binaries: Callable[[str], str | None] | None = None
