@@ -115,8 +115,8 @@ def _compare(today: Path, new: Path) -> tuple[bool, bool]:
     from storage.store import Store
 
     keys = ["new", "old", "benchmark"]
-    labels = [Store(path).read("labels")[[*keys, "label"]].sort_values(keys).reset_index(drop=True) for path in (today, new)]
-    commits = [Store(path).read("commits").set_index("sha")["content_digest"].sort_index() for path in (today, new)]
+    labels = [Store(path).read("labels").to_pandas()[[*keys, "label"]].sort_values(keys).reset_index(drop=True) for path in (today, new)]
+    commits = [Store(path).read("commits").to_pandas().set_index("sha")["content_digest"].sort_index() for path in (today, new)]
     return labels[0].equals(labels[1]), commits[0].equals(commits[1])
 
 

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from features.builder import build_feature_table
 from features.tuples import closest_tuples
@@ -26,6 +27,11 @@ try:
 except ImportError:  # a checkout from before the store layer (benchmarks/side_by_side.py runs those too)
     from selector.feature_table import load_history
     from selector.store import Store
+
+
+def write(store: Store, table: str, key: str, frame: pd.DataFrame) -> None:
+    """Written as the checkout's store takes it: Arrow, or a DataFrame before one table type."""
+    store.write(table, key, frame if hasattr(store, "read_table") else pa.Table.from_pandas(frame, preserve_index=False))
 
 
 def generate(store: Store, commits: int, functions: int, benchmarks: int, seed: int = 7) -> None:
@@ -45,24 +51,24 @@ def generate(store: Store, commits: int, functions: int, benchmarks: int, seed: 
             instructions[changed] += rng.integers(-3, 4, size=5)
             alive = np.concatenate([np.setdiff1d(alive, rng.choice(alive, size=2, replace=False)), np.arange(next_name, next_name + 2)])
             next_name += 2
-        store.write("functions", sha, pd.DataFrame({
+        write(store, "functions", sha, pd.DataFrame({
             "commit": sha, "name": names[alive], "fingerprint": fingerprints[alive].astype(str),
             "instructions": instructions[alive], "callees": [[] for _ in alive], "data_refs": [[] for _ in alive],
         }))
-        store.write("objects", sha, pd.DataFrame({"commit": sha, "name": ["table"], "fingerprint": [str(index % 7)]}))
+        write(store, "objects", sha, pd.DataFrame({"commit": sha, "name": ["table"], "fingerprint": [str(index % 7)]}))
         reached = rng.choice(alive, size=200, replace=False)
-        store.write("profiles", sha, pd.DataFrame({
+        write(store, "profiles", sha, pd.DataFrame({
             "commit": sha, "benchmark": np.repeat([f"bench{b}" for b in range(benchmarks)], len(reached)),
             "function": np.tile(names[reached], benchmarks), "object": "prog", "in_binary": True,
             "calls": rng.integers(1, 10_000, size=benchmarks * len(reached)),
             "self_instructions": rng.integers(1, 10**7, size=benchmarks * len(reached)),
             "inclusive_instructions": rng.integers(1, 10**8, size=benchmarks * len(reached)), "samples": pd.NA,
         }))
-        store.write("measurements", sha, pd.DataFrame({
+        write(store, "measurements", sha, pd.DataFrame({
             "commit": sha, "benchmark": np.repeat([f"bench{b}" for b in range(benchmarks)], 3), "repetition": np.tile([0, 1, 2], benchmarks),
             "status": "ok", "value": rng.normal(1.0, 0.01, size=3 * benchmarks),
         }))
-        store.write("commits", sha, pd.DataFrame([{
+        write(store, "commits", sha, pd.DataFrame([{
             "sha": sha, "parents": [parent] if parent else [], "author_time": start + timedelta(hours=index),
             "build_status": "ok", "build_config": "a", "toolchain": "gcc", "binary_sha256": "",
         }]))

@@ -53,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import interleaved, libpython, median  # noqa: E402
@@ -92,6 +93,10 @@ repetitions = 3
 """
 
 
+def write(store: Store, table: str, key: str, frame: pd.DataFrame) -> None:
+    store.write(table, key, pa.Table.from_pandas(frame, preserve_index=False))
+
+
 def git(repository: Path, *arguments: str) -> str:
     environment = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
                    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
@@ -118,7 +123,7 @@ def make_store(store: Store, repository: Path, sha: str, binary: Path, profiled:
     rng = np.random.default_rng(seed)
     config = load_config(repository / "selector.toml")
     analysis = analyse_binary(binary)
-    functions = analysis.functions.assign(commit=sha)
+    functions = analysis.functions.to_pandas().assign(commit=sha)
     # each benchmark reaches its own `profiled` functions
     reached = [rng.choice(len(functions), size=min(profiled, len(functions)), replace=False) for _ in BENCHMARKS]
     # the stored ancestor differs from the new binary in `drifted` functions: half of them reached by b1, half anywhere
@@ -129,10 +134,10 @@ def make_store(store: Store, repository: Path, sha: str, binary: Path, profiled:
     instructions = functions["instructions"].to_numpy(dtype=np.int64).copy()
     instructions[changed] = np.maximum(instructions[changed] - rng.integers(-8, 12, size=len(changed)), 1)
     functions["instructions"] = instructions
-    store.write("functions", sha, functions)
-    store.write("objects", sha, analysis.objects.assign(commit=sha))
+    write(store, "functions", sha, functions)
+    write(store, "objects", sha, analysis.objects.to_pandas().assign(commit=sha))
     commit = Repository.open(repository).commit(sha)
-    store.write("commits", sha, pd.DataFrame([{
+    write(store, "commits", sha, pd.DataFrame([{
         "sha": sha, "parents": list(commit.parents), "author_time": pd.Timestamp(commit.author_time).tz_convert("UTC"),
         "subject": commit.subject, "build_status": "ok", "build_reason": "", "build_log_tail": "", "build_seconds": 0.0,
         "build_command": config.build.command,
@@ -143,7 +148,7 @@ def make_store(store: Store, repository: Path, sha: str, binary: Path, profiled:
         "collected_at": datetime.now(timezone.utc),
     }]))
     runs = len(BENCHMARKS) * 3
-    store.write("measurements", sha, pd.DataFrame({
+    write(store, "measurements", sha, pd.DataFrame({
         "commit": sha, "benchmark": np.repeat(BENCHMARKS, 3), "metric": "instructions", "repetition": np.tile([0, 1, 2], len(BENCHMARKS)),
         "run_order": rng.permutation(runs), "value": rng.normal(1e9, 1e6, runs), "status": "ok", "error": "",
         "seconds": rng.uniform(0.5, 1.5, runs),
@@ -167,25 +172,25 @@ def make_store(store: Store, repository: Path, sha: str, binary: Path, profiled:
         "samples": pd.array([pd.NA] * len(BENCHMARKS), dtype="Int64"), "profiler": "callgrind", "event": "Ir",
         "instruction_addresses": [[] for _ in BENCHMARKS], "instruction_counts": [[] for _ in BENCHMARKS],
     })
-    store.write("profiles", sha, pd.concat([profiles, allocator], ignore_index=True))
+    write(store, "profiles", sha, pd.concat([profiles, allocator], ignore_index=True))
     return config, len(analysis.functions)
 
 
 def add_older_history(store: Store, ancestor: str, commits: int, seed: int = 7) -> None:
     """`commits` older commits outside HEAD's ancestry, each with its commits row and its labels."""
     rng = np.random.default_rng(seed)
-    row = store.read_one("commits", ancestor).iloc[0]
+    row = store.read_one("commits", ancestor).to_pandas().iloc[0]
     shas = [f"{rng.integers(2**63):016x}{i:024x}" for i in range(commits)]
     for i, sha in enumerate(shas):
         older = row.copy()
         older["sha"], older["parents"], older["subject"] = sha, [shas[i - 1]] if i else [], f"older commit {i}"
         older["author_time"] = row["author_time"] - pd.Timedelta(hours=commits - i)
-        store.write("commits", sha, pd.DataFrame([older]))
+        write(store, "commits", sha, pd.DataFrame([older]))
         if not i:
             continue
         median_old = rng.normal(1e9, 1e6, len(BENCHMARKS))
         effect = rng.normal(0, 0.02, len(BENCHMARKS))
-        store.write("labels", sha, pd.DataFrame({
+        write(store, "labels", sha, pd.DataFrame({
             "new": sha, "old": shas[i - 1], "benchmark": BENCHMARKS, "metric": "instructions", "hops": 1, "n_old": 3, "n_new": 3,
             "median_old": median_old, "median_new": median_old * (1 + effect), "effect": effect,
             "statistic": rng.uniform(0, 9, len(BENCHMARKS)), "p_value": rng.uniform(0, 1, len(BENCHMARKS)), "exact": False,

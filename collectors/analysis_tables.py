@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from collectors.arrow_rows import table_of_rows
 from collectors.errors import BinaryError
 from collectors.symbols import demangle
 
 if TYPE_CHECKING:
-    import pandas as pd
     import pyarrow as pa
 
     from collectors.elf_image import Symbol
@@ -41,8 +41,7 @@ OBJECT_COLUMNS = ["name", "raw_name", "address", "size", "section", "writable", 
 @dataclass
 class StaticAnalysis:
     """The analysis of one binary: its rows (FUNCTION_COLUMNS, OBJECT_COLUMNS), tabulated on
-    demand as DataFrames (``functions``, ``objects``) or as Arrow tables (``function_table``,
-    ``object_table``: what `selector select` reads, without importing pandas)."""
+    demand as Arrow tables (``functions``, ``objects``)."""
 
     function_rows: list[tuple]
     object_rows: list[tuple]
@@ -52,50 +51,12 @@ class StaticAnalysis:
     notes: list[str] = field(default_factory=list)
 
     @cached_property
-    def functions(self) -> pd.DataFrame:
+    def functions(self) -> pa.Table:
         return table_of_rows(self.function_rows, FUNCTION_COLUMNS)
 
     @cached_property
-    def objects(self) -> pd.DataFrame:
+    def objects(self) -> pa.Table:
         return table_of_rows(self.object_rows, OBJECT_COLUMNS)
-
-    @cached_property
-    def function_table(self) -> pa.Table:
-        return arrow_table_of_rows(self.function_rows, FUNCTION_COLUMNS)
-
-    @cached_property
-    def object_table(self) -> pa.Table:
-        return arrow_table_of_rows(self.object_rows, OBJECT_COLUMNS)
-
-
-def table_of_rows(rows: list[tuple], columns: list[str]) -> pd.DataFrame:
-    """``pd.DataFrame(rows, columns=columns)``, built a column at a time: string columns
-    go through Arrow, much faster than pandas' own conversion to its string dtype
-    (a third of the time `select` spends tabulating libpython), with the same dtypes."""
-    import pandas as pd
-    import pyarrow as pa
-
-    if not rows:
-        return pd.DataFrame(rows, columns=columns)
-    data = {}
-    for name, values in zip(columns, zip(*rows)):
-        if isinstance(values[0], str):
-            data[name] = pd.array(pa.array(values, pa.large_string()), dtype=pd.StringDtype("pyarrow", na_value=float("nan")))
-        else:
-            data[name] = list(values)
-    return pd.DataFrame(data, columns=columns)
-
-
-def arrow_table_of_rows(rows: list[tuple], columns: list[str]) -> pa.Table:
-    """The Arrow table of :func:`table_of_rows`: string columns large_string, as pandas'
-    string dtype stores them, so the table concatenates with stored ones as it is."""
-    import pyarrow as pa
-
-    if not rows:
-        return pa.table({name: pa.array([], pa.null()) for name in columns})
-    arrays = [pa.array(values, pa.large_string()) if isinstance(values[0], str) else pa.array(values)
-              for values in zip(*rows)]
-    return pa.table(arrays, names=columns)
 
 
 def stripped_note(path: str) -> str:

@@ -19,7 +19,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
+import pyarrow as pa
+
+from collectors.arrow_rows import table_of_rows
 
 from collectors.symbols import parent_symbol
 
@@ -60,7 +62,7 @@ class _Function:
 @dataclass
 class CallgrindProfile:
     total_instructions: int
-    functions: pd.DataFrame  # PROFILE_COLUMNS + INSTRUCTION_COLUMNS
+    functions: pa.Table  # PROFILE_COLUMNS + INSTRUCTION_COLUMNS, hottest (inclusive) first
 
 
 def read_callgrind(path: str | os.PathLike[str], binary: str | os.PathLike[str] | None = None) -> CallgrindProfile:
@@ -170,7 +172,7 @@ def _position(field: str, last: int) -> int:
     return int(field, 16) if field.startswith("0x") else int(field)
 
 
-def _merge(functions: dict[tuple[str, str], _Function], binary) -> pd.DataFrame:
+def _merge(functions: dict[tuple[str, str], _Function], binary) -> pa.Table:
     binary_path = os.path.realpath(binary) if binary else None
     in_binary = {obj: bool(binary_path) and os.path.realpath(obj) == binary_path for obj in {obj for obj, _ in functions}}
     normalized = {raw: normalize_function(raw) for _, raw in functions if raw is not None}
@@ -192,7 +194,7 @@ def _merge(functions: dict[tuple[str, str], _Function], binary) -> pd.DataFrame:
         for (obj, name), (calls, own, inclusive) in merged.items()
         if name
     ]
-    return pd.DataFrame(rows, columns=PROFILE_COLUMNS + INSTRUCTION_COLUMNS).sort_values("inclusive_instructions", ascending=False, ignore_index=True)
+    return table_of_rows(rows, PROFILE_COLUMNS + INSTRUCTION_COLUMNS).sort_by([("inclusive_instructions", "descending")])
 
 
 def _instruction_lists(costs: dict[int, int]) -> tuple[list[int], list[int]]:

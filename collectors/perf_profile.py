@@ -12,7 +12,9 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-import pandas as pd
+import pyarrow as pa
+
+from collectors.arrow_rows import table_of_rows
 
 from collectors.callgrind import normalize_function
 
@@ -34,7 +36,7 @@ def perf_command(command: list[str], output: Path, event: str, frequency: int = 
     return ["perf", "record", "-q", "-e", event, "-F", str(frequency), "-o", str(output), "--", *command]
 
 
-def read_perf(data: str | os.PathLike[str], binary: str | os.PathLike[str] | None, event: str) -> pd.DataFrame:
+def read_perf(data: str | os.PathLike[str], binary: str | os.PathLike[str] | None, event: str) -> pa.Table:
     """Samples per (object, function) from a perf.data file, via `perf report`."""
     report = subprocess.run(
         ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "dso,sym",
@@ -54,4 +56,4 @@ def read_perf(data: str | os.PathLike[str], binary: str | os.PathLike[str] | Non
         key = (obj, normalize_function(symbol))
         samples[key] = samples.get(key, 0) + count
     rows = [(name, obj, obj == binary_name, count, event) for (obj, name), count in samples.items()]
-    return pd.DataFrame(rows, columns=PERF_COLUMNS).sort_values("samples", ascending=False, ignore_index=True)
+    return table_of_rows(rows, PERF_COLUMNS).sort_by([("samples", "descending")])

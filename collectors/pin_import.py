@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import os
 
-import pandas as pd
+import pyarrow as pa
+
+from collectors.arrow_rows import table_of_rows
 
 from collectors.callgrind import PROFILE_COLUMNS, normalize_function
 from collectors.errors import UserError
 
 
-def read_proccount(path: str | os.PathLike[str], binary: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+def read_proccount(path: str | os.PathLike[str], binary: str | os.PathLike[str] | None = None) -> pa.Table:
     binary_name = os.path.basename(os.path.realpath(binary)) if binary else None
     merged: dict[tuple[str, str], list[int]] = {}
     try:
@@ -38,7 +40,8 @@ def read_proccount(path: str | os.PathLike[str], binary: str | os.PathLike[str] 
         row = merged.setdefault(key, [0, 0])
         row[0] += int(fields[-2])
         row[1] += int(fields[-1])
-    rows = [(name, image, image == binary_name, calls, own, pd.NA) for (image, name), (calls, own) in merged.items()]
-    frame = pd.DataFrame(rows, columns=PROFILE_COLUMNS)
-    frame["inclusive_instructions"] = frame["inclusive_instructions"].astype("Int64")
-    return frame.sort_values("self_instructions", ascending=False, ignore_index=True)
+    rows = [(name, image, image == binary_name, calls, own) for (image, name), (calls, own) in merged.items()]
+    table = table_of_rows(rows, PROFILE_COLUMNS[:-1])
+    # proccount counts no inclusive instructions: a null column of the declared type
+    table = table.append_column("inclusive_instructions", pa.nulls(table.num_rows, pa.int64()))
+    return table.sort_by([("self_instructions", "descending")])

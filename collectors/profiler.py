@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import pandas as pd
+import pyarrow as pa
+
+from collectors.arrow_rows import concatenated, with_constants
 
 from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, BenchmarkSpec, expand
 from collectors.callgrind import INSTRUCTION_COLUMNS, PROFILE_COLUMNS, read_callgrind
@@ -22,48 +24,57 @@ ROW_COLUMNS = ["benchmark", *PROFILE_COLUMNS, "samples", "profiler", "event", *I
 
 @dataclasses.dataclass
 class ProfileResult:
-    rows: pd.DataFrame  # ROW_COLUMNS
+    rows: pa.Table  # ROW_COLUMNS
     failures: dict[str, str]  # benchmark -> why it has no profile
 
 
 def profile_suite(runner: BenchmarkRunner, tool: str, reusable: dict[str, Path] | None = None) -> ProfileResult:
-    frames, failures = [], {}
+    tables, failures = [], {}
     for spec in runner.benchmarks:
         try:
             if tool == "callgrind":
-                frame = _callgrind(runner, spec, (reusable or {}).get(spec.name))
+                table = _callgrind(runner, spec, (reusable or {}).get(spec.name))
             elif tool == "perf":
-                frame = _perf(runner, spec)
+                table = _perf(runner, spec)
             else:
                 continue
         except _NoProfile as error:
             failures[spec.name] = str(error)
             continue
-        frames.append(frame.assign(benchmark=spec.name))
-    rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ROW_COLUMNS)
-    for column in ROW_COLUMNS:
-        if column in INSTRUCTION_COLUMNS:  # lists, never null: perf has none
-            rows[column] = [value if isinstance(value, list) else [] for value in rows[column]] if column in rows else [[]] * len(rows)
-        elif column not in rows:
-            rows[column] = pd.NA
-    return ProfileResult(rows[ROW_COLUMNS], failures)
+        tables.append(_with_row_columns(with_constants(table, benchmark=spec.name)))
+    rows = concatenated(tables) if tables else _with_row_columns(pa.table({}))
+    return ProfileResult(rows, failures)
+
+
+def _with_row_columns(table: pa.Table) -> pa.Table:
+    """`table` with exactly ROW_COLUMNS, in order: a profiler's missing values are nulls, and its
+    missing instruction lists empty lists (lists are never null: perf has none)."""
+    columns = []
+    for name in ROW_COLUMNS:
+        if name in table.column_names:
+            columns.append(table[name])
+        elif name in INSTRUCTION_COLUMNS:
+            columns.append(pa.array([[]] * table.num_rows, pa.list_(pa.int64())))
+        else:
+            columns.append(pa.nulls(table.num_rows))
+    return pa.table(columns, names=ROW_COLUMNS)
 
 
 class _NoProfile(Exception):
     pass
 
 
-def _callgrind(runner: BenchmarkRunner, spec: BenchmarkSpec, output: Path | None) -> pd.DataFrame:
+def _callgrind(runner: BenchmarkRunner, spec: BenchmarkSpec, output: Path | None) -> pa.Table:
     if output is None:
         output = runner.workdir / f"{spec.name}.profile.callgrind"
         run = runner.run_once(dataclasses.replace(spec, metric=INSTRUCTIONS), repetition=-2, order=-1, callgrind_output=output)
         if run.status != "ok":
             raise _NoProfile(f"callgrind run failed: {run.error}")
     profile = read_callgrind(output, runner.binary)
-    return profile.functions.assign(samples=pd.NA, profiler="callgrind", event="Ir")
+    return with_constants(profile.functions, profiler="callgrind", event="Ir")
 
 
-def _perf(runner: BenchmarkRunner, spec: BenchmarkSpec) -> pd.DataFrame:
+def _perf(runner: BenchmarkRunner, spec: BenchmarkSpec) -> pa.Table:
     event = sampling_event()
     data = runner.workdir / f"{spec.name}.perf.data"
     outcome = runner.execute(perf_command(expand(spec.command, runner.binary, runner.checkout, runner.suite), data, event), spec.timeout)
@@ -73,4 +84,4 @@ def _perf(runner: BenchmarkRunner, spec: BenchmarkSpec) -> pd.DataFrame:
         samples = read_perf(data, runner.binary, event)
     except RuntimeError as error:
         raise _NoProfile(str(error)) from None
-    return samples.assign(calls=pd.NA, self_instructions=pd.NA, inclusive_instructions=pd.NA, profiler="perf")
+    return with_constants(samples, profiler="perf")

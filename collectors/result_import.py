@@ -22,7 +22,7 @@ import json
 import math
 from pathlib import Path
 
-import pandas as pd
+import pyarrow as pa
 
 from collectors.errors import UserError
 
@@ -31,7 +31,7 @@ COLUMNS = ["benchmark", "metric", "unit", "repetition", "run_order", "value", "s
 _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def import_results(path: Path, kind: str | None = None) -> pd.DataFrame:
+def import_results(path: Path, kind: str | None = None) -> pa.Table:
     """Measurement rows (COLUMNS) from a results file; `kind` is guessed from the contents when None."""
     try:
         document = json.loads(Path(path).read_text())
@@ -49,9 +49,9 @@ def import_results(path: Path, kind: str | None = None) -> pd.DataFrame:
         raise UserError(f"{path}: not a valid {kind} results file ({type(error).__name__}: {error})") from None
     if not rows:
         raise UserError(f"{path}: no benchmark results in this {kind} file")
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    frame["run_order"] = range(len(frame))
-    return frame
+    for order, row in enumerate(rows):
+        row[COLUMNS.index("run_order")] = order
+    return pa.table([pa.array(values) for values in zip(*rows)], names=COLUMNS)
 
 
 def _guess(document, path) -> str:

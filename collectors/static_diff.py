@@ -1,6 +1,6 @@
 """Comparing two static analyses: which functions and data objects are new, deleted, changed.
 
-Works on the Arrow tables of the analyses (``StaticAnalysis.function_table``, or a
+Works on the Arrow tables of the analyses (``StaticAnalysis.functions``, or a
 store's ``functions`` table) and returns plain rows, so `selector diff` runs on the
 core install, without pandas.
 """

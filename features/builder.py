@@ -4,9 +4,10 @@ Work is shared as far as it goes: each commit's function table becomes sorted in
 arrays once; each (c_n, c_o) pair is compared once for all benchmarks; each (c_o, b)
 profile is ranked once.  Set operations run on sorted numpy arrays.
 
-The history is read as Arrow tables (DataFrames are converted): `selector select`
-builds its few rows with this same code without importing pandas, so what the model
-sees on a push is computed exactly as what it was trained on.
+The history is read as Arrow tables: `selector select` builds its few rows with this
+same code without importing pandas, so what the model sees on a push is computed
+exactly as what it was trained on.  The feature table itself (:meth:`FeatureBuilder.table`,
+for training and evaluation) is a DataFrame: the one place the tables become pandas.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pyarrow.compute as pc
 from collectors.errors import BinaryError
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
 from features.executed_code import NO_CHANGE, ExecutedChange, FunctionChange, executed_change
-from storage.history import History, as_arrow, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
+from storage.history import History, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,8 +48,8 @@ class _CommitTable:
 class FeatureBuilder:
     def __init__(self, history: History) -> None:
         self.history = history
-        functions = as_arrow(history.functions)
-        profiles = as_arrow(history.profiles)
+        functions = history.functions
+        profiles = history.profiles
         in_binary = profiles.filter(pc.fill_null(profiles["in_binary"].cast(pa.bool_()), False)) if profiles.num_rows else profiles
         # Functions and profiled names are numbered together in name order, so that "the lower
         # code" (ties among the hottest functions) means the same function whichever commits
@@ -59,17 +60,17 @@ class FeatureBuilder:
         self._commits = self._commit_tables(functions, function_codes)
         self._functions = functions
         self._regions: dict[tuple[str, str, int], list[Region] | None] = {}
-        objects = as_arrow(history.objects)
+        objects = history.objects
         self._object_rows = group_indices(objects["commit"]) if objects.num_rows else {}
         self._object_names = _objects(objects, "name")
         self._object_fingerprints = _objects(objects, "fingerprint")
-        commits = as_arrow(history.commits)
+        commits = history.commits
         shas = commits["sha"].to_pylist()
         self._seconds = dict(zip(shas, _epoch_seconds(commits["author_time"]).tolist()))  # plain floats: fast lookups
         self._config = {sha: f"{config}|{toolchain}" for sha, config, toolchain in
                         zip(shas, commits["build_config"].to_pylist(), commits["toolchain"].to_pylist())}
-        self._noise = self._noise_table(as_arrow(history.measurements))
-        self._recent = self._recent_labels(as_arrow(history.labels))
+        self._noise = self._noise_table(history.measurements)
+        self._recent = self._recent_labels(history.labels)
         self._allocator_calls = self._allocator_table(profiles)
         self._run_instructions = self._run_table(profiles)
         self._pairs: dict[tuple[str, str], PairDiff] = {}
@@ -348,10 +349,9 @@ class FeatureBuilder:
         features = pd.DataFrame(rows, columns=[f.name for f in CATALOGUE], index=tuples.index)
         table = pd.concat([tuples[[*TUPLE_KEYS, "hops"]].rename(columns={"hops": "tuple_hops"}), features], axis=1)
         labels = self.history.labels
-        if len(labels):
-            if not isinstance(labels, pd.DataFrame):
-                labels = labels.to_pandas()
-            table = table.merge(labels[[*TUPLE_KEYS, "label"]], on=TUPLE_KEYS, how="left")
+        if labels.num_rows:
+            labels = labels.select([*TUPLE_KEYS, "label"]).to_pandas()  # the model boundary: the feature table is pandas
+            table = table.merge(labels, on=TUPLE_KEYS, how="left")
         else:
             table["label"] = pd.NA
         table["label"] = table["label"].astype("boolean")

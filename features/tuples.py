@@ -8,31 +8,13 @@ pair any ancestor with any descendant instead: :func:`ancestor_pairs`.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
-
 import pandas as pd
 
-from collectors.commit_graph import closest_ancestor
-from storage.history import History
+from storage.history import History, closest_pairs  # the pairing rule lives with the history: labels use it too
+
+__all__ = ["TUPLE_KEYS", "ancestor_pairs", "ancestors", "closest_pairs", "closest_tuples"]
 
 TUPLE_KEYS = ["new", "old", "benchmark"]
-
-
-def closest_pairs(
-    new_commits: Iterable[str], benchmarks: list[str], parents: Mapping[str, Sequence[str]],
-    measured: set[tuple[str, str]], profiled: set[tuple[str, str]] | None,
-) -> list[tuple[str, str, str, int]]:
-    """The pairing rule shared by labels and features: (new, old, benchmark, hops) where
-    old is the closest ancestor measured for the benchmark and, unless `profiled` is
-    None (profiling off), profiled for it too."""
-    pairs = []
-    for sha in new_commits:
-        for benchmark in benchmarks:
-            usable = lambda candidate, b=benchmark: (candidate, b) in measured and (profiled is None or (candidate, b) in profiled)
-            found = closest_ancestor(sha, parents, usable)
-            if found is not None:
-                pairs.append((sha, found[0], benchmark, found[1]))
-    return pairs
 
 
 def closest_tuples(history: History, benchmarks: list[str], new_commits: list[str] | None = None) -> pd.DataFrame:

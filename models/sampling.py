@@ -82,8 +82,8 @@ class _Usable:
         self.parents = history.parents
         self.measured = history.measured()
         self.profiled = history.profiled() if len(history.profiles) else None
-        times = history.commits.set_index("sha")["author_time"]
-        self.time = pd.to_datetime(times, utc=True).to_dict()
+        commits = history.commits
+        self.time = dict(zip(commits["sha"].to_pylist(), pd.to_datetime(commits["author_time"].to_pandas(), utc=True)))
         self.commits = [sha for sha in history.built() if any((sha, b) in self.measured for b in benchmarks)]
 
     def pairs(self, new: Iterable[str], known: Iterable[str]) -> list[tuple[str, str, str, int]]:

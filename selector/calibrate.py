@@ -19,14 +19,15 @@ from pathlib import Path
 from typing import Callable
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
 from collectors.builds import OK, Worktree, build_config_digest, run_build
 from collectors.errors import UserError
 from collectors.repository import Repository
-from selector.labelling import label_pair
-from selector.config import Config, benchmark_specs
-from selector.labelling import update_labels
+from selector.config import Config, benchmark_specs, label_rules
+from storage.labels import label_pair, update_labels
 from storage.store import Store
 
 
@@ -61,10 +62,10 @@ def calibrate(
                         "name a commit that builds")
     table = pd.DataFrame(rows)
     for row in rows:
-        store.write("calibration", row["benchmark"], pd.DataFrame([row]))
+        store.write("calibration", row["benchmark"], pa.Table.from_pylist([row]))
     # Exactness decides how pairs are labelled: the stored labels follow the new calibration
     # now, without a new collection.
-    update_labels(store, config)
+    update_labels(store, label_rules(config))
     store.refresh_snapshots()
     return table
 
@@ -73,9 +74,9 @@ def _built_ancestors(repo: Repository, store: Store, sha: str, depth: int = 49) 
     """The stored ancestors of `sha` (first parents, newest first) whose build succeeded: where
     calibration goes when the commit asked for does not build (the newest of a range often)."""
     commits = store.read("commits")
-    if commits.empty:
+    if not commits.num_rows:
         return []
-    built = set(commits.loc[commits["build_status"] == OK, "sha"])
+    built = set(commits.filter(pc.equal(commits["build_status"], OK))["sha"].to_pylist())
     ancestors = repo.first_parent_ancestors(sha, depth)
     return [ancestor for ancestor in ancestors if ancestor in built][:1]
 

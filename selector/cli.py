@@ -90,7 +90,7 @@ def functions(binary: Path, sort: str, limit: int | None, output_format: str) ->
     analysis = analyse_binary(binary, jobs=ANALYSIS_JOBS)
     for note in analysis.notes:
         stderr.print(f"note: {note}")
-    table = analysis.function_table
+    table = analysis.functions
     if table.num_rows:
         table = table.sort_by([(sort, "ascending" if sort in ("name", "address") else "descending")])  # stable
     if limit:
@@ -101,7 +101,7 @@ def functions(binary: Path, sort: str, limit: int | None, output_format: str) ->
     shown = [{"name": row["name"], "address": f"{row['address']:#x}", "size": row["size"], "instructions": row["instructions"],
               "fingerprint": row["fingerprint"][:12], "parts": ", ".join(row["parts"]) if len(row["parts"]) > 1 else ""}
              for row in table.to_pylist()]
-    print_rows(shown, title=f"{binary}: {analysis.function_table.num_rows} functions", justify={"address": "right"})
+    print_rows(shown, title=f"{binary}: {analysis.functions.num_rows} functions", justify={"address": "right"})
 
 
 # ----------------------------------------------------------------------- diff
@@ -122,12 +122,12 @@ def diff(old_binary: Path, new_binary: Path, include_unchanged: bool, output_for
     old, new = analyse_binary(old_binary, jobs=ANALYSIS_JOBS), analyse_binary(new_binary, jobs=ANALYSIS_JOBS)
     for note in old.notes + new.notes:
         stderr.print(f"note: {note}")
-    functions_diff = diff_functions(old.function_table, new.function_table, include_unchanged=include_unchanged)
-    objects_diff = diff_objects(old.object_table, new.object_table)
+    functions_diff = diff_functions(old.functions, new.functions, include_unchanged=include_unchanged)
+    objects_diff = diff_objects(old.objects, new.objects)
     counts = Counter(row["status"] for row in functions_diff)
     summary = {
         "old": str(old_binary), "new": str(new_binary),
-        "functions_old": old.function_table.num_rows, "functions_new": new.function_table.num_rows,
+        "functions_old": old.functions.num_rows, "functions_new": new.functions.num_rows,
         "new_functions": counts["new"], "deleted_functions": counts["deleted"],
         "changed_functions": counts["changed"], "changed_objects": len(objects_diff),
     }
@@ -776,11 +776,11 @@ def record_command(revision, repository, config_path, store_location, results, i
     labels = result.labels.per_benchmark
     if output_format == "json":
         print_json({"commit": result.outcome.sha, "imported_rows": result.imported, "profiled": result.outcome.profiled,
-                    "labels": records(labels)})
+                    "labels": labels})
         return
     stdout.print(f"recorded {result.outcome.sha[:12]}" + (f" ({result.imported} imported measurements)" if result.imported else ""))
     if len(labels):
-        print_table(labels, title="labels (each commit against its closest measured ancestor)")
+        print_rows(labels, title="labels (each commit against its closest measured ancestor)")
 
 
 # --------------------------------------------------------------------- bisect

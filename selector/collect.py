@@ -24,8 +24,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
-import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from collectors.arrow_rows import concatenated, table_of_rows, with_constants
 from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, metric_unit, run_folder_prefix, sweep_run_folders
 from collectors.child_processes import die_with_parent
 from collectors.builds import (
@@ -38,8 +40,8 @@ from collectors.host import host_facts
 from collectors.profiler import profile_suite
 from collectors.static_analysis import analyse_binary, content_digest
 from storage.history import measured_runs
-from selector.config import Config, benchmark_specs
-from selector.labelling import LabelSummary, update_labels
+from selector.config import Config, benchmark_specs, label_rules
+from storage.labels import LabelSummary, update_labels
 from selector.measurement_reuse import (
     ReuseContext, complete_benchmarks, copy_reused, copy_runs, identity_lock, names_checkout, plan_reuse, record_owners,
     reuse_context, why_not_reusable,
@@ -107,7 +109,8 @@ def pending_commits(
     it was damaged).
     """
     stored = store.read("commits")
-    built = dict(zip(stored["sha"], stored["build_status"] == OK)) if len(stored) else {}
+    built = {sha: status == OK for sha, status in zip(stored["sha"].to_pylist(), stored["build_status"].to_pylist())} \
+        if stored.num_rows else {}
     needed = ("functions", "objects", *(("measurements", "profiles") if needs_measurements else ()))
     complete = set.intersection(*(set(store.keys(table)) for table in needed))
     todo, done = [], []
@@ -173,7 +176,7 @@ def collect(
     else:
         _collect_in_pool(todo, arguments, donors, jobs, summary, on_outcome)
     if config.benchmark:
-        summary.labels = update_labels(store, config)
+        summary.labels = update_labels(store, label_rules(config))
     store.refresh_snapshots()
     summary.seconds = time.monotonic() - started
     return summary
@@ -185,7 +188,8 @@ def build_donors(repo, config: Config, store: Store, todo: list[CommitInfo]) -> 
     if not config.build.unaffected or not todo:
         return {}
     stored = store.read("commits")
-    built = set(stored.loc[stored["build_status"] == OK, "sha"]) if len(stored) else set()
+    built = {sha for sha, status in zip(stored["sha"].to_pylist(), stored["build_status"].to_pylist()) if status == OK} \
+        if stored.num_rows else set()
     candidates = built | {commit.sha for commit in todo}
     return {
         commit.sha: parent
@@ -254,7 +258,7 @@ def _collect_in_pool(todo, arguments, donors, jobs, summary, on_outcome) -> None
 
 
 def collect_commit(commit: CommitInfo, repository_path: str, config: Config, store_location: str,
-                   settings: CollectSettings, imported: pd.DataFrame | None = None, donor: str | None = None) -> CommitOutcome:
+                   settings: CollectSettings, imported: pa.Table | None = None, donor: str | None = None) -> CommitOutcome:
     """Build, analyse and store one commit.  Failures are recorded, not raised.
 
     With `imported` measurements (results CI produced with its own harness, see
@@ -304,13 +308,13 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
     row.update(child_seconds=outcome.child_seconds, benchmark_seconds=outcome.benchmark_seconds,
                profile_seconds=outcome.profile_seconds, build_reused_from=outcome.build_reused_from)
     row["collected_at"] = datetime.now(timezone.utc)
-    store.write("commits", commit.sha, pd.DataFrame([row]))
+    store.write("commits", commit.sha, pa.Table.from_pylist([row]))
     outcome.seconds = time.monotonic() - started
     return outcome
 
 
 def _build_and_measure(store: Store, repository, sha: str, config: Config, settings: CollectSettings, row: dict,
-                       outcome: CommitOutcome, timing: bool, imported: pd.DataFrame | None) -> None:
+                       outcome: CommitOutcome, timing: bool, imported: pa.Table | None) -> None:
     build_config = row["build_config"]
     with Worktree(repository, sha) as checkout:
         with _machine_lock(timing, exclusive=False):
@@ -341,7 +345,7 @@ def _donated_runs(store: Store, donor: str, row: dict, config: Config, settings:
     command and toolchain, or a benchmark that cannot be copied needs a built checkout."""
     if settings.reuse is None or not settings.reuse.enabled or not store.has("commits", donor):
         return None
-    built = store.read_one("commits", donor).iloc[0]
+    built = store.read_one("commits", donor).to_pylist()[0]
     # Not the build configuration digest: a build file under an unaffected path (another
     # build system's CMakeLists.txt) changes it, and is by declaration not this build's.
     if built["build_status"] != OK or any(built[key] != row[key] for key in ("build_command", "toolchain")):
@@ -362,7 +366,7 @@ def _complete_runs(store: Store, sha: str, config: Config) -> set[str]:
         return set()
     profiled = None
     if config.profile.tool != "none":
-        profiled = set(store.read_one("profiles", sha)["benchmark"]) if store.has("profiles", sha) else set()
+        profiled = _benchmarks(store.read_one("profiles", sha)) if store.has("profiles", sha) else set()
     return complete_benchmarks(store.read_one("measurements", sha), profiled)
 
 
@@ -381,7 +385,7 @@ def _collect_from_donor(store: Store, repository, sha: str, donor: str, donated:
     to_run = [spec for spec in specs if spec.name not in donated]
     outcome.benchmarks_run = len(to_run)
     outcome.not_reusable = {spec.name: why_not_reusable(spec, reuse) or f"the runs of {donor[:12]} are incomplete" for spec in to_run}
-    measurements, profile_rows, failures = pd.DataFrame(), pd.DataFrame(), {}
+    measurements, profile_rows, failures = pa.table({}), pa.table({}), {}
     if to_run:
         suite = Path(config.project.suite) if config.project.suite else None
         with Worktree(repository, sha) as checkout:
@@ -391,12 +395,12 @@ def _collect_from_donor(store: Store, repository, sha: str, donor: str, donated:
             shutil.copyfile(store.local_binary(row["binary_sha256"]), binary)
             binary.chmod(0o755)  # the store keeps its binaries as plain files, not executables
             measurements, profile_rows, failures = _run_suite(sha, config, to_run, checkout, suite, outcome, timing, None)
-    _store_runs(store, sha, pd.concat([measurements, copied_runs], ignore_index=True),
-                pd.concat([profile_rows, copied_profiles], ignore_index=True), failures, row, outcome)
+    _store_runs(store, sha, concatenated([measurements, copied_runs]), concatenated([profile_rows, copied_profiles]), failures,
+                row, outcome)
 
 
 def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, outcome: CommitOutcome, timing: bool,
-             reuse: ReuseContext | None, imported: pd.DataFrame | None = None) -> None:
+             reuse: ReuseContext | None, imported: pa.Table | None = None) -> None:
     """Run the benchmarks (unless their results are `imported`, or an identical binary's
     runs can stand for them) and the profilers on the built checkout; store measurements
     and profiles."""
@@ -406,43 +410,50 @@ def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, 
     plan = plan_reuse(specs, binary, row["content_digest"], checkout, suite, reuse) if reuse and reuse.enabled else None
     outcome.not_reusable = dict(plan.refused) if plan else {}
     with identity_lock(plan.binary_identity if plan and plan.identities else None):
-        reused_runs, reused_profiles, outcome.reused = copy_reused(store, sha, plan) if plan else (pd.DataFrame(), pd.DataFrame(), {})
+        reused_runs, reused_profiles, outcome.reused = copy_reused(store, sha, plan) if plan else (pa.table({}), pa.table({}), {})
         to_run = [spec for spec in specs if spec.name not in outcome.reused]
         outcome.benchmarks_run = len(to_run)
         measurements, profile_rows, profile_failures = _run_suite(sha, config, to_run, checkout, suite, outcome, timing, imported)
         if outcome.reused:
-            measurements = pd.concat([measurements, reused_runs], ignore_index=True)
-            profile_rows = pd.concat([profile_rows, reused_profiles], ignore_index=True)
+            measurements = concatenated([measurements, reused_runs])
+            profile_rows = concatenated([profile_rows, reused_profiles])
         _store_runs(store, sha, measurements, profile_rows, profile_failures, row, outcome)
         if plan:
-            profiled = None if config.profile.tool == "none" else set(profile_rows["benchmark"])
+            profiled = None if config.profile.tool == "none" else _benchmarks(profile_rows)
             record_owners(store, sha, plan, measurements, profiled)
 
 
-def _store_runs(store: Store, sha: str, measurements: pd.DataFrame, profile_rows: pd.DataFrame, profile_failures: dict[str, str],
+def _store_runs(store: Store, sha: str, measurements: pa.Table, profile_rows: pa.Table, profile_failures: dict[str, str],
                 row: dict, outcome: CommitOutcome) -> None:
     store.write("measurements", sha, measurements)
     store.write("profiles", sha, profile_rows)
-    counted = measured_runs(measurements)["benchmark"].nunique() if len(measurements) else 0
-    failed = measurements[measurements["status"] != "ok"]
+    counted = len(_benchmarks(measured_runs(measurements)))
+    failed = measurements.filter(pc.not_equal(measurements["status"], "ok")).to_pylist() if measurements.num_rows else []
     row.update(
-        benchmarks_measured=int(counted),
+        benchmarks_measured=counted,
         benchmarks_reused=len(outcome.reused),
-        run_failures="\n".join(sorted({f"{r.benchmark}: {r.error}" for r in failed.itertuples()})),
+        run_failures="\n".join(sorted({f"{r['benchmark']}: {r['error']}" for r in failed})),
         profile_failures="\n".join(f"{name}: {why}" for name, why in profile_failures.items()),
     )
     outcome.measured = counted > 0
-    outcome.profiled = "benchmark" in profile_rows and profile_rows["benchmark"].nunique() > 0
+    outcome.profiled = bool(_benchmarks(profile_rows))
     outcome.failed_runs = len(failed)
 
 
+def _benchmarks(table: pa.Table) -> set[str]:
+    """The benchmarks a table has rows of."""
+    if not table.num_rows or "benchmark" not in table.column_names:
+        return set()
+    return set(pc.unique(table["benchmark"]).drop_null().to_pylist())
+
+
 def _run_suite(sha: str, config: Config, specs: list, checkout: Path, suite: Path | None, outcome: CommitOutcome,
-               timing: bool, imported: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+               timing: bool, imported: pa.Table | None) -> tuple[pa.Table, pa.Table, dict[str, str]]:
     """Measurements, profile rows and profile failures of running (or importing) `specs`."""
     from collectors.profiler import ROW_COLUMNS
 
     if not specs:
-        return pd.DataFrame(), pd.DataFrame(columns=[*ROW_COLUMNS, "commit", "reused_from"]), {}
+        return pa.table({}), table_of_rows([], [*ROW_COLUMNS, "commit", "reused_from"]), {}
     with tempfile.TemporaryDirectory(prefix=run_folder_prefix()) as workdir, _machine_lock(timing, exclusive=True):
         runner = BenchmarkRunner(
             specs, checkout / config.project.binary, checkout, suite, cpu=config.run.cpu,
@@ -457,9 +468,9 @@ def _run_suite(sha: str, config: Config, specs: list, checkout: Path, suite: Pat
         outcome.child_seconds += runner.child_seconds
     metrics = {spec.name: spec.metric for spec in specs}
     if imported is not None:
-        measurements = imported.assign(commit=sha)
+        measurements = with_constants(imported, commit=sha)
     else:
-        measurements = pd.DataFrame(
+        measurements = pa.Table.from_pylist(
             [
                 {"commit": sha, "benchmark": run.benchmark, "metric": metrics[run.benchmark],
                  "unit": metric_unit(metrics[run.benchmark]), "repetition": run.repetition, "warmup": run.warmup,
@@ -468,7 +479,7 @@ def _run_suite(sha: str, config: Config, specs: list, checkout: Path, suite: Pat
                 for run in result.runs
             ]
         )
-    return measurements.assign(reused_from=""), profiles.rows.assign(commit=sha, reused_from=""), profiles.failures
+    return with_constants(measurements, reused_from=""), with_constants(profiles.rows, commit=sha, reused_from=""), profiles.failures
 
 
 @contextmanager
@@ -499,7 +510,7 @@ def _store_analysis(store: Store, sha: str, row: dict) -> bool:
     if owner and owner != sha and all(store.has(table, owner) for table in ("commits", "functions", "objects")):
         functions = store.read_one("functions", owner)
         objects = store.read_one("objects", owner)
-        previous = store.read_one("commits", owner).iloc[0]
+        previous = store.read_one("commits", owner).to_pylist()[0]
         row.update(symbol_source=previous["symbol_source"], decoder=previous["decoder"], analysis_notes=previous["analysis_notes"])
         reused = True
     else:
@@ -508,9 +519,9 @@ def _store_analysis(store: Store, sha: str, row: dict) -> bool:
         row.update(symbol_source=analysis.symbol_source, decoder=analysis.decoder, analysis_notes="\n".join(analysis.notes))
         reused = False
     row["content_digest"] = key
-    store.write("functions", sha, functions.assign(commit=sha))
-    store.write("objects", sha, objects.assign(commit=sha))
+    store.write("functions", sha, with_constants(functions, commit=sha))
+    store.write("objects", sha, with_constants(objects, commit=sha))
     if not reused:
         store.set_owner("analyses", key, sha)
-    row["functions"] = len(functions)
+    row["functions"] = functions.num_rows
     return reused

@@ -11,7 +11,7 @@ from collectors.commit_graph import CommitInfo
 from selector.collect import SKIPPED, CollectSummary, CommitOutcome, collect
 from selector.config import Config
 from storage.store import Store
-from selector.tables import print_json, print_table, records, stderr
+from selector.tables import print_json, print_rows, print_table, stderr
 
 
 def run_collection(
@@ -52,7 +52,7 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
     labels = summary.labels.per_benchmark if summary.labels is not None else None
     if output_format == "json":
         print_json({"summary": totals, "cache": cache, "seconds": time_spent, "not_reusable": not_reusable,
-                    "failures": failures, "labels": records(labels) if labels is not None else [],
+                    "failures": failures, "labels": labels or [],
                     "undecided": summary.labels.undecided if summary.labels is not None else {}})
         return
     print_table(pd.DataFrame([{k: v for k, v in totals.items() if k != "store"}]), title=f"collected into {store.location}")
@@ -70,7 +70,7 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
     if totals["failed_runs"]:
         stderr.print(f"{totals['failed_runs']} benchmark runs failed; their reasons are in the commits table (run_failures)")
     if labels is not None and len(labels):
-        print_table(labels, title="labels (each commit against its closest measured ancestor)")
+        print_rows(labels, title="labels (each commit against its closest measured ancestor)")
     for benchmark, reason in (summary.labels.undecided if summary.labels is not None else {}).items():
         stderr.print(f"undecided labels of {benchmark}: {reason}")
 

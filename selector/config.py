@@ -18,6 +18,7 @@ from collectors.errors import UserError
 
 if TYPE_CHECKING:
     from collectors.benchmark_runner import BenchmarkSpec
+    from storage.labels import LabelRules
 
 CONFIG_NAME = "selector.toml"
 BUILTIN_METRICS = ("wall_time", "instructions")
@@ -134,6 +135,15 @@ def benchmark_specs(config: Config) -> list[BenchmarkSpec]:
     from collectors.benchmark_runner import BenchmarkSpec
 
     return [BenchmarkSpec(**_effective(benchmark)) for benchmark in config.benchmark]
+
+
+def label_rules(config: Config) -> LabelRules:
+    """What labelling (storage.labels) needs of the configuration."""
+    from storage.labels import LabelRules
+
+    return LabelRules(alpha=config.labels.alpha, min_effect=config.labels.min_effect,
+                      metrics={b.name: b.metric for b in config.benchmark},
+                      directions={b.name: b.direction for b in config.benchmark}, profiled=config.profile.tool != "none")
 
 
 def default_warmup(metric: str) -> int:

@@ -78,12 +78,12 @@ def try_commands(project: Path, store: Store, commits) -> list[str]:
     where = f"--repo {shlex.quote(str(project))} --store {shlex.quote(str(store.root))}"
     hints = [f"selector select HEAD~3 {where}"]
     labels = store.read("labels")
-    positive = labels[labels["label"] == True] if len(labels) else labels  # noqa: E712 (nullable booleans)
+    positive = [row for row in labels.select(["new", "benchmark", "label"]).to_pylist() if row["label"]] if labels.num_rows else []
     order = [commit.sha for commit in commits]
-    if len(positive):
-        newest = max(positive.itertuples(), key=lambda row: order.index(row.new) if row.new in order else -1)
-        good = order[max(order.index(newest.new) - 6, 0)]
-        hints.append(f"selector bisect {good[:10]} HEAD --benchmark {newest.benchmark} {where}")
+    if positive:
+        newest = max(positive, key=lambda row: order.index(row["new"]) if row["new"] in order else -1)
+        good = order[max(order.index(newest["new"]) - 6, 0)]
+        hints.append(f"selector bisect {good[:10]} HEAD --benchmark {newest['benchmark']} {where}")
     hints.append(f"selector report --store {shlex.quote(str(store.root))}")
     return hints
 
@@ -120,22 +120,22 @@ def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
 
 def commit_changes(store: Store, shas: list[str]) -> pd.DataFrame:
     """For each commit after the first: its functions new / deleted / changed against its parent."""
-    commits = store.read("commits").set_index("sha")
+    commits = {commit["sha"]: commit for commit in store.read("commits").to_pylist()}
     rows = []
     for previous, current in zip(shas, shas[1:]):
-        row = {"commit": current[:10], "subject": commits.loc[current, "subject"]}
-        if commits.loc[previous, "build_status"] != "ok" or commits.loc[current, "build_status"] != "ok":
+        row = {"commit": current[:10], "subject": commits[current]["subject"]}
+        if commits[previous]["build_status"] != "ok" or commits[current]["build_status"] != "ok":
             rows.append({**row, "new": "", "deleted": "", "changed": "(build failed)", "data": "", "build config": ""})
             continue
-        functions = diff_functions(store.read_one_table("functions", previous), store.read_one_table("functions", current))
-        objects = diff_objects(store.read_one_table("objects", previous), store.read_one_table("objects", current))
+        functions = diff_functions(store.read_one("functions", previous), store.read_one("functions", current))
+        objects = diff_objects(store.read_one("objects", previous), store.read_one("objects", current))
         names = {status: ", ".join(row["name"] for row in functions if row["status"] == status)
                  for status in ("new", "deleted", "changed")}
         rows.append(
             {
                 **row, **names,
                 "data": ", ".join(row["name"] for row in objects),
-                "build config": "changed" if commits.loc[previous, "build_config"] != commits.loc[current, "build_config"] else "",
+                "build config": "changed" if commits[previous]["build_config"] != commits[current]["build_config"] else "",
             }
         )
     return pd.DataFrame(rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.compute as pc
 
 from collectors.errors import UserError
 from features.builder import build_feature_table
@@ -14,9 +15,9 @@ from storage.store import Store
 
 
 def benchmarks_of(history: History) -> list[str]:
-    if history.measurements.empty:
+    if not history.measurements.num_rows:
         return []
-    return sorted(history.measurements["benchmark"].unique())
+    return sorted(pc.unique(history.measurements["benchmark"]).drop_null().to_pylist())
 
 
 def feature_table(store: Store) -> pd.DataFrame:

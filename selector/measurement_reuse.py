@@ -33,10 +33,11 @@ from typing import TYPE_CHECKING, Iterator
 from collectors.benchmark_runner import BenchmarkSpec, expand
 from collectors.elf_image import symbol_table_digest
 from collectors.host import host_facts
+from collectors.arrow_rows import concatenated, with_constants
 from storage.history import not_warmups
 
 if TYPE_CHECKING:
-    import pandas as pd
+    import pyarrow as pa
 
     from selector.config import Config
     from storage.store import Store
@@ -60,13 +61,14 @@ class ReuseContext:
 
 def reuse_context(store: Store, config: Config, toolchain: str, enabled: bool = True) -> ReuseContext:
     from selector.config import harness_digest
-    from selector.labelling import exact_benchmarks
+    from selector.config import label_rules
+    from storage.labels import exact_benchmarks
 
     if not enabled or not config.benchmark:
         return ReuseContext(False, {}, "", "", toolchain, "")
     return ReuseContext(
         enabled=True,
-        exact=exact_benchmarks(store.read("calibration"), config),
+        exact=exact_benchmarks(store.read("calibration"), label_rules(config)),
         profiler=f"{config.profile.tool} {_valgrind_version() if config.profile.tool == 'callgrind' else ''}".strip(),
         suite_digest=_tree_digest(Path(config.project.suite)) if config.project.suite else "",
         toolchain=toolchain,
@@ -124,57 +126,73 @@ def plan_reuse(specs: list[BenchmarkSpec], binary: Path, content_digest: str, ch
     return plan
 
 
-def copy_reused(store: Store, sha: str, plan: ReusePlan) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+def copy_reused(store: Store, sha: str, plan: ReusePlan) -> tuple[pa.Table, pa.Table, dict[str, str]]:
     """The measurements and profiles of the benchmarks an identical binary answers for, as
     rows of `sha` marked with where they came from; and benchmark -> that commit."""
-    import pandas as pd
+    import pyarrow as pa
 
     owners = {benchmark: store.owner(MEASURED_INDEX, identity) for benchmark, identity in plan.identities.items()}
     owners = {benchmark: owner for benchmark, owner in owners.items()
               if owner and owner != sha and store.has("measurements", owner) and store.has("profiles", owner)}
     if not owners:
-        return pd.DataFrame(), pd.DataFrame(), {}
+        return pa.table({}), pa.table({}), {}
     measurements, profiles = copy_runs(store, sha, owners)
     return measurements, profiles, owners
 
 
-def copy_runs(store: Store, sha: str, owners: dict[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def copy_runs(store: Store, sha: str, owners: dict[str, str]) -> tuple[pa.Table, pa.Table]:
     """The measured runs and profiles of benchmark -> commit, as rows of `sha` marked with the
     commit that measured them (a copy of a copy names the original)."""
-    import pandas as pd
-
     measurements, profiles = [], []
     for owner in sorted(set(owners.values())):
-        benchmarks = {benchmark for benchmark, of in owners.items() if of == owner}
-        runs = store.read_one("measurements", owner)
-        runs = not_warmups(runs[runs["benchmark"].isin(benchmarks)])
-        measurements.append(runs.assign(commit=sha, reused_from=_original(runs, owner)))
-        profile = store.read_one("profiles", owner)
-        profile = profile[profile["benchmark"].isin(benchmarks)]
-        profiles.append(profile.assign(commit=sha, reused_from=_original(profile, owner)))
-    if not measurements:
-        return pd.DataFrame(), pd.DataFrame()
-    return pd.concat(measurements, ignore_index=True), pd.concat(profiles, ignore_index=True)
+        benchmarks = sorted(benchmark for benchmark, of in owners.items() if of == owner)
+        runs = not_warmups(_of_benchmarks(store.read_one("measurements", owner), benchmarks))
+        measurements.append(_copied(runs, sha, owner))
+        profiles.append(_copied(_of_benchmarks(store.read_one("profiles", owner), benchmarks), sha, owner))
+    return concatenated(measurements), concatenated(profiles)
 
 
-def _original(rows: pd.DataFrame, owner: str):
-    if "reused_from" not in rows:
-        return owner
-    return rows["reused_from"].fillna("").where(rows["reused_from"].fillna("") != "", owner)
+def _of_benchmarks(table: pa.Table, benchmarks: list[str]) -> pa.Table:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not table.num_rows:
+        return table
+    return table.filter(pc.is_in(table["benchmark"].cast(pa.large_string()), value_set=pa.array(benchmarks, pa.large_string())))
 
 
-def complete_benchmarks(measurements: pd.DataFrame, profiled: set[str] | None) -> set[str]:
+def _copied(rows: pa.Table, sha: str, owner: str) -> pa.Table:
+    """`rows` as `sha`'s, marked with the commit that measured them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if "reused_from" in rows.column_names:
+        earlier = pc.fill_null(rows["reused_from"].cast(pa.large_string()), "")
+        original = pc.if_else(pc.equal(earlier, ""), pa.scalar(owner, pa.large_string()), earlier)
+        rows = rows.set_column(rows.schema.get_field_index("reused_from"), "reused_from", original)
+    else:
+        rows = with_constants(rows, reused_from=owner)
+    return with_constants(rows, commit=sha)
+
+
+def complete_benchmarks(measurements: pa.Table, profiled: set[str] | None) -> set[str]:
     """Benchmarks whose measured runs (warm-ups aside) all succeeded and that have a profile
     (`profiled`: the benchmarks that do; None when nothing is profiled): runs that can
     stand for another commit's."""
-    runs = not_warmups(measurements)
-    complete = {name for name, group in runs.groupby("benchmark") if (group["status"] == "ok").all()}
+    runs = not_warmups(measurements).select(["benchmark", "status"]).to_pylist() if measurements.num_rows else []
+    failing = {run["benchmark"] for run in runs if run["status"] != "ok"}
+    complete = {run["benchmark"] for run in runs} - failing
     return complete if profiled is None else complete & profiled
 
 
-def record_owners(store: Store, sha: str, plan: ReusePlan, measurements: pd.DataFrame, profiled: set[str] | None) -> None:
+def record_owners(store: Store, sha: str, plan: ReusePlan, measurements: pa.Table, profiled: set[str] | None) -> None:
     """Make `sha` the source of reuse for each benchmark it measured itself, in full."""
-    measured_here = complete_benchmarks(measurements[measurements["reused_from"] == ""], profiled)
+    import pyarrow.compute as pc
+
+    if not measurements.num_rows:
+        return
+    measured_here = complete_benchmarks(measurements.filter(pc.fill_null(pc.equal(measurements["reused_from"], ""), False)),
+                                        profiled)
     for benchmark, identity in plan.identities.items():
         if benchmark in measured_here:
             store.set_owner(MEASURED_INDEX, identity, sha)

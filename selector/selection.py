@@ -146,7 +146,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     if not benchmarks:
         raise UserError("selector.toml configures no [[benchmark]]; there is nothing to select")
 
-    stored = store.read_table("commits")
+    stored = store.read("commits")
     stored_ok = stored.filter(pc.equal(stored["build_status"], "ok")) if stored.num_rows else stored
     build_config = config_files_digest(repository.tree_listing(sha), config.build.config_files)
     functions, objects, binary_label, new_binary = _new_analysis(repository, config, store, sha, binary, stored_ok, build_config, notes,
@@ -196,11 +196,11 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     }], schema=commit_rows.schema)
     history = History(
         commits=pa.concat_tables([commit_rows, new_row]),
-        functions=_concat([store.read_table("functions", keys=olds), _with_commit(functions, sha)], FEATURE_FUNCTION_COLUMNS),
-        objects=_concat([store.read_table("objects", keys=olds), _with_commit(objects, sha)], FEATURE_OBJECT_COLUMNS),
+        functions=_concat([store.read("functions", keys=olds), _with_commit(functions, sha)], FEATURE_FUNCTION_COLUMNS),
+        objects=_concat([store.read("objects", keys=olds), _with_commit(objects, sha)], FEATURE_OBJECT_COLUMNS),
         profiles=_concat([known.profiles[old] for old in olds]),
         measurements=_concat([known.measurements[old] for old in olds]),
-        labels=store.read_table("labels"),
+        labels=store.read("labels"),
         binaries=_binaries(store, stored, sha, new_binary),
     )
     builder = FeatureBuilder(history)
@@ -256,9 +256,9 @@ def _new_analysis(repository: Repository, config: Config, store: Store, sha: str
     if in_progress is not None:  # the analysis of the given --binary, started before
         analysis = in_progress.result()
         notes.extend(analysis.notes)
-        return analysis.function_table, analysis.object_table, str(binary), str(binary)
+        return analysis.functions, analysis.objects, str(binary), str(binary)
     if stored_ok.num_rows and sha in set(stored_ok["sha"].to_pylist()) and store.has("functions", sha):
-        return store.read_one_table("functions", sha), store.read_one_table("objects", sha), None, None
+        return store.read_one("functions", sha), store.read_one("objects", sha), None, None
     with Worktree(repository, sha) as checkout:
         build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout, build_config)
         if build.status != "ok":
@@ -269,7 +269,7 @@ def _new_analysis(repository: Repository, config: Config, store: Store, sha: str
         atexit.register(shutil.rmtree, kept.parent, True)
         shutil.copyfile(build.binary, kept)
     notes.append(f"built {sha[:12]} with `{config.build.command}` in a clean worktree")
-    return analysis.function_table, analysis.object_table, None, str(kept)
+    return analysis.functions, analysis.objects, None, str(kept)
 
 
 def _binaries(store: Store, stored: pa.Table, sha: str, new_binary: str | None):
@@ -301,10 +301,10 @@ class _KnownVersions:
     def _read(self, commit: str) -> set[str]:
         if commit not in self.stored or not self.store.has("measurements", commit):
             return set()
-        measurements = self.store.read_one_table("measurements", commit)
+        measurements = self.store.read_one("measurements", commit)
         good = measured_runs(measurements)
         self.measurements[commit] = measurements
-        self.profiles[commit] = self.store.read_one_table("profiles", commit) if self.store.has("profiles", commit) else \
+        self.profiles[commit] = self.store.read_one("profiles", commit) if self.store.has("profiles", commit) else \
             pa.table({name: pa.array([], pa.large_string()) for name in ("commit", "benchmark", "function")})
         found = set(good["benchmark"].to_pylist())
         return found & set(self.profiles[commit]["benchmark"].to_pylist()) if self.profiling else found

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import pandas as pd
+import pyarrow as pa
 
 from collectors.errors import UserError
 from features.builder import build_feature_table
@@ -26,10 +27,10 @@ from storage.history import History
 from models.backtest import BacktestResult, backtest
 from models.evaluation import epoch_table, results_table
 from models.sampling import Plan, make_plan
-from selector.config import Config
+from selector.config import Config, label_rules
 from selector.feature_table import benchmarks_of
 from storage.history import load_history
-from selector.labelling import PairLabeller
+from storage.labels import PairLabeller
 from storage.store import Store
 from selector.tables import records
 
@@ -42,11 +43,13 @@ class EvaluationData:
     benchmarks: list[str]
 
 
-def benchmark_costs(measurements: pd.DataFrame) -> dict[tuple[str, str], float]:
+def benchmark_costs(measurements: pa.Table) -> dict[tuple[str, str], float]:
     """Seconds spent running each benchmark on each commit (every run, warm-ups included)."""
-    if measurements.empty:
+    if not measurements.num_rows:
         return {}
-    return measurements.groupby(["commit", "benchmark"])["seconds"].sum().astype(float).to_dict()
+    sums = measurements.group_by(["commit", "benchmark"]).aggregate([("seconds", "sum")])
+    return {(commit, benchmark): float(seconds or 0.0) for commit, benchmark, seconds in
+            zip(sums["commit"].to_pylist(), sums["benchmark"].to_pylist(), sums["seconds_sum"].to_pylist())}
 
 
 def evaluation_data(store: Store, config: Config, method: str, options: dict,
@@ -78,10 +81,10 @@ def labelled_feature_table(store: Store, config: Config, history: History, tuple
     stored measurements: stored labels exist only for closest pairs, the protocols need others."""
     table = build_feature_table(history, tuples).drop(columns=["label"])
     table["hops"] = tuples["hops"].to_numpy()
-    labels, effects = PairLabeller(history.measurements, store.read("calibration"), config).labels_and_effects(table)
-    table["label"] = labels.to_numpy()
-    table["label"] = table["label"].astype("boolean")
-    table["effect"] = effects.to_numpy()  # what models.effect learns
+    labeller = PairLabeller(history.measurements, store.read("calibration"), label_rules(config))
+    labels, effects = labeller.labels_and_effects(table[["new", "old", "benchmark"]].itertuples(index=False))
+    table["label"] = pd.array(labels, dtype="boolean")
+    table["effect"] = effects  # what models.effect learns
     return table
 
 

@@ -62,9 +62,10 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         fitted.append(train_one(spec, X, part["label"].to_numpy(bool), part["hops"].to_numpy(), scope, benchmark,
                                 target_hit_rate, seed, operating_point=operating_point, effect=measured_effects(part)))
         at_min_effect(fitted[-1].estimator, config.labels.min_effect)
-    newest = history.commits.sort_values("author_time").iloc[-1]
+    commits = history.commits.sort_by("author_time").to_pylist()  # stable: the last of equal times, as before
+    newest = commits[-1]
     trained_on = {
-        "commits": int(history.commits["sha"].nunique()), "tuples": len(table), "benchmarks": chosen,
+        "commits": len({commit["sha"] for commit in commits}), "tuples": len(table), "benchmarks": chosen,
         "newest_commit": str(newest["sha"]), "newest_time": str(newest["author_time"]),
         "store": str(store.location),
     }

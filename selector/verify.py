@@ -17,8 +17,8 @@ from collectors.benchmark_runner import BenchmarkRunner
 from collectors.builds import Worktree, build_config_digest, run_build
 from collectors.errors import UserError
 from collectors.repository import Repository
-from selector.config import Config, benchmark_specs
-from selector.labelling import PairLabeller
+from selector.config import Config, benchmark_specs, label_rules
+from storage.labels import PairLabeller
 from selector.selection import Selection
 from storage.store import Store
 
@@ -31,7 +31,7 @@ def verify(top: Path, config: Config, store: Store, selection: Selection) -> pd.
     specs = [spec for spec in benchmark_specs(config) if spec.name in chosen]
     repository = Repository.open(top)
     labeller = PairLabeller(store.read("measurements", keys=sorted({d.against for d in chosen.values()})),
-                            store.read("calibration"), config)
+                            store.read("calibration"), label_rules(config))
     with Worktree(repository, selection.commit) as checkout:
         build = run_build(checkout, selection.commit, config.build.command, config.project.binary, config.build.timeout,
                           build_config_digest(repository, selection.commit, config.build.config_files))

@@ -1,47 +1,39 @@
-"""The collected history in the form the feature builder reads.
-
-Training loads it from the store as DataFrames (:func:`load_history`, below);
-`selector select` hands over the Arrow tables it read, because importing pandas would
-cost more than the rest of a selection.  The feature builder reads both (as Arrow, see
-:func:`as_arrow`); the methods here that enumerate tuples are for training and take
-DataFrames.  Tests and the synthetic benchmark build histories directly.  Only :func:`load_history`
-reads the store.
+"""The collected history in the form the feature builder reads: the store's tables as
+Arrow tables, for training (:func:`load_history`, all of them) and `selector select`
+(the few commits a push compares) alike.  Tests and the synthetic benchmark build
+histories directly.  Only :func:`load_history` reads the store.
 """
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
-
-    import pandas as pd
-
     from storage.store import Store
 
-    Table: TypeAlias = "pd.DataFrame | pa.Table"
+
+def _empty() -> pa.Table:
+    return pa.table({})
 
 
 @dataclass
 class History:
-    """The store's tables (storage.schema), as DataFrames (training: :func:`load_history`) or
-    as Arrow tables (`select`); the feature builder reads either, the tuple methods below
-    need DataFrames.  Two types for one thing: issue 19's one table type would end it."""
+    """The store's tables (storage.schema), as Arrow tables; a table nobody collected has no columns."""
 
-    commits: Table  # sha, parents, author_time, build_status, build_config, toolchain
-    functions: Table  # commit, name, fingerprint, instructions, callees, data_refs
-    objects: Table  # commit, name, fingerprint
-    profiles: Table  # commit, benchmark, function, in_binary, calls, self_instructions, inclusive_instructions, samples
-    measurements: Table  # commit, benchmark, repetition, warmup, status, value
-    labels: Table  # new, old, benchmark, label, ...
+    commits: pa.Table  # sha, parents, author_time, build_status, build_config, toolchain
+    functions: pa.Table  # commit, name, fingerprint, instructions, callees, data_refs
+    objects: pa.Table = field(default_factory=_empty)  # commit, name, fingerprint
+    profiles: pa.Table = field(default_factory=_empty)  # commit, benchmark, function, in_binary, calls, ...
+    measurements: pa.Table = field(default_factory=_empty)  # commit, benchmark, repetition, warmup, status, value
+    labels: pa.Table = field(default_factory=_empty)  # new, old, benchmark, label, ...
     # commit -> a local path of its binary, or None: lets the features align changed code
     # block by block (features/executed_code.py); without it they judge whole functions
     binaries: Callable[[str], str | None] | None = None
@@ -49,82 +41,75 @@ class History:
     def __post_init__(self) -> None:
         for name in ("objects", "profiles", "measurements", "labels"):
             if getattr(self, name) is None:
-                import pandas as pd
-
-                setattr(self, name, pd.DataFrame())
+                setattr(self, name, _empty())
 
     @property
     def parents(self) -> dict[str, list[str]]:
-        return {sha: list(parents) for sha, parents in zip(self.commits["sha"], self.commits["parents"])}
+        return {sha: list(parents or ()) for sha, parents in
+                zip(self.commits["sha"].to_pylist(), self.commits["parents"].to_pylist())}
 
     def built(self) -> list[str]:
         """Commits with a successful build and static analysis, oldest first."""
-        ok = self.commits[self.commits["build_status"] == "ok"].sort_values("author_time", kind="stable")
-        with_functions = set(self.functions["commit"].unique()) if len(self.functions) else set()
-        return [sha for sha in ok["sha"] if sha in with_functions]
+        ok = self.commits.filter(pc.equal(self.commits["build_status"], "ok"))
+        ok = ok.take(pc.sort_indices(ok["author_time"]))  # Arrow's sort is stable
+        with_functions = set(pc.unique(self.functions["commit"]).to_pylist()) if self.functions.num_rows else set()
+        return [sha for sha in ok["sha"].to_pylist() if sha in with_functions]
 
     def measured(self) -> set[tuple[str, str]]:
         """(commit, benchmark) with at least one successful measured run."""
-        if self.measurements.empty:
+        if not self.measurements.num_rows:
             return set()
-        return _pairs(measured_runs(self.measurements))
+        return commit_benchmark_pairs(measured_runs(self.measurements))
 
     def profiled(self) -> set[tuple[str, str]]:
-        if self.profiles.empty:
+        if not self.profiles.num_rows:
             return set()
-        return _pairs(self.profiles)
+        return commit_benchmark_pairs(self.profiles)
 
 
-def _pairs(frame: pd.DataFrame) -> set[tuple[str, str]]:
-    # de-duplicate in pandas first: iterating a million Arrow-backed strings in Python is slow
-    unique = frame[["commit", "benchmark"]].drop_duplicates()
-    return set(zip(unique["commit"].tolist(), unique["benchmark"].tolist()))
+def commit_benchmark_pairs(table: pa.Table) -> set[tuple[str, str]]:
+    """The distinct (commit, benchmark) keys of a table."""
+    # distinct keys first, in Arrow: iterating a million strings in Python is slow
+    unique = table.select(["commit", "benchmark"]).group_by(["commit", "benchmark"]).aggregate([])
+    return set(zip(unique["commit"].to_pylist(), unique["benchmark"].to_pylist()))
 
 
-def as_arrow(frame: "pd.DataFrame | pa.Table | None") -> pa.Table:
-    """A table of the history as Arrow: the feature builder reads Arrow, so that `select`
-    can hand it what it read from the store without importing pandas (which costs about as
-    much as the rest of a selection: the README's Performance section); training hands it DataFrames, converted here (Arrow-backed columns at no cost)."""
-    if frame is None:
-        return pa.table({})
-    if isinstance(frame, pa.Table):
-        return frame
-    if not len(frame.columns):
-        return pa.table({})
-    with warnings.catch_warnings():
-        # pyarrow reads tz-aware columns through Series.values, which pandas 3.1 deprecates
-        # (pyarrow's to mend); the values it reads are the right UTC instants.
-        warnings.filterwarnings("ignore", message="Series.values returning an ndarray that drops timezone")
-        return pa.Table.from_pandas(frame, preserve_index=False)
+def closest_pairs(
+    new_commits: Iterable[str], benchmarks: list[str], parents: Mapping[str, Sequence[str]],
+    measured: set[tuple[str, str]], profiled: set[tuple[str, str]] | None,
+) -> list[tuple[str, str, str, int]]:
+    """The pairing rule shared by labels and features: (new, old, benchmark, hops) where
+    old is the closest ancestor measured for the benchmark and, unless `profiled` is
+    None (profiling off), profiled for it too."""
+    pairs = []
+    for sha in new_commits:
+        for benchmark in benchmarks:
+            usable = lambda candidate, b=benchmark: (candidate, b) in measured and (profiled is None or (candidate, b) in profiled)
+            found = closest_ancestor(sha, parents, usable)
+            if found is not None:
+                pairs.append((sha, found[0], benchmark, found[1]))
+    return pairs
 
 
-def measured_runs(measurements):
-    """The measured runs that count: not warm-ups, and successful.  The one place this rule
-    is written, for an Arrow table (the push path) or a DataFrame."""
-    if isinstance(measurements, pa.Table):
-        return measurements.filter(pc.and_(pc.invert(_warmups(measurements)), pc.equal(measurements["status"], "ok")))
-    if len(measurements) == 0:
+def measured_runs(measurements: pa.Table) -> pa.Table:
+    """The measured runs that count: not warm-ups, and successful.  The one place this rule is written."""
+    if not measurements.num_rows:
         return measurements
-    return measurements[~_warmups(measurements) & (measurements["status"] == "ok")]
+    return measurements.filter(pc.and_(pc.invert(_warmups(measurements)), pc.equal(measurements["status"], "ok")))
 
 
-def not_warmups(measurements):
-    """The runs of a DataFrame that are not warm-ups, failed ones included (what reuse copies)."""
-    return measurements[~_warmups(measurements)] if len(measurements) else measurements
+def not_warmups(measurements: pa.Table) -> pa.Table:
+    """The runs that are not warm-ups, failed ones included (what reuse copies)."""
+    return measurements.filter(pc.invert(_warmups(measurements))) if measurements.num_rows else measurements
 
 
-def _warmups(measurements):
+def _warmups(measurements: pa.Table) -> pa.ChunkedArray:
     """The warm-up mask.  The `warmup` column says it; files written before the column (and an
     older version's rows, null in a table that mixes them) say it by repetition -1."""
-    if isinstance(measurements, pa.Table):
-        by_repetition = pc.less(measurements["repetition"], 0)
-        if "warmup" not in measurements.column_names:
-            return by_repetition
-        return pc.if_else(pc.is_null(measurements["warmup"]), by_repetition, measurements["warmup"])
-    by_repetition = measurements["repetition"] < 0
-    if "warmup" not in measurements:
+    by_repetition = pc.less(measurements["repetition"], 0)
+    if "warmup" not in measurements.column_names:
         return by_repetition
-    return measurements["warmup"].astype("boolean").fillna(by_repetition).astype(bool)
+    return pc.if_else(pc.is_null(measurements["warmup"]), by_repetition, measurements["warmup"])
 
 
 def name_codes(names: pa.Array | pa.ChunkedArray, sort: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -183,16 +168,21 @@ def _groups(codes: np.ndarray) -> dict[int, np.ndarray]:
 
 
 def load_history(store: Store) -> History:
-    """The whole history the store holds (DataFrames: what training reads)."""
+    """The whole history the store holds (what training reads)."""
     commits = store.read("commits")
-    if commits.empty:
+    if not commits.num_rows:
         raise UserError(f"{store.location}: the store holds no commits; run `selector collect` first")
     return History(
         commits=commits,
-        functions=store.read("functions", arrow_dtypes=True),
+        functions=store.read("functions"),
         objects=store.read("objects"),
         profiles=store.read("profiles"),
         measurements=store.read("measurements"),
         labels=store.read("labels"),
-        binaries=store.binary_lookup(commits["sha"].tolist(), commits["binary_sha256"].tolist()),
+        binaries=store.binary_lookup(commits["sha"].to_pylist(), _column(commits, "binary_sha256")),
     )
+
+
+def _column(table: pa.Table, name: str) -> list:
+    """A column's values, None for each row of a table written before the column existed."""
+    return table[name].to_pylist() if name in table.column_names else [None] * table.num_rows

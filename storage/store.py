@@ -26,7 +26,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -34,9 +34,6 @@ import pyarrow.parquet as pq
 
 from collectors.errors import UserError
 from storage.schema import TABLES as SCHEMAS
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 TABLES = tuple(SCHEMAS)  # one file per key each: commits, functions, objects, measurements, profiles, labels, calibration
 SUFFIX = ".parquet"
@@ -53,14 +50,6 @@ _PLACEHOLDER = b"0" * 64
 FORMAT_FILE, FORMAT_VERSION = "FORMAT", 2
 TEMPORARY_MAX_AGE = 3600  # seconds: an older temporary of a remote store is a dead writer's
 OWNER_INDEXES = ("analyses", "measured")  # key -> commit indexes (see Store.owner)
-
-
-def _arrow_backed(arrow_type: pa.DataType):
-    import pandas as pd
-
-    if pa.types.is_list(arrow_type) or pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
-        return pd.ArrowDtype(arrow_type)
-    return None
 
 
 class StoreError(UserError):
@@ -121,12 +110,11 @@ class Store:
         _check_table(table)
         return f"{self.root}/{table}/{key}{SUFFIX}"
 
-    def write(self, table: str, key: str, frame: pd.DataFrame) -> None:
-        """Replace the file of (table, key) with `frame`, atomically."""
+    def write(self, table: str, key: str, rows: pa.Table) -> None:
+        """Replace the file of (table, key) with `rows`, atomically, cast to the table's schema."""
         target = self.path(table, key)
         self.fs.create_dir(f"{self.root}/{table}", recursive=True)
-        arrow = pa.Table.from_pandas(frame, preserve_index=False)
-        data = encode_parquet(SCHEMAS[table].conform(arrow))
+        data = encode_parquet(SCHEMAS[table].conform(rows))
         self._atomic(target, lambda handle: handle.write(data))
 
     def has(self, table: str, key: str) -> bool:
@@ -142,25 +130,11 @@ class Store:
         return sorted((info for info in found if info.base_name.endswith(SUFFIX) and TEMPORARY not in info.base_name),
                       key=lambda info: info.base_name)
 
-    def read(self, table: str, keys: list[str] | None = None, arrow_dtypes: bool = False) -> pd.DataFrame:
-        """All rows of a table (or of the given keys), one DataFrame (see :meth:`read_table`).
-        ``arrow_dtypes`` keeps strings and lists Arrow-backed, which the feature builder
-        reads without conversion."""
-        import pandas as pd
-
-        combined = self.read_table(table, keys)
-        if not combined.num_columns:
-            return pd.DataFrame()
-        if arrow_dtypes:
-            return combined.to_pandas(types_mapper=_arrow_backed)
-        return combined.to_pandas()
-
-    def read_table(self, table: str, keys: list[str] | None = None) -> pa.Table:
+    def read(self, table: str, keys: list[str] | None = None) -> pa.Table:
         """All rows of a table (or of the given keys), one Arrow table (no columns when empty).
 
         Files are read in parallel threads (pyarrow releases the GIL); columns added by
-        later versions are filled with nulls in older files.  `selector select` reads
-        this way, without pandas.
+        later versions are filled with nulls in older files.
         """
         combined = None
         if keys is None and self._local and table in SNAPSHOT_TABLES:
@@ -274,11 +248,8 @@ class Store:
         verify_parquet(path, data, required)
         return data
 
-    def read_one(self, table: str, key: str) -> pd.DataFrame:
-        return self._read_arrow(table, key).to_pandas()
-
-    def read_one_table(self, table: str, key: str) -> pa.Table:
-        """The file of (table, key) as Arrow: :meth:`read_one` without pandas."""
+    def read_one(self, table: str, key: str) -> pa.Table:
+        """The file of (table, key)."""
         return self._read_arrow(table, key)
 
     def delete(self, table: str, key: str) -> None:

@@ -62,7 +62,7 @@ def comparable_tables(store, same_slots: bool = True) -> dict:
     volatile = ["collected_at", "build_seconds", "build_log_tail", "child_seconds", "benchmark_seconds", "profile_seconds",
                 "cache_hits", "cache_misses"] + ([] if same_slots else ["binary_sha256"])
     return {
-        "commits": store.read("commits").drop(columns=volatile).sort_values("sha").reset_index(drop=True),
-        "functions": store.read("functions").sort_values(["commit", "name"]).reset_index(drop=True),
-        "objects": store.read("objects").sort_values(["commit", "name"]).reset_index(drop=True),
+        "commits": store.read("commits").to_pandas().drop(columns=volatile).sort_values("sha").reset_index(drop=True),
+        "functions": store.read("functions").to_pandas().sort_values(["commit", "name"]).reset_index(drop=True),
+        "objects": store.read("objects").to_pandas().sort_values(["commit", "name"]).reset_index(drop=True),
     }

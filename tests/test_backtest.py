@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 import skops.io as sio
 
@@ -17,7 +19,7 @@ from features.catalogue import FEATURE_NAMES
 from storage.history import History
 from models.bundle import MANIFEST, BundleError, load_bundle, seal_path
 from models.perphecy import PerphecyPredictor
-from selector.config import load_config
+from selector.config import label_rules, load_config
 from selector.store_backtest import evaluation_data
 from storage.store import Store
 from tests.helpers import selector_command
@@ -128,16 +130,20 @@ def test_training_sees_nothing_newer_than_its_epoch(evolved_sample):
     store = Store(root / ".selector")
     data = evaluation_data(store, load_config(root / "selector.toml"), "method4", {"k": 5})
     history = data.history
-    time = history.commits.set_index("sha")["author_time"]
+    time = history.commits.to_pandas().set_index("sha")["author_time"]
+
+    def only(table, column, commits):  # the rows of the known commits
+        return table.filter(pc.is_in(table[column], value_set=pa.array(sorted(commits), table[column].type)))
+
     for split in data.plan.splits[::3]:
         known = set(time[time <= split.boundary_time].index)
         past = History(
-            commits=history.commits[history.commits["sha"].isin(known)],
-            functions=history.functions[history.functions["commit"].isin(known)],
-            objects=history.objects[history.objects["commit"].isin(known)],
-            profiles=history.profiles[history.profiles["commit"].isin(known)],
-            measurements=history.measurements[history.measurements["commit"].isin(known)],
-            labels=history.labels[history.labels["new"].isin(known)],
+            commits=only(history.commits, "sha", known),
+            functions=only(history.functions, "commit", known),
+            objects=only(history.objects, "commit", known),
+            profiles=only(history.profiles, "commit", known),
+            measurements=only(history.measurements, "commit", known),
+            labels=only(history.labels, "new", known),
             binaries=history.binaries,  # a commit's own binary: nothing of the future
         )
         train = data.plan.tuples.iloc[split.train]
@@ -153,7 +159,7 @@ def test_each_tuple_carries_its_measured_effect_for_the_effect_model(evolved_sam
     store = Store(root / ".selector")
     table = evaluation_data(store, load_config(root / "selector.toml"), "method4", {"k": 5}).table
     assert (table["effect"].isna() == table["label"].isna()).all()
-    stored = store.read("labels").dropna(subset=["label"])[["new", "old", "benchmark", "effect"]]
+    stored = store.read("labels").to_pandas().dropna(subset=["label"])[["new", "old", "benchmark", "effect"]]
     merged = table.merge(stored, on=["new", "old", "benchmark"], suffixes=("", "_stored"))
     assert len(merged) > 10 and np.allclose(merged["effect"], merged["effect_stored"])
     assert (merged["label"].astype(bool) == (merged["effect"].abs() >= 0.01)).mean() > 0.9  # the labels follow the effects
@@ -328,13 +334,13 @@ def test_a_copied_store_trains_and_backtests_without_touching_the_original(evolv
 def test_labels_are_a_function_of_the_history_tables(evolved_sample):
     """history_labels, given the store's tables (and no store), gives exactly the labels the
     collection stored, commit by commit."""
-    from selector.labelling import history_labels
+    from storage.labels import history_labels
 
     root, _ = evolved_sample
     store, config = Store(root / ".selector"), load_config(root / "selector.toml")
     by_commit = history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"),
-                               store.read("calibration"), config)
+                               store.read("calibration"), label_rules(config))
     assert sorted(by_commit) == sorted(store.keys("labels")) and len(by_commit) > 30
-    for sha, frame in by_commit.items():
-        stored = store.read_one("labels", sha)
-        pd.testing.assert_frame_equal(frame.reset_index(drop=True), stored.reset_index(drop=True), check_dtype=False)
+    for sha, table in by_commit.items():
+        stored = store.read_one("labels", sha).to_pandas()
+        pd.testing.assert_frame_equal(table.to_pandas(), stored, check_dtype=False)

@@ -80,7 +80,7 @@ def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
     suspects = {row["commit"] for row in json.loads(ranked.stdout)["order"]}
     from storage.store import Store
 
-    labels = Store(document["store"]).read("labels")
+    labels = Store(document["store"]).read("labels").to_pandas()
     benchmark = bisect[bisect.index("--benchmark") + 1]
     assert suspects & set(labels[(labels["benchmark"] == benchmark) & (labels["label"] == True)]["new"])  # noqa: E712
     assert "backtests" in document["report"] and document["report"].startswith(document["store"])

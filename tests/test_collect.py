@@ -40,11 +40,11 @@ def test_collect_stores_every_commit_and_resumes_without_rebuilding(project):
     assert again["summary"]["built"] == 0 and again["summary"]["already_stored"] == len(commits)
 
     store = Store(root / ".selector")
-    table = store.read("commits").set_index("sha")
+    table = store.read("commits").to_pandas().set_index("sha")
     assert set(table.index) == {c.sha for c in commits}
     assert (table["build_status"] == "ok").all() and table["binary_sha256"].str.len().eq(64).all()
     assert list(table.loc[commits[1].sha, "parents"]) == [commits[0].sha]
-    functions = store.read("functions")
+    functions = store.read("functions").to_pandas()
     assert functions.groupby("commit")["name"].apply(set).loc[commits[-1].sha] >= {"main", "checksum", "clamp_value"}
     assert not functions.duplicated(["commit", "name"]).any()
     # The comment-only commit builds a binary with the same code: its analysis is reused.
@@ -75,7 +75,7 @@ def test_failed_and_timed_out_builds_are_recorded_and_collection_goes_on(project
     summary = collect(root, f"{commits[-1].sha}..HEAD")
     assert summary["summary"]["built"] == 1 and summary["summary"]["failed"] == 1
     assert summary["failures"][0]["commit"] == broken and "exit status" in summary["failures"][0]["reason"]
-    row = Store(root / ".selector").read_one("commits", broken).iloc[0]
+    row = Store(root / ".selector").read_one("commits", broken).to_pandas().iloc[0]
     assert row["build_status"] == "failed" and "error" in row["build_log_tail"]
     assert not Store(root / ".selector").has("functions", broken) and Store(root / ".selector").has("functions", fixed)
 

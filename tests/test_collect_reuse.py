@@ -59,13 +59,13 @@ def reused_history(tmp_path_factory):
 
 
 def runs(store: Store, sha: str):
-    return store.read_one("measurements", sha).sort_values(["benchmark", "repetition"]).reset_index(drop=True)
+    return store.read_one("measurements", sha).to_pandas().sort_values(["benchmark", "repetition"]).reset_index(drop=True)
 
 
 def measured_one(store: Store, commits: dict[str, str]) -> tuple[str, str]:
     """(the one that ran, the one that reused) of the flags and docs commits: their binaries are
     identical and, with -j 2, either may reach its benchmarks first (the other waits and reuses)."""
-    seconds = {name: store.read_one("commits", commits[name]).iloc[0]["benchmark_seconds"] for name in ("flags", "docs")}
+    seconds = {name: store.read_one("commits", commits[name]).to_pandas().iloc[0]["benchmark_seconds"] for name in ("flags", "docs")}
     ran = [name for name, spent in seconds.items() if spent > 0]
     assert len(ran) == 1, seconds
     return ran[0], ({"flags", "docs"} - set(ran)).pop()
@@ -74,8 +74,8 @@ def measured_one(store: Store, commits: dict[str, str]) -> tuple[str, str]:
 def test_a_ci_only_commit_is_not_built_and_takes_its_parents_runs(reused_history):
     root, commits, report = reused_history
     store = Store(root / ".selector")
-    row = store.read_one("commits", commits["ci"]).iloc[0]
-    parent = store.read_one("commits", commits["flags"]).iloc[0]
+    row = store.read_one("commits", commits["ci"]).to_pandas().iloc[0]
+    parent = store.read_one("commits", commits["flags"]).to_pandas().iloc[0]
     assert row["build_reused_from"] == commits["flags"] and row["build_seconds"] == 0
     assert row["binary_sha256"] == parent["binary_sha256"] and row["content_digest"] == parent["content_digest"]
     assert row["benchmark_seconds"] == 0 and row["benchmarks_reused"] == 4
@@ -85,38 +85,38 @@ def test_a_ci_only_commit_is_not_built_and_takes_its_parents_runs(reused_history
     # Copies to the last digit, wall seconds of each run included: nothing ran again.
     columns = ["benchmark", "repetition", "value", "seconds", "run_order"]
     assert mine[columns].equals(theirs[theirs["repetition"] >= 0][columns].reset_index(drop=True))
-    profile = store.read_one("profiles", commits["ci"])
+    profile = store.read_one("profiles", commits["ci"]).to_pandas()
     assert set(profile["benchmark"]) == {"checksum", "sort", "fib", "weights"}
     assert (profile["reused_from"] == commits[ran]).all()
-    assert set(store.read_one("functions", commits["ci"])["name"]) == set(store.read_one("functions", commits["flags"])["name"])
+    assert set(store.read_one("functions", commits["ci"]).to_pandas()["name"]) == set(store.read_one("functions", commits["flags"]).to_pandas()["name"])
 
 
 def test_a_docs_only_commit_builds_the_same_binary_and_one_of_the_two_runs_nothing(reused_history):
     root, commits, report = reused_history
     store = Store(root / ".selector")
-    row = store.read_one("commits", commits["docs"]).iloc[0]
+    row = store.read_one("commits", commits["docs"]).to_pandas().iloc[0]
     assert row["build_reused_from"] == "" and row["build_seconds"] > 0  # README.md is not an unaffected path
     # Same code and data; with -j 2 it may have been built in the other worktree slot, whose
     # path its debug information records, so the files' bytes need not be equal.
-    assert row["content_digest"] == store.read_one("commits", commits["flags"]).iloc[0]["content_digest"]
+    assert row["content_digest"] == store.read_one("commits", commits["flags"]).to_pandas().iloc[0]["content_digest"]
     ran, reused = measured_one(store, commits)
-    assert store.read_one("commits", commits[reused]).iloc[0]["benchmarks_reused"] == 4
+    assert store.read_one("commits", commits[reused]).to_pandas().iloc[0]["benchmarks_reused"] == 4
     assert (runs(store, commits[ran])["reused_from"] == "").all()
     copies = runs(store, commits[reused])
     assert (copies["reused_from"] == commits[ran]).all()
     assert copies["seconds"].equals(runs(store, commits[ran]).query("repetition >= 0")["seconds"].reset_index(drop=True))
-    labels = store.read_one("labels", commits["docs"])
+    labels = store.read_one("labels", commits["docs"]).to_pandas()
     assert not labels["label"].any() and (labels["effect"] == 0).all()
 
 
 def test_a_commit_whose_binary_differs_runs_everything(reused_history):
     root, commits, report = reused_history
     store = Store(root / ".selector")
-    row = store.read_one("commits", commits["hot"]).iloc[0]
+    row = store.read_one("commits", commits["hot"]).to_pandas().iloc[0]
     assert row["benchmarks_reused"] == 0 and row["benchmark_seconds"] > 0
     mine = runs(store, commits["hot"])
     assert (mine["reused_from"] == "").all() and set(mine["benchmark"]) == {"checksum", "sort", "fib", "weights"}
-    labels = store.read_one("labels", commits["hot"]).set_index("benchmark")
+    labels = store.read_one("labels", commits["hot"]).to_pandas().set_index("benchmark")
     assert labels.loc["checksum", "label"] and labels.loc["checksum", "effect"] > 0.01
     summary = report["summary"]
     assert summary["measurements_reused"] == 2 and summary["benchmarks_reused"] == 8 and summary["built"] == 4
@@ -140,7 +140,7 @@ def test_a_metric_that_is_not_exact_is_never_reused(tmp_path):
     report = selector("collect", "HEAD~4..HEAD~1", "--repo", str(root))  # fib timed, CI, docs
     store = Store(root / ".selector")
     for sha in (commits["ci"], commits["docs"]):
-        measured = store.read_one("measurements", sha)
+        measured = store.read_one("measurements", sha).to_pandas()
         timed = measured[measured["benchmark"] == "fib-time"]
         assert len(timed[timed["repetition"] >= 0]) == 3 and (timed["reused_from"] == "").all()
         assert (timed["status"] == "ok").all(), timed["error"].tolist()  # run, on the parent's binary for the CI commit
@@ -182,7 +182,7 @@ def test_a_cached_build_gives_the_bytes_of_a_clean_one(tmp_path):
     # The first build fills the cache; each later one compiles only the file its commit changed.
     assert cached["cache"]["misses"] == 3 + 3 and cached["cache"]["hits"] == 3 * 2
     assert cached["cache"]["builds_with_hits"] == 3 and clean["cache"]["hits"] == 0
-    binaries = [Store(tmp_path / name).read("commits").set_index("sha")["binary_sha256"].sort_index() for name in ("cached", "clean")]
+    binaries = [Store(tmp_path / name).read("commits").to_pandas().set_index("sha")["binary_sha256"].sort_index() for name in ("cached", "clean")]
     assert binaries[0].equals(binaries[1]) and binaries[0].nunique() == 4
 
 
@@ -195,7 +195,7 @@ def test_runs_are_reused_when_nothing_is_profiled(tmp_path):
     selector("calibrate", base[0].sha, "--repo", str(root), "--rounds", "1")
     report = selector("collect", "HEAD~4..HEAD~1", "--repo", str(root))  # flags, CI, docs: one at a time
     store = Store(root / ".selector")
-    docs = store.read_one("commits", commits["docs"]).iloc[0]
+    docs = store.read_one("commits", commits["docs"]).to_pandas().iloc[0]
     assert docs["build_reused_from"] == "" and docs["benchmarks_reused"] == 4 and docs["benchmark_seconds"] == 0
     assert (runs(store, commits["docs"])["reused_from"] == commits["flags"]).all()
     assert report["summary"]["measurements_reused"] == 2

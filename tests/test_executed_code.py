@@ -65,7 +65,7 @@ def _tuple(root: Path, new: str):
 
 
 def _run_total(root: Path, sha: str) -> float:
-    measurements = Store(root / ".selector", create=False).read_one("measurements", sha)
+    measurements = Store(root / ".selector", create=False).read_one("measurements", sha).to_pandas()
     values = measurements[measurements["repetition"] >= 0]["value"]
     assert values.nunique() == 1  # callgrind counts repeat exactly
     return float(values.iloc[0])

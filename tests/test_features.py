@@ -36,7 +36,7 @@ def value(table, kind: str, benchmark: str, name: str) -> float:
 
 
 def static(store: Store, sha: str):
-    return store.read_one("functions", sha).set_index("name")
+    return store.read_one("functions", sha).to_pandas().set_index("name")
 
 
 def test_hot_change_ranks_the_changed_function_for_the_benchmark_that_reaches_it(table):
@@ -58,7 +58,7 @@ def test_hot_change_ranks_the_changed_function_for_the_benchmark_that_reaches_it
         assert value(table, "hot", benchmark, "changed_functions") == 1.0
         assert value(table, "hot", benchmark, "instruction_difference") == delta
         assert value(table, "hot", benchmark, "top_function_length_change") == pytest.approx(length)
-    profile = store.read_one("profiles", sha["neutral"])
+    profile = store.read_one("profiles", sha["neutral"]).to_pandas()
     profile = profile[(profile["benchmark"] == "checksum") & profile["in_binary"]].set_index("function")
     share = profile.loc["checksum", "inclusive_instructions"] / profile["inclusive_instructions"].max()
     assert value(table, "hot", "checksum", "changed_inclusive_share") == pytest.approx(share)
@@ -98,7 +98,7 @@ def test_build_distance_history_noise_and_allocation_features(table):
     assert value(table, "hot", "checksum", "benchmark_noise") == 0.0  # callgrind counts: exact
     assert value(table, "alloc", "sort", "changed_calls_allocator") == 1.0
     assert value(table, "hot", "sort", "changed_calls_allocator") == 0.0
-    profile = store.read_one("profiles", sha["delete-reached"])
+    profile = store.read_one("profiles", sha["delete-reached"]).to_pandas()
     allocations = profile[(profile["benchmark"] == "sort") & profile["function"].isin(ALLOCATORS)]
     assert value(table, "alloc", "sort", "allocator_calls") == float(allocations["calls"].sum())
     assert set(allocations["function"]) >= {"malloc", "mmap"}  # stdio's buffer, the loader's mappings
@@ -197,7 +197,7 @@ def test_cycle_features_from_a_perf_profile(tmp_path):
     result = run_selector("collect", hot, "-n", "2", "--repo", str(root), "--config", str(config), "--format", "json")
     assert result.returncode == 0, result.stderr
     store = Store(root / ".selector")
-    assert set(store.read("profiles")["profiler"]) == {"perf"}
+    assert set(store.read("profiles").to_pandas()["profiler"]) == {"perf"}
     row = feature_table(store).set_index("new").loc[hot]
     assert row["top_changed_rank_by_counter"] == 100.0
     assert row["relevance_by_cycles"] == 100.0
@@ -211,10 +211,19 @@ def test_ties_among_the_hottest_functions_do_not_depend_on_which_commits_are_loa
     TOP_N boundary must be broken the same way in both (by name), or the model sees
     other features than it was trained on."""
     import pandas as pd
+    import pyarrow as pa
 
     from features.builder import FeatureBuilder
     from features.catalogue import TOP_N
     from storage.history import History
+
+    def arrow(frame: pd.DataFrame) -> pa.Table:
+        times = [column for column in frame.columns if isinstance(frame[column].dtype, pd.DatetimeTZDtype)]
+        # times as Arrow timestamps directly: pyarrow reads a tz-aware pandas column through a deprecated path
+        table = pa.Table.from_pandas(frame.drop(columns=times), preserve_index=False)
+        for column in times:
+            table = table.append_column(column, pa.array(frame[column].dt.to_pydatetime(), pa.timestamp("us", tz="UTC")))
+        return table
 
     names = [f"f{i:02d}" for i in range(TOP_N + 2)]  # all tied: the top TOP_N are f00..f09 by name
 
@@ -234,9 +243,9 @@ def test_ties_among_the_hottest_functions_do_not_depend_on_which_commits_are_loa
     tuples = pd.DataFrame({"new": ["new"], "old": ["old"], "benchmark": ["b"], "hops": [1]})
 
     def features(loaded: list[str]) -> pd.Series:
-        history = History(commits=commits[commits["sha"].isin(loaded)], functions=every[every["commit"].isin(loaded)],
-                          objects=pd.DataFrame({"commit": [], "name": [], "fingerprint": []}), profiles=profile,
-                          measurements=measurements, labels=pd.DataFrame())
+        history = History(commits=arrow(commits[commits["sha"].isin(loaded)]), functions=arrow(every[every["commit"].isin(loaded)]),
+                          objects=arrow(pd.DataFrame({"commit": [], "name": [], "fingerprint": []})), profiles=arrow(profile),
+                          measurements=arrow(measurements))
         return FeatureBuilder(history).table(tuples).iloc[0]
 
     everything, pair_only = features(["other", "old", "new"]), features(["old", "new"])

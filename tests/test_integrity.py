@@ -27,8 +27,8 @@ def collect(root: Path, store: Path, revisions: str, *extra: str) -> subprocess.
 def stored(store: Path):
     """What a collection stored, free of where and when it ran: per commit the build outcome
     and the code's digest, and each function's fingerprint."""
-    commits = Store(store).read("commits").set_index("sha")[["build_status", "content_digest", "functions"]].sort_index()
-    functions = Store(store).read("functions")[["commit", "name", "fingerprint", "size"]]
+    commits = Store(store).read("commits").to_pandas().set_index("sha")[["build_status", "content_digest", "functions"]].sort_index()
+    functions = Store(store).read("functions").to_pandas()[["commit", "name", "fingerprint", "size"]]
     return commits, functions.sort_values(["commit", "name"]).reset_index(drop=True)
 
 

@@ -23,7 +23,7 @@ def test_labels_follow_the_planted_changes(collected_sample):
     assert {row["benchmark"]: row["exact"] for row in calibration} == {"checksum": True, "sort": True, "fib": True, "weights": True}
     assert report["summary"]["profiled"] == len(commits)
     store = Store(root / ".selector")
-    labels = store.read("labels")
+    labels = store.read("labels").to_pandas()
     by_kind = {commit.step.kind: commit.sha for commit in commits}
 
     def positives(kind: str) -> set[str]:
@@ -40,11 +40,11 @@ def test_labels_follow_the_planted_changes(collected_sample):
     summary = {row["benchmark"]: row for row in report["labels"]}
     assert summary["checksum"]["positive"] >= 1 and summary["sort"]["pairs"] == len(commits) - 1
 
-    profiles = store.read("profiles")
+    profiles = store.read("profiles").to_pandas()
     hot_profile = profiles[(profiles["commit"] == by_kind["hot"]) & profiles["in_binary"]]
     top = hot_profile[hot_profile["benchmark"] == "checksum"].sort_values("self_instructions").iloc[-1]
     assert top["function"] == "checksum" and top["calls"] == 40 and top["profiler"] == "callgrind"
-    measurements = store.read("measurements")
+    measurements = store.read("measurements").to_pandas()
     assert {"cpu_model", "aslr", "load_1min", "run_order"} <= set(measurements.columns)
     assert (measurements.groupby(["commit", "benchmark"]).size() == 3).all()
 
@@ -85,12 +85,12 @@ warmup = 0
     first = cli_json(*arguments)
     assert first["summary"]["built"] == 2 and first["summary"]["failed_runs"] == 6
     store = Store(root / ".selector")
-    row = store.read_one("commits", commits[-1].sha).iloc[0]
+    row = store.read_one("commits", commits[-1].sha).to_pandas().iloc[0]
     assert "crash: killed by SIGSEGV" in row["run_failures"] and "hang: timed out after 1 s" in row["run_failures"]
     assert "silent: no match for /throughput=([0-9.]+)/" in row["run_failures"]
-    measurements = store.read_one("measurements", commits[-1].sha)
+    measurements = store.read_one("measurements", commits[-1].sha).to_pandas()
     assert list(measurements.loc[measurements["benchmark"] == "good", "status"]) == ["ok", "ok"]
-    labels = store.read_one("labels", commits[-1].sha).set_index("benchmark")
+    labels = store.read_one("labels", commits[-1].sha).to_pandas().set_index("benchmark")
     assert set(labels.index) == {"good"}  # no label where a side has no successful run
     before = {table: store.read(table) for table in ("commits", "measurements", "profiles")}
     again = cli_json(*arguments)
@@ -108,13 +108,11 @@ def test_a_warm_up_is_told_by_its_column_and_in_older_stores_by_repetition():
 
     from storage.history import measured_runs, not_warmups
 
+    arrow = lambda frame: pa.Table.from_pandas(frame, preserve_index=False)  # noqa: E731
     older = pd.DataFrame({"repetition": [-1, 0, 1, 2], "status": ["ok", "ok", "failed", "ok"], "value": [9.0, 1.0, None, 2.0]})
-    assert measured_runs(older)["value"].tolist() == [1.0, 2.0]
-    assert not_warmups(older)["repetition"].tolist() == [0, 1, 2]
+    assert measured_runs(arrow(older))["value"].to_pylist() == [1.0, 2.0]
+    assert not_warmups(arrow(older))["repetition"].to_pylist() == [0, 1, 2]
     newer = older.assign(warmup=[True, True, False, False])  # the column rules, whatever the repetition
-    assert measured_runs(newer)["value"].tolist() == [2.0]
+    assert measured_runs(arrow(newer))["value"].to_pylist() == [2.0]
     mixed = older.assign(warmup=pd.array([None, None, False, True], dtype="boolean"))
-    assert measured_runs(mixed)["value"].tolist() == [1.0]
-    for frame in (older, newer, mixed):
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        assert measured_runs(table)["value"].to_pylist() == measured_runs(frame)["value"].tolist()
+    assert measured_runs(arrow(mixed))["value"].to_pylist() == [1.0]

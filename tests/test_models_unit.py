@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from sklearn.base import clone
 
@@ -224,12 +225,16 @@ def _graph_history() -> History:
     measurements = pd.DataFrame([{"commit": s, "benchmark": b, "repetition": 0, "status": "ok", "value": 1.0}
                                  for s in built for b in ("b1", "b2")])
     profiles = pd.DataFrame([{"commit": s, "benchmark": b, "function": "f"} for s in built for b in ("b1", "b2")])
-    return History(commits, functions, None, profiles, measurements, None)
+    arrow = lambda frame: pa.Table.from_pandas(frame, preserve_index=False)  # noqa: E731
+    # the times as Arrow timestamps directly: pyarrow reads a tz-aware pandas column through a deprecated path
+    commits = arrow(commits.drop(columns=["author_time"])).append_column(
+        "author_time", pa.array(times.to_pydatetime(), pa.timestamp("us", tz="UTC")))
+    return History(commits, arrow(functions), profiles=arrow(profiles), measurements=arrow(measurements))
 
 
 def test_method4_keeps_the_future_out_of_training():
     history = _graph_history()
-    time = history.commits.set_index("sha")["author_time"]
+    time = history.commits.to_pandas().set_index("sha")["author_time"]
     plan = method4(history, ["b1", "b2"], k=2, first=3)
     assert len(plan.splits) >= 3
     for split in plan.splits:

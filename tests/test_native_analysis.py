@@ -35,7 +35,7 @@ def assert_same_analysis(native: StaticAnalysis, reference: StaticAnalysis) -> N
     )
     assert len(native.functions) > 0
     for table in ("functions", "objects"):
-        ours, theirs = getattr(native, table), getattr(reference, table)
+        ours, theirs = getattr(native, table).to_pandas(), getattr(reference, table).to_pandas()
         assert list(ours.columns) == list(theirs.columns)
         assert len(ours) == len(theirs)
         for column in ours.columns:

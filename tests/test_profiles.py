@@ -43,7 +43,7 @@ def test_callgrind_profile_counts_calls_and_inclusive_cost(program, tmp_path):
     output = tmp_path / "cg.out"
     subprocess.run(callgrind_command([str(program), "15", "1000"], output), check=True, capture_output=True)
     profile = read_callgrind(output, program)
-    table = profile.functions
+    table = profile.functions.to_pandas()
     assert list(table.columns) == PROFILE_COLUMNS + INSTRUCTION_COLUMNS
     own = table[table["in_binary"]].set_index("function")
     assert own.loc["fib", "calls"] == 1973  # every recursive call, merged from fib and fib'2
@@ -69,7 +69,7 @@ def test_perf_profile_uses_the_available_event(program, tmp_path):
     runner = BenchmarkRunner([spec], program, tmp_path, workdir=tmp_path)
     result = profile_suite(runner, "perf")
     assert not result.failures, result.failures
-    rows = result.rows
+    rows = result.rows.to_pandas()
     assert list(rows.columns) == ROW_COLUMNS
     assert set(rows["event"]) == {event} and set(rows["profiler"]) == {"perf"}
     top = rows[rows["in_binary"]].sort_values("samples", ascending=False).iloc[0]
@@ -86,7 +86,7 @@ def test_pin_proccount_file_reads_into_the_callgrind_shape(tmp_path):
         "    std::vector<int>::size() const   /work/prog     0x401200           7           21\n"
         "                  malloc   /lib/x86_64-linux-gnu/libc.so.6   0x7f001000   1     140\n"
     )
-    table = read_proccount(proccount, "/work/prog")
+    table = read_proccount(proccount, "/work/prog").to_pandas()
     assert list(table.columns) == PROFILE_COLUMNS
     rows = table.set_index("function")
     assert rows.loc["fib", "calls"] == 1975 and rows.loc["fib", "self_instructions"] == 20010  # .cold folded in

@@ -17,7 +17,7 @@ def test_pyperf(tmp_path):
         "benchmarks": [{"runs": [{"metadata": {}, "warmups": [[1, 0.5]], "values": [0.41, 0.42]},
                                  {"warmups": [[1, 0.49]], "values": [0.40, 0.43]}]}],
     }))
-    rows = import_results(path)
+    rows = import_results(path).to_pandas()
     measured = rows[rows["repetition"] >= 0]
     assert list(measured["value"]) == [0.41, 0.42, 0.40, 0.43] and list(measured["repetition"]) == [0, 1, 2, 3]
     assert (rows[rows["repetition"] == -1]["value"] == [0.5, 0.49]).all() and set(rows["benchmark"]) == {"sort"}
@@ -30,7 +30,7 @@ def test_google_benchmark_skips_aggregates_and_converts_units(tmp_path):
         {"name": "BM_fib/20", "run_name": "BM_fib/20", "run_type": "iteration", "real_time": 2.5, "time_unit": "ms"},
         {"name": "BM_fib/20_median", "run_name": "BM_fib/20", "run_type": "aggregate", "real_time": 1.0, "time_unit": "ms"},
     ]}))
-    rows = import_results(path)
+    rows = import_results(path).to_pandas()
     assert list(rows["value"]) == pytest.approx([250e-9, 2.5e-3]) and list(rows["repetition"]) == [0, 1]
 
 
@@ -46,7 +46,7 @@ def test_asv_samples_and_parameters(tmp_path):
             "bench.time_plain": [[0.5], [], "v", 0, 1, None, None, None, None, None, None, None, None],
         },
     }))
-    rows = import_results(path)
+    rows = import_results(path).to_pandas()
     by_name = rows.groupby("benchmark")["value"].apply(list).to_dict()
     assert by_name == {"bench.time_sort(10)": [0.11, 0.1], "bench.time_sort(100)": [0.21, 0.2], "bench.time_plain": [0.5]}
 

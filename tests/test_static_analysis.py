@@ -14,12 +14,12 @@ CONFIGURATIONS = [("-O0", True), ("-O0", False), ("-O2", True), ("-O2", False)]
 
 
 def _changes(old, new):
-    diff = diff_functions(old.function_table, new.function_table)
+    diff = diff_functions(old.functions, new.functions)
     return {status: {row["name"] for row in diff if row["status"] == status} for status in ("new", "deleted", "changed")}
 
 
 def _changed_objects(old, new) -> list[str]:
-    return [row["name"] for row in diff_objects(old.object_table, new.object_table)]
+    return [row["name"] for row in diff_objects(old.objects, new.objects)]
 
 
 @pytest.mark.parametrize(("optimization", "pie"), CONFIGURATIONS)
@@ -46,8 +46,8 @@ def test_comment_only_commit_changes_nothing_and_top_insertion_adds_one(sample_b
     changes = _changes(listing[index - 1], added)
     assert changes["new"] == {"clamp_value"} and changes["changed"] == set()
     # The insertion really moved the code after it: the test would be empty otherwise.
-    before = listing[index - 1].functions.set_index("name")["address"]
-    after = added.functions.set_index("name")["address"]
+    before = listing[index - 1].functions.to_pandas().set_index("name")["address"]
+    after = added.functions.to_pandas().set_index("name")["address"]
     assert (before["print_usage"] != after["print_usage"]) or (before["main"] != after["main"])
 
 
@@ -57,13 +57,13 @@ def test_data_only_change_is_seen_in_data_objects_not_code(sample_builds):
     old, new = builds[index - 1][1], builds[index][1]
     assert _changes(old, new)["changed"] == set()
     assert _changed_objects(old, new) == ["weights"]
-    reader = new.functions.set_index("name").loc["weighted_work"]
+    reader = new.functions.to_pandas().set_index("name").loc["weighted_work"]
     assert "weights" in list(reader["data_refs"])
 
 
 def test_records_carry_callees_sizes_and_instruction_counts(sample_builds):
     _, analysis, binary = sample_builds("-O2", True)[0]
-    functions = analysis.functions.set_index("name")
+    functions = analysis.functions.to_pandas().set_index("name")
     main = functions.loc["main"]
     assert {"checksum", "insertion_sort", "fib", "weighted_work", "print_usage"} <= set(main["callees"])
     assert any(callee.endswith("@plt") for callee in main["callees"])  # libc calls through the PLT
@@ -85,7 +85,7 @@ def test_clones_and_cold_parts_fold_into_parent_and_jump_tables_survive_shifts(t
     flags = "-O2 " + ("-fPIE -pie" if pie else "-fno-pie -no-pie")
     old = analyse_binary(compile_c(SPLIT_PROGRAM % "", tmp_path / "old", flags))
     new = analyse_binary(compile_c(SPLIT_PROGRAM % EXTRA_FUNCTION, tmp_path / "new", flags))
-    functions = old.functions.set_index("name")
+    functions = old.functions.to_pandas().set_index("name")
     cold = functions[functions["has_cold_part"]]
     assert len(cold), "gcc -O2 splits unlikely paths of this program into .cold parts"
     assert all(any(part.endswith(".cold") for part in parts) for parts in cold["parts"])
@@ -103,10 +103,10 @@ CPP_PROGRAM = program_text("classes.cpp")
 def test_cpp_names_are_demangled_and_only_the_edited_method_changes(tmp_path, optimization):
     flags = f"{optimization} -fPIE -pie"
     old = analyse_binary(compile_c(CPP_PROGRAM % "", tmp_path / "old", flags, "g++", "cpp"))
-    names = set(old.functions["name"])
+    names = set(old.functions["name"].to_pylist())
     assert {"geo::Square::area() const", "geo::scaled(double)", "geo::scaled(int)"} <= names
     assert "double geo::total<double>(std::vector<double, std::allocator<double> > const&)" in names
-    assert "_ZNK3geo6Square4areaEv" in set(old.functions["raw_name"])
+    assert "_ZNK3geo6Square4areaEv" in set(old.functions["raw_name"].to_pylist())
     shifted = analyse_binary(compile_c(CPP_PROGRAM % "int helper_first(int v) { return v + 1; }", tmp_path / "shifted", flags, "g++", "cpp"))
     assert _changes(old, shifted) == {"new": {"geo::helper_first(int)"}, "deleted": set(), "changed": set()}
     edited_source = (CPP_PROGRAM % "").replace("return side * side;", "return side * side * 1.5;")
@@ -119,8 +119,8 @@ STATICS_PROGRAM = program_text("statics.c")
 
 def test_object_names_are_unique_and_pointer_tables_survive_shifts(tmp_path):
     old = analyse_binary(compile_c(STATICS_PROGRAM, tmp_path / "old", "-O2 -fPIE -pie"))
-    assert old.objects["name"].is_unique and old.functions["name"].is_unique
-    assert {"counter#1", "counter#2", "names"} <= set(old.objects["name"])
+    assert old.objects["name"].to_pandas().is_unique and old.functions["name"].to_pandas().is_unique
+    assert {"counter#1", "counter#2", "names"} <= set(old.objects["name"].to_pylist())
     # A new string before the table moves what `names` points to, not what it holds.
     shifted_source = 'const char *banner(void) { return "a new string literal"; }\n' + STATICS_PROGRAM
     shifted = analyse_binary(compile_c(shifted_source, tmp_path / "shifted", "-O2 -fPIE -pie"))

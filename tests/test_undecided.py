@@ -40,12 +40,12 @@ def test_undecided_labels_say_why_and_calibrate_decides_them(tmp_path):
     assert calibrated.returncode == 0, calibrated.stderr
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD~1"], capture_output=True, text=True).stdout.strip()
     assert {row["commit"] for row in json.loads(calibrated.stdout)} == {head} != {broken}
-    labels = Store(root / ".selector").read("labels")
+    labels = Store(root / ".selector").read("labels").to_pandas()
     assert len(labels) == 8 and labels["label"].notna().all() and labels["exact"].all()  # decided, no collect needed
 
 
 def test_two_runs_a_side_cannot_be_called_unchanged_by_the_test():
-    from selector.labelling import label_pair, smallest_p_value
+    from storage.labels import label_pair, smallest_p_value
 
     assert smallest_p_value(2, 2) == pytest.approx(1 / 3) and smallest_p_value(4, 4) < 0.05
     undecided = label_pair([100.0, 101.0], [150.0, 151.0], alpha=0.05, min_effect=0.01)
