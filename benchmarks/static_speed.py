@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import interleaved, libpython, median  # noqa: E402
 
+from collectors.analysis_tables import FUNCTION_COLUMNS  # noqa: E402
 from collectors.python_analysis import analyse_in_python  # noqa: E402
 from collectors.static_analysis import analyse_binary  # noqa: E402
 
@@ -29,7 +30,8 @@ def main() -> None:
     arguments = parser.parse_args()
     binary = arguments.binary or libpython()
     analysis = analyse_binary(binary)
-    instructions = int(analysis.functions["instructions"].sum())
+    column = FUNCTION_COLUMNS.index("instructions")  # from the rows: any tree's analysis has them (side_by_side.py)
+    instructions = sum(row[column] for row in analysis.function_rows)
 
     def objdump() -> None:
         subprocess.run(["objdump", "-d", str(binary)], stdout=subprocess.DEVNULL, check=True)
@@ -42,7 +44,7 @@ def main() -> None:
     times = interleaved(candidates, arguments.rounds)
     theirs = median(times["objdump -d"])
     print(f"binary        {binary}")
-    print(f"functions     {len(analysis.functions)}   instructions {instructions}   decoder {analysis.decoder}")
+    print(f"functions     {len(analysis.function_rows)}   instructions {instructions}   decoder {analysis.decoder}")
     print(f"load average  {os.getloadavg()[0]:.2f} (other work on the machine slows the parallel run most)")
     print(f"{'objdump -d':44s} {theirs:.3f} s  (median of {arguments.rounds})")
     for name in candidates:
