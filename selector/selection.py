@@ -153,7 +153,33 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
                                                                  analysis)
 
     known = _KnownVersions(store, config, stored_ok)
-    parents = _parents(repository, sha, stored)
+    pairs = _compared_pairs(repository, sha, benchmarks, against, known, _parents(repository, sha, stored))
+    decisions: dict[str, Decision] = {
+        benchmark: Decision(benchmark, "run", "no ancestor with stored measurements and a profile (collect or record one)"
+                            if not against else f"{against} has no measurements and profile of this benchmark")
+        for benchmark in benchmarks if benchmark not in pairs
+    }
+    if not pairs:
+        return Selection(sha, binary_label, [decisions[b] for b in benchmarks], None, notes, time.monotonic() - started)
+
+    from features.builder import FeatureBuilder
+
+    history = _history(store, stored, commit, build_config, functions, objects, known,
+                       sorted({old for old, _ in pairs.values()}), new_binary)
+    builder = FeatureBuilder(history)
+    features = dict(zip(pairs, builder.rows((sha, old, b, hops, None) for b, (old, hops) in pairs.items())))
+    bundle, shipped, model_note = _models(bundle_path, store, notes)
+    for benchmark, (old, hops) in pairs.items():
+        decision = _decide(benchmark, old, hops, features[benchmark], builder, sha, config, bundle, shipped, model_note, notes)
+        decisions[benchmark] = overrule_by_predicted_effect(decision, config.labels.min_effect)
+    model = _model_document(bundle, shipped, bundle_path or Path(store.root) / "models")
+    return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, notes, time.monotonic() - started)
+
+
+def _compared_pairs(repository: Repository, sha: str, benchmarks: list[str], against: str | None, known: _KnownVersions,
+                    parents: dict[str, list[str]]) -> dict[str, tuple[str, int]]:
+    """benchmark -> (the old version it is compared with, hops back): the closest usable
+    ancestor, or `against` where it is usable.  Benchmarks without one are left out."""
     if against:
         against_commit = repository.commit(against)
         if against_commit is None:
@@ -165,28 +191,20 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
             raise UserError(f"--against {against!r} is the commit itself; give one of its ancestors")
         if not repository.is_ancestor(against_sha, sha):
             raise UserError(f"--against {against!r} is not an ancestor of {sha[:12]}; give one of its ancestors")
+        return {benchmark: (against_sha, _hops(sha, against_sha, parents))
+                for benchmark in benchmarks if known.usable(against_sha, benchmark)}
     pairs = {}
     for benchmark in benchmarks:
-        if against:
-            if known.usable(against_sha, benchmark):
-                pairs[benchmark] = (against_sha, _hops(sha, against_sha, parents))
-        else:
-            found = closest_ancestor(sha, parents, lambda c, b=benchmark: known.usable(c, b))
-            if found:
-                pairs[benchmark] = found
+        found = closest_ancestor(sha, parents, lambda c, b=benchmark: known.usable(c, b))
+        if found:
+            pairs[benchmark] = found
+    return pairs
 
-    decisions: dict[str, Decision] = {}
-    for benchmark in benchmarks:
-        if benchmark not in pairs:
-            decisions[benchmark] = Decision(benchmark, "run", "no ancestor with stored measurements and a profile "
-                                            "(collect or record one)" if not against else f"{against} has no measurements "
-                                            "and profile of this benchmark")
-    if not pairs:
-        return Selection(sha, binary_label, [decisions[b] for b in benchmarks], None, notes, time.monotonic() - started)
 
-    from features.builder import FeatureBuilder
-
-    olds = sorted({old for old, _ in pairs.values()})
+def _history(store: Store, stored: pa.Table, commit, build_config: str, functions: pa.Table, objects: pa.Table,
+             known: _KnownVersions, olds: list[str], new_binary: str | None) -> History:
+    """What the feature builder needs: the new commit beside the old versions it is compared with."""
+    sha = commit.sha
     # Every stored commit, not only the ancestors: benchmark_recent_change_rate orders the
     # stored labels by their commits' times, as it does in training.
     commit_rows = stored.filter(pc.not_equal(stored["sha"], sha)).select(COMMIT_COLUMNS)
@@ -194,7 +212,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         "sha": sha, "parents": list(commit.parents), "author_time": commit.author_time, "build_status": "ok",
         "build_config": build_config, "toolchain": toolchain_version(),
     }], schema=commit_rows.schema)
-    history = History(
+    return History(
         commits=pa.concat_tables([commit_rows, new_row]),
         functions=_concat([store.read("functions", keys=olds), _with_commit(functions, sha)], FEATURE_FUNCTION_COLUMNS),
         objects=_concat([store.read("objects", keys=olds), _with_commit(objects, sha)], FEATURE_OBJECT_COLUMNS),
@@ -203,8 +221,11 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         labels=store.read("labels"),
         binaries=_binaries(store, stored, sha, new_binary),
     )
-    builder = FeatureBuilder(history)
-    features = dict(zip(pairs, builder.rows((sha, old, b, hops, None) for b, (old, hops) in pairs.items())))
+
+
+def _models(bundle_path: Path | None, store: Store, notes: list[str]):
+    """(the project's bundle or None, the shipped model when it selects instead or None, why
+    there is no model)."""
     own_path = bundle_path or Path(store.root) / "models"
     bundle, model_note = _bundle(own_path, notes)
     # No model of the project's own (and none named): the shipped cross-project model selects.
@@ -216,36 +237,39 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         bundle, model_note = shipped, ""
         notes.append(f"no model of this project yet: {describe(shipped.trained_on)} selects; "
                      "`selector train` makes the project's own once the store holds labelled commits")
+    return bundle, shipped, model_note
 
-    for benchmark, (old, hops) in pairs.items():
-        decision = Decision(benchmark, "run", "", against=old, hops=int(hops))
-        decision.drivers = drivers(builder, sha, old, benchmark)
-        scorer = _scorer(benchmark, bundle, shipped, notes)
-        if features[benchmark][BUILD_CONFIG_CHANGED] > 0:
-            decision.reason = "the build configuration or toolchain changed: every function may have changed"
-        elif scorer is None:
-            decision.reason = model_note
-        elif stale := scorer.stale_reason(benchmark, harness_digest(config, benchmark), list(FEATURE_NAMES)):
-            decision.reason = stale
-        else:
-            entry = scorer.entry_for(benchmark)
-            probability = float(scorer.score_rows(entry, np.array([features[benchmark]], dtype=float), [benchmark],
-                                                  FEATURE_NAMES)[0])
-            decision.probability, decision.threshold = probability, entry.threshold
-            runs = probability >= entry.threshold
-            decision.decision = "run" if runs else "skip"
-            decision.reason = _explain(runs, probability, entry, decision.drivers)
-        decision.predicted_effect = round(float(features[benchmark][PREDICTED_EFFECT]), 4)
-        decisions[benchmark] = overrule_by_predicted_effect(decision, config.labels.min_effect)
-    model = None
-    if bundle is not None:
-        model = {"bundle": str(bundle_path or Path(store.root) / "models"), "model": bundle.settings.get("model"),
-                 "scope": bundle.settings.get("scope"), "trained_on_commits": bundle.trained_on.get("commits"),
-                 "newest_commit": bundle.trained_on.get("newest_commit"), "created": bundle.created,
-                 "shipped": bundle is shipped}
-        if bundle is shipped:
-            model["bundle"] = str(SHIPPED_BUNDLE)
-    return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, notes, time.monotonic() - started)
+
+def _decide(benchmark: str, old: str, hops: int, features: list[float], builder, sha: str, config: Config, bundle, shipped,
+            model_note: str, notes: list[str]) -> Decision:
+    """One benchmark's decision from its feature row: run unless a current model says skip."""
+    decision = Decision(benchmark, "run", "", against=old, hops=int(hops))
+    decision.drivers = drivers(builder, sha, old, benchmark)
+    scorer = _scorer(benchmark, bundle, shipped, notes)
+    if features[BUILD_CONFIG_CHANGED] > 0:
+        decision.reason = "the build configuration or toolchain changed: every function may have changed"
+    elif scorer is None:
+        decision.reason = model_note
+    elif stale := scorer.stale_reason(benchmark, harness_digest(config, benchmark), list(FEATURE_NAMES)):
+        decision.reason = stale
+    else:
+        entry = scorer.entry_for(benchmark)
+        probability = float(scorer.score_rows(entry, np.array([features], dtype=float), [benchmark], FEATURE_NAMES)[0])
+        decision.probability, decision.threshold = probability, entry.threshold
+        runs = probability >= entry.threshold
+        decision.decision = "run" if runs else "skip"
+        decision.reason = _explain(runs, probability, entry, decision.drivers)
+    decision.predicted_effect = round(float(features[PREDICTED_EFFECT]), 4)
+    return decision
+
+
+def _model_document(bundle, shipped, bundle_path: Path) -> dict | None:
+    """What the selection says of the model that made it."""
+    if bundle is None:
+        return None
+    return {"bundle": str(SHIPPED_BUNDLE if bundle is shipped else bundle_path), "model": bundle.settings.get("model"),
+            "scope": bundle.settings.get("scope"), "trained_on_commits": bundle.trained_on.get("commits"),
+            "newest_commit": bundle.trained_on.get("newest_commit"), "created": bundle.created, "shipped": bundle is shipped}
 
 
 def _new_analysis(repository: Repository, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pa.Table,
