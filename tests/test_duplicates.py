@@ -27,8 +27,6 @@ ACCEPTED = {
                                                                               "property: boilerplate",
     frozenset({"storage/schema.py"}): "the store's schemas are declarations, a Column(name, type, meaning) a "
                                              "line: tables with like columns read alike",
-    frozenset({"collectors/analysis_tables.py"}): "the analysis tabulated as DataFrames and as Arrow tables: the pandas "
-                                                  "twin that one table type (issue 19, not yet done) removes",
 }
 
 
