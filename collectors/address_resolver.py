@@ -22,7 +22,7 @@ import struct
 from dataclasses import dataclass, field
 
 from collectors.decoder import BRANCH, INDEXED_TABLE, MEMORY, AddressField
-from collectors.elf_image import R_X86_64_RELATIVE, ElfImage
+from collectors.elf_image import R_X86_64_RELATIVE, ElfImage, Extent
 
 MAX_STRING = 512
 MAX_TABLE_ENTRIES = 4096
@@ -31,7 +31,7 @@ _PRINTABLE = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
 
 
 @dataclass(frozen=True)
-class CodeRange:
+class CodeRange(Extent):
     """One symbol's code: a function or one of its split parts / clones."""
 
     raw: str
@@ -40,21 +40,13 @@ class CodeRange:
     token: str  # how references to it are written (clone numbers dropped)
     parent: str  # the function it belongs to (the key of the functions table)
 
-    @property
-    def end(self) -> int:
-        return self.address + self.size
-
 
 @dataclass(frozen=True)
-class DataRange:
+class DataRange(Extent):
     name: str  # the key of the objects table
     address: int
     size: int
     token: str
-
-    @property
-    def end(self) -> int:
-        return self.address + self.size
 
 
 @dataclass

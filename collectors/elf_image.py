@@ -39,18 +39,25 @@ SYMBOL_DTYPE = np.dtype(
 RELA_DTYPE = np.dtype([("offset", "<u8"), ("info", "<u8"), ("addend", "<i8")])
 
 
+class Extent:
+    """A range of addresses, `size` bytes from `address` (mixed into the dataclasses that have both)."""
+
+    address: int
+    size: int
+
+    @property
+    def end(self) -> int:
+        return self.address + self.size
+
+
 @dataclass(frozen=True)
-class Section:
+class Section(Extent):
     name: str
     address: int
     size: int
     offset: int
     flags: int
     nobits: bool
-
-    @property
-    def end(self) -> int:
-        return self.address + self.size
 
     @property
     def executable(self) -> bool:

@@ -23,8 +23,6 @@ ACCEPTED = {
         "each recipe stands alone, so anyone can rebuild one suite without the others",
     frozenset({"corpus/yyjson/bench.c"}): "benchmark drivers: changing them changes what the collected stores measured",
     frozenset({"corpus/cjson/bench.c", "corpus/yyjson/bench.c"}): "benchmark drivers (as above)",
-    frozenset({"collectors/address_resolver.py", "collectors/elf_image.py"}): "two frozen dataclasses with an `end` "
-                                                                              "property: boilerplate",
     frozenset({"storage/schema.py"}): "the store's schemas are declarations, a Column(name, type, meaning) a "
                                              "line: tables with like columns read alike",
 }
