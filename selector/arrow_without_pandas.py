@@ -3,7 +3,10 @@
 pyarrow looks for pandas the first time it converts Python or numpy values (``pa.array``,
 ``pa.scalar``, even a string compared in ``pyarrow.compute``), to tell pandas objects
 apart, and importing pandas to look costs about as much as the rest of a
-`selector select` (the README's Performance section), which hands pyarrow no pandas object.  :func:`keep_pandas_out` lets
+`selector select` (the README's Performance section; `benchmarks/pandas_guard.py`
+measures it), which hands pyarrow no pandas object.  No change of ours avoids that
+look, so this guard is the push path's one exception to "one table type, no
+workarounds" (DESIGN.md: kept where a measurement on the push path demands it).  :func:`keep_pandas_out` lets
 that first look find no pandas, and pyarrow remembers the answer.
 
 pyarrow must not go on believing it once pandas is imported after all (the scoring of a
