@@ -233,6 +233,7 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
     from selector.calibrate import calibrate
 
     top, config, store = _checkout(repository, config_path, store_location)
+    _exit_without_teardown()  # it runs benchmark processes beside Arrow's thread pools (see there)
     with stderr.status("calibrating") as status:
         table = calibrate(top, config, store, revision, rounds,
                           on_round=lambda name, done: status.update(f"calibrating {name}: round {done}/{rounds}"))
@@ -771,6 +772,7 @@ def record_command(revision, repository, config_path, store_location, results, i
     from selector.record import record
 
     top, config, store = _checkout(repository, config_path, store_location)
+    _exit_without_teardown()  # it runs benchmark processes beside Arrow's thread pools (see there)
     with stderr.status(f"recording {revision}"):
         result = record(top, config, store, revision, list(results), import_format, force)
     labels = result.labels.per_benchmark
@@ -871,7 +873,9 @@ def _exit_without_teardown() -> None:
     because a process that forked workers after Arrow's thread pools started was seen to
     abort in C++ teardown at exit ("terminate called without an active exception", 2 of
     about 8 collections of the demo with -j 2), after all its work was written: an exit
-    status of 134 for a collection that succeeded."""
+    status of 134 for a collection that succeeded.  `calibrate` and `record`, which run
+    benchmark processes and then write the store through Arrow, exit this way too: a
+    calibration that had printed its results aborted so once in the tests."""
     global _fast_exit
     _fast_exit = True
 
