@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
+from typing import NamedTuple
 
 import iced_x86
 import numpy as np
@@ -53,6 +54,17 @@ class Block:
     tokens: tuple[int, ...]  # hash of each normalized instruction (for similarity)
 
 
+class NewBlock(NamedTuple):
+    """A new block of a region and the old block it is expected to run as often as (its anchor).
+    The anchor's extent is there for sampled profiles: samples spread over a block's
+    instructions, so its count is their sum over its length, not its first instruction's."""
+
+    instructions: int
+    anchor: int  # address of the anchor's first instruction
+    anchor_last: int  # address of its last instruction
+    anchor_instructions: int
+
+
 @dataclass(frozen=True)
 class Region:
     """Old blocks (possibly none) replaced by new blocks (possibly none).
@@ -62,11 +74,11 @@ class Region:
     similar old block of the region, for an insertion the old block before it."""
 
     old_addresses: np.ndarray  # int64, addresses of the old instructions in the region
-    new_blocks: tuple[tuple[int, int], ...]  # (instructions, anchor address) per new block
+    new_blocks: tuple[NewBlock, ...]
 
     @property
     def new_instructions(self) -> int:
-        return sum(length for length, _ in self.new_blocks)
+        return sum(block.instructions for block in self.new_blocks)
 
 
 def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]:
@@ -123,7 +135,8 @@ def align(old: list[Block], new: list[Block]) -> list[Region]:
             elif old:
                 before = next((counterpart[k] for k in range(j - 1, -1, -1) if k in counterpart), 0)
                 anchors.append(old[before])
-        new_blocks = tuple((len(new[j].addresses), anchor.addresses[0]) for j, anchor in zip(new_part, anchors))
+        new_blocks = tuple(NewBlock(len(new[j].addresses), anchor.addresses[0], anchor.addresses[-1], len(anchor.addresses))
+                           for j, anchor in zip(new_part, anchors))
         regions.append(Region(addresses, new_blocks))
     return regions
 

@@ -2,8 +2,10 @@
 
 Callgrind gives calls, self and inclusive instructions per function (it stands in for
 the seeds' Pin proccount); perf gives samples of cycles, or of cpu-clock where the
-machine has no hardware counters.  For the instructions metric the callgrind output of
-a measured run is reused, so no extra run is needed.
+machine has no hardware counters.  Both give, for the binary's functions, counts per
+instruction: executions under callgrind, samples under perf (``count_kind`` says
+which).  For the instructions metric the callgrind output of a measured run is reused,
+so no extra run is needed.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, Benchmark
 from collectors.callgrind import INSTRUCTION_COLUMNS, PROFILE_COLUMNS, read_callgrind
 from collectors.perf_profile import perf_command, read_perf, sampling_event
 
-ROW_COLUMNS = ["benchmark", *PROFILE_COLUMNS, "samples", "profiler", "event", *INSTRUCTION_COLUMNS]
+ROW_COLUMNS = ["benchmark", *PROFILE_COLUMNS, "samples", "profiler", "event", "count_kind", *INSTRUCTION_COLUMNS]
+# What a profile's per-instruction counts (and the run total they are shared of) count:
+# executions under callgrind (and Pin), samples under perf.  The features never mix the two.
+KIND_INSTRUCTIONS, KIND_SAMPLES = "instructions", "samples"
 
 
 @dataclasses.dataclass
@@ -48,7 +53,7 @@ def profile_suite(runner: BenchmarkRunner, tool: str, reusable: dict[str, Path] 
 
 def _with_row_columns(table: pa.Table) -> pa.Table:
     """`table` with exactly ROW_COLUMNS, in order: a profiler's missing values are nulls, and its
-    missing instruction lists empty lists (lists are never null: perf has none)."""
+    missing instruction lists empty lists (lists are never null: functions of other objects have none)."""
     columns = []
     for name in ROW_COLUMNS:
         if name in table.column_names:
@@ -71,7 +76,7 @@ def _callgrind(runner: BenchmarkRunner, spec: BenchmarkSpec, output: Path | None
         if run.status != "ok":
             raise _NoProfile(f"callgrind run failed: {run.error}")
     profile = read_callgrind(output, runner.binary)
-    return with_constants(profile.functions, profiler="callgrind", event="Ir")
+    return with_constants(profile.functions, profiler="callgrind", event="Ir", count_kind=KIND_INSTRUCTIONS)
 
 
 def _perf(runner: BenchmarkRunner, spec: BenchmarkSpec) -> pa.Table:
@@ -84,4 +89,4 @@ def _perf(runner: BenchmarkRunner, spec: BenchmarkSpec) -> pa.Table:
         samples = read_perf(data, runner.binary, event)
     except RuntimeError as error:
         raise _NoProfile(str(error)) from None
-    return with_constants(samples, profiler="perf")
+    return with_constants(samples, profiler="perf", count_kind=KIND_SAMPLES)

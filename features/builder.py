@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from collectors.errors import BinaryError
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
-from features.executed_code import NO_CHANGE, ExecutedChange, FunctionChange, executed_change
+from features.executed_code import INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change
 from storage.history import History, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class FeatureBuilder:
         self._noise = self._noise_table(history.measurements)
         self._recent = self._recent_labels(history.labels)
         self._allocator_calls = self._allocator_table(profiles)
-        self._run_instructions = self._run_table(profiles)
+        self._runs = self._run_table(profiles)
         self._pairs: dict[tuple[str, str], PairDiff] = {}
         self._profiles: dict[tuple[str, str], ProfileView] = {}
         self._profile_rows = group_pair_indices(in_binary["commit"], in_binary["benchmark"]) if in_binary.num_rows else {}
@@ -152,14 +152,18 @@ class FeatureBuilder:
                 group_pair_indices(allocating["commit"], allocating["benchmark"]).items()}
 
     @staticmethod
-    def _run_table(profiles: pa.Table) -> dict[tuple[str, str], float]:
-        """The whole run's instructions of each (commit, benchmark) profile: every function's own
-        count, in every object (the loader and libraries included, as the measured total has them)."""
-        if not profiles.num_rows or "self_instructions" not in profiles.column_names:
+    def _run_table(profiles: pa.Table) -> dict[tuple[str, str], tuple[str, float]]:
+        """What each (commit, benchmark) profile counts, and the whole run's count: every
+        function's own instructions, or samples, in every object (the loader and libraries
+        included, as the measured total has them; for samples the kernel too)."""
+        if not profiles.num_rows:
             return {}
-        own = _floats(profiles["self_instructions"])
-        return {key: float(own[rows].sum()) for key, rows in
-                group_pair_indices(profiles["commit"], profiles["benchmark"]).items()}
+        groups = group_pair_indices(profiles["commit"], profiles["benchmark"])
+        # one profiler a profile: its first row says the kind
+        kinds = _count_kinds(profiles.take(pa.array([int(rows[0]) for rows in groups.values()], pa.int64())))
+        own = {kind: _floats(profiles[column]) if column in profiles.column_names else np.zeros(profiles.num_rows)
+               for kind, column in ((INSTRUCTIONS, "self_instructions"), (SAMPLES, "samples"))}
+        return {key: (kind, float(own[kind][rows].sum())) for (key, rows), kind in zip(groups.items(), kinds)}
 
     def _objects_of(self, commit: str) -> dict[str, str]:
         rows = self._object_rows.get(commit, ())
@@ -250,6 +254,11 @@ class FeatureBuilder:
         if not len(in_changed) and not len(deleted):
             return NO_CHANGE
         profile = view.profile
+        kind, run = self._runs.get((known, benchmark), (INSTRUCTIONS, 0.0))
+        # weights of the profile's own kind: a run total of samples never meets instruction counts
+        own = profile.cycles if kind == SAMPLES else profile.instructions
+        if kind == INSTRUCTIONS:
+            run = run or profile.root_inclusive
         functions = []
         for index, position in zip(in_changed.tolist(), in_profile.tolist()):
             code = int(view.diff.changed[index])
@@ -258,12 +267,11 @@ class FeatureBuilder:
             regions = self._function_regions(new, old, code) if len(addresses) and known == old else None
             functions.append(FunctionChange(
                 regions=regions, addresses=addresses, counts=counts,
-                self_instructions=float(profile.instructions[position]),
+                own_count=float(own[position]),
                 old_length=int(view.diff.changed_old_instructions[index]),
                 new_length=int(view.diff.changed_new_instructions[index]),
             ))
-        run = self._run_instructions.get((known, benchmark)) or profile.root_inclusive
-        return executed_change(functions, float(profile.instructions[deleted].sum()), run)
+        return executed_change(functions, float(own[deleted].sum()), run, kind)
 
     def _instruction_counts(self, commit: str, benchmark: str, code: int) -> tuple[np.ndarray, np.ndarray]:
         """`commit`'s per-instruction counts of one function in its profile of `benchmark` (sorted by address)."""
@@ -379,6 +387,13 @@ def _epoch_seconds(times: pa.ChunkedArray) -> np.ndarray:
     if pa.types.is_date(times.type):
         return _epoch_seconds(times.cast(pa.timestamp("s")))
     raise TypeError(f"author_time must be a timestamp, not {times.type}")
+
+
+def _count_kinds(profiles: pa.Table) -> list[str]:
+    """Each profile row's `count_kind`; stores written before the column say it by their profiler."""
+    profiler = profiles["profiler"].to_pylist() if "profiler" in profiles.column_names else [None] * profiles.num_rows
+    stated = profiles["count_kind"].to_pylist() if "count_kind" in profiles.column_names else [None] * profiles.num_rows
+    return [kind or (SAMPLES if tool == "perf" else INSTRUCTIONS) for kind, tool in zip(stated, profiler)]
 
 
 def _floats(column: pa.ChunkedArray, missing: float = 0.0) -> np.ndarray:

@@ -1,21 +1,32 @@
-"""How much of a run executes changed code, and what the change predicts for its instruction count.
+"""How much of a run executes changed code, and what the change predicts for its cost.
 
 For each changed function the benchmark reaches, the old and new code are aligned by basic
-blocks (collectors/block_diff.py) and weighed with c_o's per-instruction execution counts
-(callgrind ``--dump-instr=yes``):
+blocks (collectors/block_diff.py) and weighed with c_o's per-instruction counts, of one of
+two kinds (the profile's ``count_kind``), never mixed:
 
-- the **executed changed share** is the old run's instructions that executed in changed
-  blocks (plus those of reached functions that were deleted), over the whole run;
-- the **predicted effect** applies the old execution counts to the new code: each new
-  block of a replacement is predicted to run as often as the most similar old block it
-  replaces, an inserted block as often as the old block before it, a deleted block not
-  at all (a block's count is its first instruction's); callees that changed contribute
-  through their own blocks.  Summed over functions and divided
-  by the whole run, it is the predicted relative change of the instruction count.
+- ``instructions`` (callgrind ``--dump-instr=yes``): how often each instruction ran; the
+  run is the sum of every function's own instructions.  A block's count is its first
+  instruction's.
+- ``samples`` (perf): how many samples landed on each instruction; the run is the sum of
+  every function's samples (all objects, the kernel included), so shares are of the run's
+  time.  Samples spread over a block's instructions, so a block's count per instruction
+  is their sum over its length.
 
-Where the profile has no per-instruction counts (perf, Pin, stores collected before they
-were recorded) or a binary is missing, a changed function counts as one region: all its
-executed instructions changed, and its count scales with its static length.
+Then:
+
+- the **executed changed share** is the old run's count in changed blocks (plus that of
+  reached functions that were deleted), over the whole run;
+- the **predicted effect** applies the old counts to the new code: each new block of a
+  replacement is predicted to run as often as the most similar old block it replaces, an
+  inserted block as often as the old block before it, a deleted block not at all;
+  callees that changed contribute through their own blocks.  Summed over functions and
+  divided by the whole run, it is the predicted relative change of the run's instruction
+  count (``instructions``) or time (``samples``: each instruction of a block is taken to
+  cost what the old block's instructions cost on average).
+
+Where the profile has no per-instruction counts (Pin, stores collected before they were
+recorded) or a binary is missing, a changed function counts as one region: all its
+executed instructions (or samples) changed, and its count scales with its static length.
 """
 
 from __future__ import annotations
@@ -28,11 +39,14 @@ import numpy as np
 if TYPE_CHECKING:
     from collectors.block_diff import Region
 
+# The profile's `count_kind` (collectors/profiler.py writes it; absent from older stores)
+INSTRUCTIONS, SAMPLES = "instructions", "samples"
+
 
 @dataclass(frozen=True)
 class ExecutedChange:
-    share: float  # 0-1 of the run's instructions executed in changed code
-    predicted_effect: float  # predicted (new - old) / old of the run's instructions
+    share: float  # 0-1 of the run's instructions (or samples) executed in changed code
+    predicted_effect: float  # predicted (new - old) / old of the run's instructions (or samples)
 
 
 NO_CHANGE = ExecutedChange(0.0, 0.0)
@@ -43,35 +57,52 @@ class FunctionChange:
     """One changed function as a tuple sees it."""
 
     regions: list[Region] | None  # None: not aligned (no binaries): judged by its length
-    addresses: np.ndarray  # c_o's executed instruction addresses in the function (sorted), maybe empty
-    counts: np.ndarray  # aligned with `addresses`
-    self_instructions: float  # c_o's self count of the function (the fallback's weight)
+    addresses: np.ndarray  # c_o's executed (sampled) instruction addresses in the function (sorted), maybe empty
+    counts: np.ndarray  # aligned with `addresses`: executions or samples, as the profile counts
+    own_count: float  # c_o's own count of the function, of the same kind (the fallback's weight)
     old_length: int  # static instruction counts
     new_length: int
 
 
-def executed_change(functions: list[FunctionChange], deleted_instructions: float, run_instructions: float) -> ExecutedChange:
-    """The share and predicted effect over the changed functions, in a run of `run_instructions`."""
-    if run_instructions <= 0:
+def executed_change(functions: list[FunctionChange], deleted_count: float, run_count: float,
+                    kind: str = INSTRUCTIONS) -> ExecutedChange:
+    """The share and predicted effect over the changed functions, in a run of `run_count`
+    (`deleted_count`: the own counts of reached functions that were deleted; all three of `kind`)."""
+    if run_count <= 0:
         return NO_CHANGE
-    changed, delta = deleted_instructions, 0.0
+    changed, delta = deleted_count, 0.0
     for function in functions:
         if function.regions is None or len(function.addresses) == 0:
-            changed += function.self_instructions
-            delta += function.self_instructions * (function.new_length / max(function.old_length, 1) - 1.0)
+            changed += function.own_count
+            delta += function.own_count * (function.new_length / max(function.old_length, 1) - 1.0)
             continue
         for region in function.regions:
             old_cost = _counts_at(function, region.old_addresses).sum()
             changed += old_cost
             if region.new_blocks:
-                lengths, anchors = np.array(region.new_blocks, dtype=np.int64).T
-                delta += float((_counts_at(function, anchors) * lengths).sum())
+                delta += float((_block_rates(function, region, kind) * _new_lengths(region)).sum())
             delta -= old_cost
-    return ExecutedChange(min(changed / run_instructions, 1.0), delta / run_instructions)
+    return ExecutedChange(min(changed / run_count, 1.0), delta / run_count)
+
+
+def _new_lengths(region: Region) -> np.ndarray:
+    return np.array([block.instructions for block in region.new_blocks], dtype=float)
+
+
+def _block_rates(function: FunctionChange, region: Region, kind: str) -> np.ndarray:
+    """Each new block's anchor count per instruction: the anchor's executions (its first
+    instruction's count), or its samples over its length."""
+    blocks = np.array(region.new_blocks, dtype=np.int64).reshape(-1, 4)
+    if kind != SAMPLES:
+        return _counts_at(function, blocks[:, 1])
+    before = np.concatenate([[0.0], np.cumsum(function.counts, dtype=float)])
+    first = np.searchsorted(function.addresses, blocks[:, 1], side="left")
+    last = np.searchsorted(function.addresses, blocks[:, 2], side="right")
+    return (before[last] - before[first]) / np.maximum(blocks[:, 3], 1)
 
 
 def _counts_at(function: FunctionChange, addresses: np.ndarray) -> np.ndarray:
-    """The old execution counts of `addresses` (0 for instructions that never ran)."""
+    """The old counts at `addresses` (0 for instructions that never ran, or were never sampled)."""
     if len(addresses) == 0:
         return np.zeros(0)
     positions = np.minimum(np.searchsorted(function.addresses, addresses), len(function.addresses) - 1)

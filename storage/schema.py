@@ -189,10 +189,17 @@ PROFILES = TableSchema("profiles", "One row per (benchmark, function) of the com
     Column("profiler", STRING, "`callgrind` or `perf`"),
     Column("event", STRING, "`Ir` under callgrind; `cycles` or `cpu-clock` under perf (chosen by what the machine "
                             "supports)"),
-    Column("instruction_addresses", INTS, "callgrind, functions of the binary: each executed instruction's address (as "
-                                          "in the ELF file); empty for other objects, perf and Pin, and absent from "
-                                          "stores collected before they were recorded"),
-    Column("instruction_counts", INTS, "how often each of those instructions ran (its own cost)"),
+    Column("count_kind", STRING, "what `instruction_counts` count, and what the run total they are a share of is "
+                                 "summed from: `instructions` (executions: callgrind, Pin; the run is the sum of "
+                                 "`self_instructions`) or `samples` (perf; the run is the sum of `samples`, every "
+                                 "object and the kernel included); absent from stores collected before it was "
+                                 "recorded, where `profiler` says it (`perf`: samples)"),
+    Column("instruction_addresses", INTS, "callgrind and perf, functions of the binary: each executed (perf: sampled) "
+                                          "instruction's address (as in the ELF file, whatever address a "
+                                          "position-independent binary was loaded at); empty for other objects and "
+                                          "Pin, and absent from stores collected before they were recorded"),
+    Column("instruction_counts", INTS, "for each of those instructions, how often it ran (its own cost: "
+                                       "`count_kind` instructions) or how many samples landed on it (`samples`)"),
     Column("reused_from", STRING, "as in `measurements`: the commit whose profile this is a copy of, or empty"),
 ))
 

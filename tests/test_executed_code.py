@@ -175,4 +175,4 @@ def test_blocks_the_compiler_only_moved_are_not_changed_code():
     changed = [a for region in regions for a in region.old_addresses.tolist()]
     assert changed == []  # every old block is still there, moved or in place
     (inserted,) = [b for region in regions for b in region.new_blocks]
-    assert inserted == (5, loop.addresses[0])  # runs as often as the loop it follows
+    assert inserted == (5, loop.addresses[0], loop.addresses[-1], 3)  # runs as often as the loop it follows
