@@ -30,3 +30,14 @@ def interleaved(candidates: dict[str, Callable[[], object]], rounds: int) -> dic
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def write_frame(store, table: str, key: str, frame) -> None:
+    """A DataFrame written to a store as that checkout's store takes it: Arrow, or the
+    DataFrame itself for a checkout from before one table type (side_by_side.py runs those)."""
+    if hasattr(store, "read_table"):  # the older store: read_table beside a pandas read
+        store.write(table, key, frame)
+        return
+    import pyarrow as pa
+
+    store.write(table, key, pa.Table.from_pandas(frame, preserve_index=False))

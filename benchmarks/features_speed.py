@@ -17,8 +17,8 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
+from _common import write_frame as write
 from features.builder import build_feature_table
 from features.tuples import closest_tuples
 try:
@@ -27,11 +27,6 @@ try:
 except ImportError:  # a checkout from before the store layer (benchmarks/side_by_side.py runs those too)
     from selector.feature_table import load_history
     from selector.store import Store
-
-
-def write(store: Store, table: str, key: str, frame: pd.DataFrame) -> None:
-    """Written as the checkout's store takes it: Arrow, or a DataFrame before one table type."""
-    store.write(table, key, frame if hasattr(store, "read_table") else pa.Table.from_pandas(frame, preserve_index=False))
 
 
 def generate(store: Store, commits: int, functions: int, benchmarks: int, seed: int = 7) -> None:

@@ -34,15 +34,15 @@ def main() -> None:
     if not (store / "commits").is_dir():
         raise SystemExit(f"{store}: no store here; run `selector demo` first")
 
-    def command(patch: str) -> list[str]:
-        return [sys.executable, "-c", SELECT.format(project=str(project), store=str(store), patch=patch)]
+    def script(patch: str) -> str:
+        return SELECT.format(project=str(project), store=str(store), patch=patch)
 
     def run(patch: str) -> None:
-        subprocess.run(command(patch), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-c", script(patch)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     # whether the process imported pandas, said on stderr at its exit
     probe = "import sys, atexit; atexit.register(lambda: sys.__stderr__.write(str('pandas' in sys.modules))); "
-    loaded = {name: subprocess.run([command(patch)[0], "-c", probe + command(patch)[2]], capture_output=True,
+    loaded = {name: subprocess.run([sys.executable, "-c", probe + script(patch)], capture_output=True,
                                    text=True).stderr.strip().splitlines()[-1]
               for name, patch in (("guard", ""), ("no guard", NO_GUARD))}
     times = interleaved({"with the guard": lambda: run(""), "without it": lambda: run(NO_GUARD)}, arguments.rounds)

@@ -53,10 +53,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import interleaved, libpython, median  # noqa: E402
+from _common import interleaved, libpython, median, write_frame as write  # noqa: E402
 
 from collectors.builds import build_config_digest, toolchain_version  # noqa: E402
 from collectors.repository import Repository  # noqa: E402
@@ -91,10 +90,6 @@ command = "{{binary}}"
 metric = "instructions"
 repetitions = 3
 """
-
-
-def write(store: Store, table: str, key: str, frame: pd.DataFrame) -> None:
-    store.write(table, key, pa.Table.from_pandas(frame, preserve_index=False))
 
 
 def git(repository: Path, *arguments: str) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from collectors.callgrind import callgrind_command, callgrind_total
 from collectors.child_processes import die_with_parent, process_alive
+from collectors.run_context import RunContext, tool_path
 
 WALL_TIME, INSTRUCTIONS = "wall_time", "instructions"
 OUTPUT_TAIL = 400  # characters of stderr kept with a failure
@@ -99,14 +100,20 @@ def expand(command: str, binary: Path, checkout: Path, suite: Path | None) -> li
 
 
 class BenchmarkRunner:
+    """Runs benchmarks of one build in a :class:`~collectors.run_context.RunContext` (the
+    normalised one unless given): `binary`, `checkout` and `suite` are then the context's
+    stable paths to them, which commands name and processes run from; `real_binary` is the
+    file itself."""
+
     def __init__(
         self, benchmarks: list[BenchmarkSpec], binary: Path, checkout: Path, suite: Path | None = None,
-        cpu: str | None = None, seed: int | None = None, workdir: Path | None = None,
+        cpu: str | None = None, seed: int | None = None, workdir: Path | None = None, context: RunContext | None = None,
     ) -> None:
         self.benchmarks = benchmarks
-        self.binary = Path(binary)
-        self.checkout = Path(checkout)
-        self.suite = suite
+        self.real_binary = Path(binary)
+        self.context = context or RunContext()
+        self.checkout, self.binary, self.suite = self.context.bind(Path(checkout), Path(binary),
+                                                                   Path(suite) if suite else None)
         self.cpu = cpu
         self.random = random.Random(seed)
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=run_folder_prefix()))
@@ -134,7 +141,7 @@ class BenchmarkRunner:
             callgrind_output = callgrind_output or self.workdir / f"{spec.name}.{repetition}.callgrind"
             arguments = callgrind_command(arguments, callgrind_output)
         if self.cpu is not None:
-            arguments = ["taskset", "-c", str(self.cpu), *arguments]
+            arguments = [tool_path("taskset"), "-c", str(self.cpu), *arguments]
         outcome = self.execute(arguments, spec.timeout)
         failure = outcome.failure
         value = None
@@ -160,11 +167,13 @@ class BenchmarkRunner:
             return None, f"/{spec.metric}/ matched {match.group(1)!r}, not a number"
 
     def execute(self, arguments: list[str], timeout: float) -> "_Outcome":
-        """Run a process in the checkout with a timeout; its wall time counts as child time."""
+        """Run a process in the checkout (through the context's link, with its environment) with a
+        timeout; its wall time counts as child time."""
         started = time.perf_counter()
         try:
             process = subprocess.Popen(
-                arguments, cwd=self.checkout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                arguments, cwd=self.checkout, env=self.context.environment(),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # a timeout kills everything the benchmark started
                 preexec_fn=die_with_parent,  # and a killed collector kills the benchmark
             )

@@ -24,6 +24,7 @@ import pyarrow as pa
 from collectors.arrow_rows import table_of_rows
 
 from collectors.symbols import parent_symbol
+from collectors.run_context import tool_path
 
 PROFILE_COLUMNS = ["function", "object", "in_binary", "calls", "self_instructions", "inclusive_instructions"]
 # Per executed instruction of the binary's functions: its address (as in the ELF file) and
@@ -36,7 +37,7 @@ _NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
 
 def callgrind_command(command: list[str], output: Path) -> list[str]:
     """The command line that runs `command` under callgrind, writing `output`."""
-    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={output}", "--dump-line=no", "--dump-instr=yes",
+    return [tool_path("valgrind"), "--tool=callgrind", f"--callgrind-out-file={output}", "--dump-line=no", "--dump-instr=yes",
             "--quiet", *command]
 
 

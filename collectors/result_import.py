@@ -21,10 +21,13 @@ import itertools
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
+from collectors.arrow_rows import table_of_rows
 from collectors.errors import UserError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 FORMATS = ("pyperf", "google-benchmark", "asv")
 COLUMNS = ["benchmark", "metric", "unit", "repetition", "run_order", "value", "status", "error", "seconds", "warmup"]
@@ -49,9 +52,10 @@ def import_results(path: Path, kind: str | None = None) -> pa.Table:
         raise UserError(f"{path}: not a valid {kind} results file ({type(error).__name__}: {error})") from None
     if not rows:
         raise UserError(f"{path}: no benchmark results in this {kind} file")
+    run_order = COLUMNS.index("run_order")
     for order, row in enumerate(rows):
-        row[COLUMNS.index("run_order")] = order
-    return pa.table([pa.array(values) for values in zip(*rows)], names=COLUMNS)
+        row[run_order] = order
+    return table_of_rows(rows, COLUMNS)
 
 
 def _guess(document, path) -> str:

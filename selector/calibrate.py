@@ -6,12 +6,26 @@ compares.  Any positive is a false positive.  Collection, though, compares commi
 measured minutes apart, so consecutive rounds are compared too (session A/A): drift of
 the machine between sessions shows there, not in the interleaved rounds.  A metric whose runs are all identical is
 *exact*: labels of that benchmark then use the effect alone (DESIGN.md), and one round
-is enough to show it.
+is enough to show it.  One whose runs differ by at most a tenth of `min_effect` (its
+*tolerance*: multi-threaded code under callgrind) is near-exact and labelled the same
+way; one whose runs differ by more than `min_effect` is *unfit* to be labelled by its
+count alone, and calibration says so.
+
+A/A in one context cannot see measurement bias (collectors/run_context.py): both
+groups share one environment and one path.  So each benchmark is run again in perturbed
+contexts, as other machines and shells would run it (the environment larger by a few
+and by a thousand bytes, the paths longer), and the largest change of its median there
+is its *layout spread*: labels call a pair changed only beyond it.
+
+For a noisy metric, calibration also says how many repetitions a side the test needs to
+detect `min_effect` at `alpha` (80% power), so `collect` can say when a benchmark's
+repetitions cannot.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 import tempfile
 from datetime import datetime, timezone
@@ -20,14 +34,15 @@ from typing import Callable
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
 from collectors.builds import OK, Worktree, build_config_digest, run_build
+from collectors.run_context import Perturbation, RunContext
 from collectors.errors import UserError
 from collectors.repository import Repository
-from selector.config import Config, benchmark_specs, label_rules
-from storage.labels import label_pair, update_labels
+from selector.config import Config, benchmark_specs, context_settings, label_rules
+from storage.history import built_commits
+from storage.labels import NEAR_EXACT_SHARE_OF_MIN_EFFECT, label_pair, smallest_p_value, update_labels
 from storage.store import Store
 
 
@@ -73,28 +88,75 @@ def calibrate(
 def _built_ancestors(repo: Repository, store: Store, sha: str, depth: int = 49) -> list[str]:
     """The stored ancestors of `sha` (first parents, newest first) whose build succeeded: where
     calibration goes when the commit asked for does not build (the newest of a range often)."""
-    commits = store.read("commits")
-    if not commits.num_rows:
+    built = built_commits(store.read("commits"))
+    if not built:
         return []
-    built = set(commits.filter(pc.equal(commits["build_status"], OK))["sha"].to_pylist())
     ancestors = repo.first_parent_ancestors(sha, depth)
     return [ancestor for ancestor in ancestors if ancestor in built][:1]
 
 
+# What differs between the machines and shells that run a benchmark: the environment's
+# size (a few bytes, a few hundred, a thousand) and the paths' length.  Sizes not multiples
+# of 16 move the stack's alignment; a thousand bytes moves it across pages too.
+PERTURBATIONS = (Perturbation(environment_padding=7), Perturbation(environment_padding=200),
+                 Perturbation(environment_padding=1000), Perturbation(path_padding=5), Perturbation(path_padding=40))
+POWER = 0.8  # of the test to detect min_effect, for repetitions_needed
+
+
 def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, rounds: int, sha: str,
                    on_round) -> dict:
+    values, sessions, false_positives, done = _aa_rounds(spec, config, checkout, suite, workdir, rounds, sha, on_round)
+    # Collection compares commits measured at different times: consecutive rounds are
+    # A/A comparisons across sessions, which also see the machine's drift.
+    session_pairs = [
+        label_pair(first, second, config.labels.alpha, config.labels.min_effect, exact=False, direction=spec.direction)
+        for first, second in zip(sessions, sessions[1:])
+    ]
+    session_positives = sum(bool(label.label) for label in session_pairs)
+    mean, median = statistics.fmean(values), statistics.median(values)
+    cv = statistics.pstdev(values) / mean if mean else 0.0
+    tolerance = (max(values) - min(values)) / abs(median) if median else 0.0
+    min_effect, alpha = config.labels.min_effect, config.labels.alpha
+    repeatable = tolerance <= NEAR_EXACT_SHARE_OF_MIN_EFFECT * min_effect
+    layout_spread, contexts = _layout_spread(spec, config, checkout, suite, workdir, sha, values, repeatable)
+    needed = 1 if repeatable else repetitions_needed(cv, min_effect, alpha)
+    return {
+        "benchmark": spec.name,
+        "metric": spec.metric,
+        "commit": sha,
+        "repetitions": spec.repetitions,
+        "rounds": done,
+        "runs": len(values),
+        "median": median,
+        "cv": cv,
+        "exact": len(set(values)) == 1,
+        "tolerance": tolerance,
+        "layout_spread": layout_spread,
+        "spread": max(tolerance, layout_spread),
+        "contexts": contexts,
+        **_fitness(spec, tolerance, repeatable, needed, min_effect),
+        "repetitions_needed": needed,
+        "false_positives": false_positives,
+        "false_positive_rate": false_positives / done,
+        "session_false_positives": session_positives,
+        "session_false_positive_rate": session_positives / len(session_pairs) if session_pairs else 0.0,
+        "alpha": alpha,
+        "min_effect": min_effect,
+        "measured_at": datetime.now(timezone.utc),
+    }
+
+
+def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, rounds: int, sha: str,
+               on_round) -> tuple[list[float], list[list[float]], int, int]:
+    """All A/A values in the normalised context, group A of each round (a session each),
+    the rounds the labeller called changed, and the rounds run."""
     doubled = dataclasses.replace(spec, repetitions=2 * spec.repetitions)
     values: list[float] = []
-    sessions: list[list[float]] = []  # group A of each round: one separate session each
-    false_positives = 0
-    done = 0
+    sessions: list[list[float]] = []
+    false_positives = done = 0
     for round_number in range(rounds):
-        runner = BenchmarkRunner([doubled], checkout / config.project.binary, checkout, suite, cpu=config.run.cpu,
-                                 seed=config.run.seed * 1000 + round_number, workdir=workdir)
-        runs = [run for run in runner.run().runs if not run.warmup]
-        failed = [run for run in runs if run.status != "ok"]
-        if failed:
-            raise UserError(f"benchmark {spec.name} failed during calibration: {failed[0].error}")
+        runs = _measured(doubled, config, checkout, suite, workdir, config.run.seed * 1000 + round_number, RunContext(
+            context_settings(config)))
         # Repetitions 0..N-1 are group A, N..2N-1 group A'; the schedule interleaved them at random.
         group_a = [run.value for run in runs if run.repetition < spec.repetitions]
         group_b = [run.value for run in runs if run.repetition >= spec.repetitions]
@@ -106,29 +168,68 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
         on_round(spec.name, done)
         if round_number == 0 and len(set(values)) == 1:
             break  # identical runs: the metric is exact, more rounds cannot say otherwise
-    # Collection compares commits measured at different times: consecutive rounds are
-    # A/A comparisons across sessions, which also see the machine's drift.
-    session_pairs = [
-        label_pair(first, second, config.labels.alpha, config.labels.min_effect, exact=False, direction=spec.direction)
-        for first, second in zip(sessions, sessions[1:])
-    ]
-    session_positives = sum(bool(label.label) for label in session_pairs)
-    mean = statistics.fmean(values)
-    return {
-        "benchmark": spec.name,
-        "metric": spec.metric,
-        "commit": sha,
-        "repetitions": spec.repetitions,
-        "rounds": done,
-        "runs": len(values),
-        "median": statistics.median(values),
-        "cv": statistics.pstdev(values) / mean if mean else 0.0,
-        "exact": len(set(values)) == 1,
-        "false_positives": false_positives,
-        "false_positive_rate": false_positives / done,
-        "session_false_positives": session_positives,
-        "session_false_positive_rate": session_positives / len(session_pairs) if session_pairs else 0.0,
-        "alpha": config.labels.alpha,
-        "min_effect": config.labels.min_effect,
-        "measured_at": datetime.now(timezone.utc),
-    }
+    return values, sessions, false_positives, done
+
+
+def _layout_spread(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, sha: str,
+                   normal: list[float], repeatable: bool) -> tuple[float, str]:
+    """The largest relative change of the median under the perturbed contexts, and each
+    context's change.  For a noisy metric a context's change counts only where the test
+    finds it (at alpha): noise alone must not widen the spread."""
+    median = statistics.median(normal)
+    runs_each = 1 if repeatable else spec.repetitions
+    spread, described = 0.0, []
+    for position, perturbation in enumerate(PERTURBATIONS):
+        context = RunContext(context_settings(config), perturbation)
+        try:
+            runs = _measured(dataclasses.replace(spec, repetitions=runs_each), config, checkout, suite, workdir,
+                             config.run.seed * 1000 + 500 + position, context)
+        finally:
+            context.release()
+        perturbed = [run.value for run in runs]
+        change = (statistics.median(perturbed) - median) / abs(median) if median else 0.0
+        found = repeatable or label_pair(normal, perturbed, config.labels.alpha, 0.0, exact=False).p_value < config.labels.alpha
+        if found:
+            spread = max(spread, abs(change))
+        described.append(f"{perturbation.describe()}: {change:+.3%}{'' if found else ' (not significant)'}")
+    return spread, "; ".join(described)
+
+
+def _measured(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, seed: int,
+              context: RunContext) -> list:
+    """The measured runs of `spec` on the checkout's build in `context`; a failed run stops calibration."""
+    runner = BenchmarkRunner([spec], checkout / config.project.binary, checkout, suite, cpu=config.run.cpu, seed=seed,
+                             workdir=workdir, context=context)
+    runs = [run for run in runner.run().runs if not run.warmup]
+    failed = [run for run in runs if run.status != "ok"]
+    if failed:
+        raise UserError(f"benchmark {spec.name} failed during calibration: {failed[0].error}")
+    return runs
+
+
+def repetitions_needed(cv: float, min_effect: float, alpha: float, power: float = POWER) -> int:
+    """Runs a side for the Mann-Whitney test to detect a change of `min_effect` at `alpha`
+    with `power`, for a metric of relative noise `cv`: the normal approximation's
+    2 ((z_{1-alpha/2} + z_power) cv / min_effect)^2, over the test's efficiency (3/pi), and at
+    least what lets its smallest p-value fall below alpha."""
+    from scipy.stats import norm
+
+    smallest = next(n for n in range(1, 100) if smallest_p_value(n, n) < alpha)
+    if min_effect <= 0:
+        return smallest
+    z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
+    return max(smallest, math.ceil(2 * (z * cv / min_effect) ** 2 * math.pi / 3))
+
+
+def _fitness(spec: BenchmarkSpec, tolerance: float, repeatable: bool, needed: int, min_effect: float) -> dict:
+    """Whether the benchmark's metric can label it as configured, and why not."""
+    if spec.metric == "instructions" and tolerance > min_effect:
+        return {"fit": False, "unfit_reason": (
+            f"A/A instruction counts of one build differ by {tolerance:.3%} (> min_effect {min_effect:g}): unfit to be "
+            f"labelled by the count alone (threads or timing decide what runs); labels use the test, which needs "
+            f"{needed} repetitions a side, or isolate the benchmark's own work")}
+    if not repeatable and spec.repetitions < needed:
+        return {"fit": False, "unfit_reason": (
+            f"{spec.repetitions} repetitions cannot detect min_effect {min_effect:g} at this noise: set repetitions = "
+            f"{needed} (or raise min_effect)")}
+    return {"fit": True, "unfit_reason": ""}

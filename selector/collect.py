@@ -37,10 +37,11 @@ from collectors.errors import UserError
 from collectors.commit_graph import CommitInfo
 from collectors.repository import Repository
 from collectors.host import host_facts
+from collectors.run_context import RunContext
 from collectors.profiler import profile_suite
 from collectors.static_analysis import analyse_binary, content_digest
-from storage.history import measured_runs
-from selector.config import Config, benchmark_specs, label_rules
+from storage.history import benchmarks_in, built_commits, measured_runs
+from selector.config import Config, benchmark_specs, context_settings, label_rules
 from storage.labels import LabelSummary, update_labels
 from selector.measurement_reuse import (
     ReuseContext, complete_benchmarks, copy_reused, copy_runs, identity_lock, names_checkout, plan_reuse, record_owners,
@@ -187,10 +188,7 @@ def build_donors(repo, config: Config, store: Store, todo: list[CommitInfo]) -> 
     in this collection) from which the commit changes only `[build] unaffected` paths."""
     if not config.build.unaffected or not todo:
         return {}
-    stored = store.read("commits")
-    built = {sha for sha, status in zip(stored["sha"].to_pylist(), stored["build_status"].to_pylist()) if status == OK} \
-        if stored.num_rows else set()
-    candidates = built | {commit.sha for commit in todo}
+    candidates = built_commits(store.read("commits")) | {commit.sha for commit in todo}
     return {
         commit.sha: parent
         for commit in todo
@@ -366,7 +364,7 @@ def _complete_runs(store: Store, sha: str, config: Config) -> set[str]:
         return set()
     profiled = None
     if config.profile.tool != "none":
-        profiled = _benchmarks(store.read_one("profiles", sha)) if store.has("profiles", sha) else set()
+        profiled = benchmarks_in(store.read_one("profiles", sha)) if store.has("profiles", sha) else set()
     return complete_benchmarks(store.read_one("measurements", sha), profiled)
 
 
@@ -419,7 +417,7 @@ def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, 
             profile_rows = concatenated([profile_rows, reused_profiles])
         _store_runs(store, sha, measurements, profile_rows, profile_failures, row, outcome)
         if plan:
-            profiled = None if config.profile.tool == "none" else _benchmarks(profile_rows)
+            profiled = None if config.profile.tool == "none" else benchmarks_in(profile_rows)
             record_owners(store, sha, plan, measurements, profiled)
 
 
@@ -427,7 +425,7 @@ def _store_runs(store: Store, sha: str, measurements: pa.Table, profile_rows: pa
                 row: dict, outcome: CommitOutcome) -> None:
     store.write("measurements", sha, measurements)
     store.write("profiles", sha, profile_rows)
-    counted = len(_benchmarks(measured_runs(measurements)))
+    counted = len(benchmarks_in(measured_runs(measurements)))
     failed = measurements.filter(pc.not_equal(measurements["status"], "ok")).to_pylist() if measurements.num_rows else []
     row.update(
         benchmarks_measured=counted,
@@ -436,15 +434,8 @@ def _store_runs(store: Store, sha: str, measurements: pa.Table, profile_rows: pa
         profile_failures="\n".join(f"{name}: {why}" for name, why in profile_failures.items()),
     )
     outcome.measured = counted > 0
-    outcome.profiled = bool(_benchmarks(profile_rows))
+    outcome.profiled = bool(benchmarks_in(profile_rows))
     outcome.failed_runs = len(failed)
-
-
-def _benchmarks(table: pa.Table) -> set[str]:
-    """The benchmarks a table has rows of."""
-    if not table.num_rows or "benchmark" not in table.column_names:
-        return set()
-    return set(pc.unique(table["benchmark"]).drop_null().to_pylist())
 
 
 def _run_suite(sha: str, config: Config, specs: list, checkout: Path, suite: Path | None, outcome: CommitOutcome,
@@ -458,8 +449,9 @@ def _run_suite(sha: str, config: Config, specs: list, checkout: Path, suite: Pat
         runner = BenchmarkRunner(
             specs, checkout / config.project.binary, checkout, suite, cpu=config.run.cpu,
             seed=zlib.crc32(f"{config.run.seed}:{sha}".encode()), workdir=Path(workdir),
+            context=RunContext(context_settings(config)),
         )
-        facts = host_facts()
+        facts = {**host_facts(), "context": runner.context.digest()}
         result = runner.run() if imported is None else None
         outcome.benchmark_seconds = runner.child_seconds
         profiling_started = time.monotonic()

@@ -53,7 +53,8 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
     if output_format == "json":
         print_json({"summary": totals, "cache": cache, "seconds": time_spent, "not_reusable": not_reusable,
                     "failures": failures, "labels": labels or [],
-                    "undecided": summary.labels.undecided if summary.labels is not None else {}})
+                    "undecided": summary.labels.undecided if summary.labels is not None else {},
+                    "unfit": summary.labels.unfit if summary.labels is not None else {}})
         return
     print_table(pd.DataFrame([{k: v for k, v in totals.items() if k != "store"}]), title=f"collected into {store.location}")
     print_table(pd.DataFrame([{key: round(value, 1) for key, value in time_spent.items()}]),
@@ -73,6 +74,8 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
         print_rows(labels, title="labels (each commit against its closest measured ancestor)")
     for benchmark, reason in (summary.labels.undecided if summary.labels is not None else {}).items():
         stderr.print(f"undecided labels of {benchmark}: {reason}")
+    for benchmark, reason in (summary.labels.unfit if summary.labels is not None else {}).items():
+        stderr.print(f"{benchmark} cannot be labelled as configured: {reason}")
 
 
 def _time_spent(summary: CollectSummary) -> dict[str, float]:

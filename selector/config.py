@@ -18,6 +18,7 @@ from collectors.errors import UserError
 
 if TYPE_CHECKING:
     from collectors.benchmark_runner import BenchmarkSpec
+    from collectors.run_context import ContextSettings
     from storage.labels import LabelRules
 
 CONFIG_NAME = "selector.toml"
@@ -81,6 +82,12 @@ class ProfileSection(_Section):
 class RunSection(_Section):
     cpu: str | None = None  # pin benchmark runs to these CPUs (taskset -c), e.g. '1'
     seed: int = 0  # seed of the randomized run order
+    # Benchmarks run in a fixed, minimal environment (PATH, HOME, LANG, LC_ALL, PWD) so that
+    # two commits never differ by the caller's environment (its size moves the stack:
+    # collectors/run_context.py).  Variables a benchmark needs are set here, or copied from
+    # the caller's environment by name.
+    environment: dict[str, str] = msgspec.field(default_factory=dict)
+    pass_environment: list[str] = msgspec.field(default_factory=list)
 
 
 class LabelsSection(_Section):
@@ -144,6 +151,13 @@ def label_rules(config: Config) -> LabelRules:
     return LabelRules(alpha=config.labels.alpha, min_effect=config.labels.min_effect,
                       metrics={b.name: b.metric for b in config.benchmark},
                       directions={b.name: b.direction for b in config.benchmark}, profiled=config.profile.tool != "none")
+
+
+def context_settings(config: Config) -> ContextSettings:
+    """What the configuration adds to the benchmarks' normalised run context."""
+    from collectors.run_context import ContextSettings
+
+    return ContextSettings(environment=dict(config.run.environment), pass_environment=tuple(config.run.pass_environment))
 
 
 def default_warmup(metric: str) -> int:

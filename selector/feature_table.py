@@ -5,19 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import pyarrow.compute as pc
 
 from collectors.errors import UserError
 from features.builder import build_feature_table
-from storage.history import History, load_history
+from storage.history import History, benchmarks_in, load_history
 from features.tuples import closest_tuples
 from storage.store import Store
 
 
 def benchmarks_of(history: History) -> list[str]:
-    if not history.measurements.num_rows:
-        return []
-    return sorted(pc.unique(history.measurements["benchmark"]).drop_null().to_pylist())
+    return sorted(benchmarks_in(history.measurements))
 
 
 def feature_table(store: Store) -> pd.DataFrame:

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from collectors.arrow_rows import concatenated, with_constants
 from collectors.builds import Worktree, config_files_digest, run_build, toolchain_version
 from collectors.commit_graph import closest_ancestor
 from collectors.repository import Repository
@@ -214,8 +215,8 @@ def _history(store: Store, stored: pa.Table, commit, build_config: str, function
     }], schema=commit_rows.schema)
     return History(
         commits=pa.concat_tables([commit_rows, new_row]),
-        functions=_concat([store.read("functions", keys=olds), _with_commit(functions, sha)], FEATURE_FUNCTION_COLUMNS),
-        objects=_concat([store.read("objects", keys=olds), _with_commit(objects, sha)], FEATURE_OBJECT_COLUMNS),
+        functions=_concat([store.read("functions", keys=olds), with_constants(functions, commit=sha)], FEATURE_FUNCTION_COLUMNS),
+        objects=_concat([store.read("objects", keys=olds), with_constants(objects, commit=sha)], FEATURE_OBJECT_COLUMNS),
         profiles=_concat([known.profiles[old] for old in olds]),
         measurements=_concat([known.measurements[old] for old in olds]),
         labels=store.read("labels"),
@@ -343,17 +344,9 @@ def _parents(repository: Repository, sha: str, stored: pa.Table) -> dict[str, li
     return parents
 
 
-def _with_commit(table: pa.Table, sha: str) -> pa.Table:
-    """The new commit's analysis, keyed by its commit as the stored analyses are."""
-    if "commit" in table.column_names:  # read from the store: keyed already
-        return table
-    return table.append_column("commit", pa.array([sha] * table.num_rows, pa.large_string()))
-
-
 def _concat(tables: list[pa.Table], columns: list[str] | None = None) -> pa.Table:
     """Tables of several commits as one (their columns unified by name; `columns` only, when given)."""
-    tables = [table.select(columns) if columns else table for table in tables if table.num_columns]
-    return pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
+    return concatenated(table.select(columns) if columns else table for table in tables if table.num_columns)
 
 
 def _hops(sha: str, target: str, parents: dict[str, list[str]]) -> int:

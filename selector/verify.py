@@ -14,10 +14,11 @@ from pathlib import Path
 import pandas as pd
 
 from collectors.benchmark_runner import BenchmarkRunner
+from collectors.run_context import RunContext
 from collectors.builds import Worktree, build_config_digest, run_build
 from collectors.errors import UserError
 from collectors.repository import Repository
-from selector.config import Config, benchmark_specs, label_rules
+from selector.config import Config, benchmark_specs, context_settings, label_rules
 from storage.labels import PairLabeller
 from selector.selection import Selection
 from storage.store import Store
@@ -39,7 +40,8 @@ def verify(top: Path, config: Config, store: Store, selection: Selection) -> pd.
             raise UserError(f"building {selection.commit[:12]} to run its benchmarks failed: {build.reason}")
         with tempfile.TemporaryDirectory(prefix="selector-verify-") as workdir:
             runner = BenchmarkRunner(specs, build.binary, checkout, Path(config.project.suite) if config.project.suite else None,
-                                     cpu=config.run.cpu, seed=config.run.seed, workdir=Path(workdir))
+                                     cpu=config.run.cpu, seed=config.run.seed, workdir=Path(workdir),
+                                     context=RunContext(context_settings(config)))
             runs = runner.run().runs
     new_values = pd.DataFrame([{"benchmark": r.benchmark, "value": r.value} for r in runs if r.counts])
     rows = []

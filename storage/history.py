@@ -38,11 +38,6 @@ class History:
     # block by block (features/executed_code.py); without it they judge whole functions
     binaries: Callable[[str], str | None] | None = None
 
-    def __post_init__(self) -> None:
-        for name in ("objects", "profiles", "measurements", "labels"):
-            if getattr(self, name) is None:
-                setattr(self, name, _empty())
-
     @property
     def parents(self) -> dict[str, list[str]]:
         return {sha: list(parents or ()) for sha, parents in
@@ -72,6 +67,20 @@ def commit_benchmark_pairs(table: pa.Table) -> set[tuple[str, str]]:
     # distinct keys first, in Arrow: iterating a million strings in Python is slow
     unique = table.select(["commit", "benchmark"]).group_by(["commit", "benchmark"]).aggregate([])
     return set(zip(unique["commit"].to_pylist(), unique["benchmark"].to_pylist()))
+
+
+def benchmarks_in(table: pa.Table) -> set[str]:
+    """The benchmarks a table (measurements, profiles) has rows of."""
+    if not table.num_rows or "benchmark" not in table.column_names:
+        return set()
+    return set(pc.unique(table["benchmark"]).drop_null().to_pylist())
+
+
+def built_commits(commits: pa.Table) -> set[str]:
+    """The commits of a commits table whose build succeeded."""
+    if not commits.num_rows:
+        return set()
+    return set(commits.filter(pc.equal(commits["build_status"], "ok"))["sha"].to_pylist())
 
 
 def closest_pairs(

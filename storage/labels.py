@@ -1,11 +1,21 @@
 """Labels: did a benchmark's performance change between two commits?  The one labels
 module: the test of one pair, labelling a history, and keeping the store's labels current.
 
-**The test of one pair** (:func:`label_pair`).  A pair is positive when Mann-Whitney U
+**The test of one pair** (:func:`label_pair`).  A pair is *changed* when Mann-Whitney U
 rejects equality at `alpha` **and** the relative change of the median is at least
-`min_effect`.  A metric that calibration showed to be exactly repeatable (an A/A run
-gives identical values) is labelled by the effect alone: with identical repetitions the
-test has nothing to add, and with one repetition it cannot reject anything.
+`min_effect` **and** beyond the benchmark's *spread*: what calibration saw the metric do
+on one build when only the run's context changed (environment size, path length:
+measurement bias) or from run to run (the tolerance of a near-exact count).  It is
+*unchanged* when the effect is confidently below `min_effect` (equivalence: the effect
+plus its one-sided `alpha` margin, from the calibrated noise or the runs' own, stays
+below it), however few the runs.  Everything else is *undecided*: a pair that could
+still reach `min_effect`, or whose effect is within what layout alone does.
+
+A metric that calibration showed to be repeatable (A/A runs identical, or within a
+tolerance of a tenth of `min_effect`: multi-threaded code under callgrind) is labelled by
+the effect alone: with (nearly) identical repetitions the test has nothing to add, and
+with one repetition it cannot reject anything.  Each label says what decided it
+(`decided_by`) and the spread it was decided against.
 
 **Labelling a history** (:func:`history_labels`, a function of the store's tables that
 reads and writes nothing; :func:`update_labels` reads them and writes what changed;
@@ -24,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
@@ -61,38 +71,99 @@ class Label:
     label: bool | None  # None when there is not enough data to say
     regression: bool  # the change goes the wrong way for the metric's direction
     reason: str
+    spread: float = 0.0  # the calibrated spread (layout, tolerance) the effect had to exceed
+    decided_by: str = ""  # exact | test | equivalence | confirmation; empty when undecided
 
     def as_row(self) -> dict:
         return asdict(self)
 
 
 def label_pair(
-    old: Sequence[float], new: Sequence[float], alpha: float, min_effect: float, exact: bool = False, direction: str = "lower"
+    old: Sequence[float], new: Sequence[float], alpha: float, min_effect: float, exact: bool = False, direction: str = "lower",
+    spread: float = 0.0, noise: float | None = None,
 ) -> Label:
+    """The label of one pair of samples.  `exact`: the metric is repeatable (label by the
+    effect); `spread`: the relative effect layout alone can make (calibration); `noise`:
+    the calibrated relative spread of one run (None when not calibrated)."""
     old_values = np.asarray([v for v in old if v is not None and not math.isnan(v)], dtype=float)
     new_values = np.asarray([v for v in new if v is not None and not math.isnan(v)], dtype=float)
+    spread = float(spread or 0.0)
     if len(old_values) == 0 or len(new_values) == 0:
         return Label(len(old_values), len(new_values), math.nan, math.nan, math.nan, math.nan, math.nan, exact, None, False,
-                     "no successful runs on one side")
+                     "no successful runs on one side", spread)
     median_old, median_new = float(np.median(old_values)), float(np.median(new_values))
     effect = _relative_change(median_old, median_new)
     statistic, p_value = _mann_whitney(old_values, new_values)
-    large_enough = abs(effect) >= min_effect and effect != 0
+    size = abs(effect)
+    large_enough = size >= min_effect and effect != 0
+    beyond_spread = large_enough and size > spread
+    within_spread = (f"|effect| {size:.3g} >= {min_effect:g} but within the spread {spread:.3g} that the run's context "
+                     "alone makes (selector calibrate): a change cannot be told from layout")
     if exact:
-        label, reason = large_enough, f"exact metric: |effect| {'>=' if large_enough else '<'} {min_effect:g}"
-    elif len(old_values) < 2 or len(new_values) < 2:
-        label, reason = None, "fewer than 2 runs on one side and the metric is not known to be exact (run selector calibrate)"
-    elif smallest_p_value(len(old_values), len(new_values)) >= alpha:
-        # With 2 runs a side the test's smallest p-value is 0.33: it could never say "changed",
-        # and a label of "unchanged" would be a guess presented as a finding.
-        label, reason = None, (f"{len(old_values)} and {len(new_values)} runs: too few for the Mann-Whitney test to reach "
-                               f"alpha {alpha:g} (add repetitions, or run selector calibrate if the metric is exact)")
+        if beyond_spread:
+            label, reason, decided_by = True, f"exact metric: |effect| {size:.3g} >= {min_effect:g} and > spread {spread:.3g}", "exact"
+        elif large_enough:
+            label, reason, decided_by = None, within_spread, ""
+        else:
+            label, reason, decided_by = False, f"exact metric: |effect| {size:.3g} < {min_effect:g}", "exact"
     else:
+        bound = equivalence_bound(old_values, new_values, median_old, size, alpha, noise)
         significant = p_value < alpha
-        label = significant and large_enough
-        reason = f"p={p_value:.3g} {'<' if significant else '>='} alpha {alpha:g}; |effect|={abs(effect):.3g} {'>=' if large_enough else '<'} {min_effect:g}"
+        if bound is not None and bound < min_effect:
+            label, decided_by = False, "equivalence"
+            reason = f"equivalent: |effect| {size:.3g} + its margin at alpha {alpha:g} = {bound:.3g} < {min_effect:g}"
+        elif len(old_values) < 2 or len(new_values) < 2:
+            label, decided_by = None, ""
+            reason = "fewer than 2 runs on one side and the metric is not known to be exact (run selector calibrate)"
+        elif smallest_p_value(len(old_values), len(new_values)) >= alpha:
+            # With 2 runs a side the test's smallest p-value is 0.33: it could never say "changed",
+            # and a label of "unchanged" would be a guess presented as a finding.
+            label, decided_by = None, ""
+            reason = (f"{len(old_values)} and {len(new_values)} runs: too few for the Mann-Whitney test to reach "
+                      f"alpha {alpha:g} (add repetitions, or run selector calibrate if the metric is exact)")
+        elif significant and beyond_spread:
+            label, decided_by = True, "test"
+            reason = f"p={p_value:.3g} < alpha {alpha:g}; |effect|={size:.3g} >= {min_effect:g} and > spread {spread:.3g}"
+        elif significant and large_enough:
+            label, reason, decided_by = None, within_spread, ""
+        else:
+            # Neither a change nor shown to be below min_effect: more runs (or an interleaved
+            # confirmation) can still decide it either way.
+            label, decided_by = None, ""
+            reason = (f"borderline: p={p_value:.3g}, |effect|={size:.3g}, and the effect's upper bound "
+                      f"{'%.3g' % bound if bound is not None else 'unknown'} reaches {min_effect:g}: neither a change nor "
+                      "equivalence (more repetitions, or selector confirm)")
     regression = bool(label) and ((effect > 0) if direction == "lower" else (effect < 0))
-    return Label(len(old_values), len(new_values), median_old, median_new, effect, statistic, p_value, exact, label, regression, reason)
+    return Label(len(old_values), len(new_values), median_old, median_new, effect, statistic, p_value, exact, label, regression,
+                 reason, spread, decided_by)
+
+
+# The median's standard error over the mean's, for normal data (sqrt(pi/2)): the effect is a
+# change of medians.
+_MEDIAN_EFFICIENCY = math.sqrt(math.pi / 2)
+
+
+def equivalence_bound(old: np.ndarray, new: np.ndarray, median_old: float, size: float, alpha: float,
+                      noise: float | None) -> float | None:
+    """The upper one-sided `alpha` bound of the relative effect's size (TOST's bound): the
+    effect plus t (or z, with calibrated noise) times its standard error.  The noise is
+    the larger of the calibrated one (one run's relative spread) and what the pair's own
+    runs show; None when neither is known (one run a side, never calibrated)."""
+    from scipy.stats import norm, t
+
+    observed, freedom = None, len(old) + len(new) - 2
+    if freedom > 0 and median_old:
+        pooled = ((len(old) - 1) * np.var(old, ddof=1 if len(old) > 1 else 0)
+                  + (len(new) - 1) * np.var(new, ddof=1 if len(new) > 1 else 0)) / freedom
+        observed = math.sqrt(max(pooled, 0.0)) / abs(median_old)
+    if noise is None and observed is None:
+        return None
+    if noise is not None and (observed is None or noise >= observed):
+        deviation, quantile = noise, float(norm.ppf(1 - alpha))
+    else:
+        deviation, quantile = observed, float(t.ppf(1 - alpha, freedom))
+    margin = quantile * deviation * _MEDIAN_EFFICIENCY * math.sqrt(1 / len(old) + 1 / len(new))
+    return size + margin
 
 
 def smallest_p_value(n_old: int, n_new: int) -> float:
@@ -127,25 +198,56 @@ LABEL_KEYS = ["new", "old", "benchmark", "metric", "hops"]
 class LabelSummary:
     per_benchmark: list[dict]  # benchmark, pairs, positive, negative, undecided
     undecided: dict[str, str] = field(default_factory=dict)  # benchmark -> why (the commonest reason), with the fix
+    unfit: dict[str, str] = field(default_factory=dict)  # benchmark -> why calibration found it cannot be labelled as configured
+
+
+# A count whose A/A runs differ by at most this share of min_effect is labelled by the
+# effect alone (near-exact: multi-threaded code under callgrind differs by about 1e-6).
+NEAR_EXACT_SHARE_OF_MIN_EFFECT = 0.1
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """What calibration found of one benchmark's metric, as labels use it."""
+
+    repeatable: bool  # label by the effect alone: A/A identical, or within the near-exact tolerance
+    spread: float  # the relative effect the run's context (and the tolerance) alone makes: labels must exceed it
+    noise: float | None  # one run's relative spread (coefficient of variation over all A/A runs)
+
+
+def calibrated_benchmarks(calibration: pa.Table, rules: LabelRules) -> dict[str, Calibrated]:
+    """Each calibrated benchmark of the configured metric: repeatable or not, its spread and
+    noise.  Calibrations stored before tolerances and context spreads were measured read
+    as exact-or-not, with no spread."""
+    if not calibration.num_rows:
+        return {}
+    found = {}
+    for row in calibration.to_pylist():
+        if rules.metrics.get(row["benchmark"]) != row["metric"]:
+            continue
+        tolerance = row.get("tolerance")
+        tolerance = 0.0 if tolerance is None and row["exact"] else tolerance
+        repeatable = bool(row["exact"]) or (tolerance is not None
+                                            and tolerance <= NEAR_EXACT_SHARE_OF_MIN_EFFECT * rules.min_effect)
+        spread = max(row.get("layout_spread") or 0.0, tolerance or 0.0)
+        found[row["benchmark"]] = Calibrated(repeatable, spread, row.get("cv"))
+    return found
 
 
 def exact_benchmarks(calibration: pa.Table, rules: LabelRules) -> dict[str, bool]:
-    """Benchmarks whose metric calibration (the store's calibration table) found exactly
-    repeatable (A/A identical)."""
-    if not calibration.num_rows:
-        return {}
-    return {
-        row["benchmark"]: bool(row["exact"])
-        for row in calibration.select(["benchmark", "metric", "exact"]).to_pylist()
-        if rules.metrics.get(row["benchmark"]) == row["metric"]
-    }
+    """Benchmarks whose metric calibration found repeatable (A/A identical, or near-exact
+    within the tolerance): labelled by the effect alone, and their runs reusable."""
+    return {name: found.repeatable for name, found in calibrated_benchmarks(calibration, rules).items()}
 
 
 class PairLabeller:
     """Labels any (new, old, benchmark) pair from measurements (the store's table, or part of
-    it), with the project's rules and the exactness the calibration table found."""
+    it), with the project's rules and the exactness the calibration table found.  A pair with
+    an interleaved confirmation (the `confirmations` table) is labelled from its runs instead:
+    both sides measured in one session, so the drift between collections cancels."""
 
-    def __init__(self, measurements: pa.Table, calibration: pa.Table, rules: LabelRules) -> None:
+    def __init__(self, measurements: pa.Table, calibration: pa.Table, rules: LabelRules,
+                 confirmations: pa.Table | None = None) -> None:
         good = measured_runs(measurements)
         if good.num_rows and "metric" in good.column_names:
             # Only runs of the metric the benchmark is configured with: a pair of two metrics
@@ -157,14 +259,23 @@ class PairLabeller:
         self.values = {key: [values[row] for row in rows.tolist()]
                        for key, rows in group_pair_indices(good["commit"], good["benchmark"]).items()} if values else {}
         self.rules = rules
-        self.exact = exact_benchmarks(calibration, rules)
+        self.calibrated = calibrated_benchmarks(calibration, rules)
+        self.confirmed = confirmed_values(confirmations, rules)
 
     def label(self, new: str, old: str, benchmark: str) -> Label | None:
         """None when either side was never measured or the benchmark is not configured."""
         if (new, benchmark) not in self.values or (old, benchmark) not in self.values or benchmark not in self.rules.metrics:
             return None
-        return label_pair(self.values[(old, benchmark)], self.values[(new, benchmark)], self.rules.alpha,
-                          self.rules.min_effect, self.exact.get(benchmark, False), self.rules.directions[benchmark])
+        calibrated = self.calibrated.get(benchmark, Calibrated(False, 0.0, None))
+        confirmed = self.confirmed.get((new, old, benchmark))
+        old_values, new_values = confirmed or (self.values[(old, benchmark)], self.values[(new, benchmark)])
+        label = label_pair(old_values, new_values, self.rules.alpha, self.rules.min_effect, calibrated.repeatable,
+                           self.rules.directions[benchmark], spread=calibrated.spread, noise=calibrated.noise)
+        if confirmed is None:
+            return label
+        # The same test and thresholds, on runs that shared a session: the confirmation decided it.
+        return replace(label, decided_by="confirmation" if label.label is not None else "",
+                       reason=f"interleaved in one session ({min(len(old_values), len(new_values))} rounds): {label.reason}")
 
     def labels_and_effects(self, tuples: Iterable[tuple[str, str, str]]) -> tuple[list[bool | None], np.ndarray]:
         """The label (None where unlabelled) and the measured relative change (NaN where
@@ -178,26 +289,50 @@ class PairLabeller:
         return labels, np.asarray(effects, dtype=float)
 
 
+def confirmed_values(confirmations: pa.Table | None, rules: LabelRules) -> dict[tuple[str, str, str], tuple[list, list]]:
+    """(new, old, benchmark) -> the old and the new side's values of its interleaved confirmation:
+    its measured rounds that succeeded, of the benchmark's configured metric.  A confirmation
+    without a successful run on a side decides nothing and is left out."""
+    if confirmations is None or not confirmations.num_rows:
+        return {}
+    sides: dict[tuple[str, str, str], dict[str, list]] = defaultdict(lambda: {"old": [], "new": []})
+    for row in confirmations.select(["new", "old", "benchmark", "metric", "side", "round", "status", "value"]).to_pylist():
+        if row["status"] == "ok" and row["round"] >= 0 and rules.metrics.get(row["benchmark"]) == row["metric"]:
+            sides[(row["new"], row["old"], row["benchmark"])][row["side"]].append(row["value"])
+    return {key: (found["old"], found["new"]) for key, found in sides.items() if found["old"] and found["new"]}
+
+
 def update_labels(store: Store, rules: LabelRules) -> LabelSummary:
     """Label the store's history anew and write each commit's labels whose contents changed."""
+    calibration = store.read("calibration")
+    # Confirmed pairs keep the labels their interleaved runs decided (`selector confirm`).
     by_commit = history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"),
-                               store.read("calibration"), rules)
+                               calibration, rules, store.read("confirmations"))
     for sha, table in by_commit.items():
         if not store.has("labels", sha) or not _same(store.read_one("labels", sha), table):
             store.write("labels", sha, table)
     rows = [row for table in by_commit.values() for row in table.select(["benchmark", "label", "reason"]).to_pylist()]
-    return LabelSummary(_summarize(rows), _undecided_reasons(rows))
+    return LabelSummary(_summarize(rows), _undecided_reasons(rows), unfit_benchmarks(calibration, rules))
+
+
+def unfit_benchmarks(calibration: pa.Table, rules: LabelRules) -> dict[str, str]:
+    """benchmark -> why calibration found its metric cannot label it as configured (A/A
+    counts that differ by more than min_effect; too few repetitions for the noise)."""
+    if not calibration.num_rows or "fit" not in calibration.column_names:
+        return {}
+    return {row["benchmark"]: row["unfit_reason"] for row in calibration.to_pylist()
+            if row["fit"] is False and rules.metrics.get(row["benchmark"]) == row["metric"]}
 
 
 def history_labels(commits: pa.Table, measurements: pa.Table, profiles: pa.Table, calibration: pa.Table,
-                   rules: LabelRules) -> dict[str, pa.Table]:
+                   rules: LabelRules, confirmations: pa.Table | None = None) -> dict[str, pa.Table]:
     """The labels of a history (the store's tables), commit by commit: each measured commit
-    against its closest measured (and, unless profiling is off, profiled) ancestor.  Reads
-    nothing and writes nothing."""
+    against its closest measured (and, unless profiling is off, profiled) ancestor; a pair
+    with an interleaved confirmation is labelled from it.  Reads nothing and writes nothing."""
     if not commits.num_rows or not measurements.num_rows:
         return {}
     parents = {sha: list(parents or ()) for sha, parents in zip(commits["sha"].to_pylist(), commits["parents"].to_pylist())}
-    labeller = PairLabeller(measurements, calibration, rules)
+    labeller = PairLabeller(measurements, calibration, rules, confirmations)
     values = labeller.values
     profiled = commit_benchmark_pairs(profiles) if profiles.num_rows else set()
 

@@ -172,6 +172,8 @@ MEASUREMENTS = TableSchema("measurements", "One row per benchmark run of the com
     Column("aslr", STRING, "its address-space randomization setting"),
     Column("load_1min", FLOAT, "its one-minute load average"),
     Column("kernel", STRING, "its kernel release"),
+    Column("context", STRING, "digest of the run's context (the environment's names and sizes, the paths' lengths; "
+                              "collectors/run_context.py): runs of two contexts have two layouts"),
     Column("reused_from", STRING, _REUSED),
 ))
 
@@ -217,11 +219,18 @@ LABELS = TableSchema("labels", "One row per (new, old, benchmark): `old` is the 
     Column("effect", FLOAT, "(median_new - median_old) / median_old"),
     Column("statistic", FLOAT, "Mann-Whitney U, two-sided"),
     Column("p_value", FLOAT, "its p-value"),
-    Column("exact", BOOL, "calibration found the metric exactly repeatable: labelled by the effect alone"),
-    Column("label", BOOL, "changed: p < alpha and abs(effect) >= min_effect (or the effect alone when exact); null when "
-                          "a side has no successful run, or fewer than two runs of a metric not known to be exact"),
+    Column("exact", BOOL, "calibration found the metric repeatable (A/A identical, or within a tolerance of a tenth of "
+                          "`min_effect`): labelled by the effect alone"),
+    Column("label", BOOL, "changed: p < alpha (or the effect alone when exact) and abs(effect) >= min_effect and > "
+                          "`spread`; unchanged: shown below min_effect (exact, or equivalence); null when neither can be "
+                          "said: a side has no successful run, too few runs, an effect within the spread, or borderline"),
     Column("regression", BOOL, "changed in the wrong direction for the benchmark's `direction`"),
     Column("reason", STRING, "the numbers behind the decision"),
+    Column("spread", FLOAT, "the relative effect the run's context (environment size, path length) and the A/A "
+                            "tolerance alone make, from calibration: a change must exceed it; 0 when not calibrated"),
+    Column("decided_by", STRING, "`exact` (the effect of a repeatable metric), `test` (Mann-Whitney and the effect), "
+                                 "`equivalence` (the effect's upper bound below min_effect), `confirmation` (interleaved "
+                                 "runs of both binaries in one session); empty when undecided"),
     Column("alpha", FLOAT, "the significance level used"),
     Column("min_effect", FLOAT, "the smallest effect that counts as a change"),
 ))
@@ -236,6 +245,17 @@ CALIBRATION = TableSchema("calibration", "One row per benchmark: its latest A/A 
     Column("median", FLOAT, "median of all runs"),
     Column("cv", FLOAT, "coefficient of variation over all runs"),
     Column("exact", BOOL, "every run gave the same value: labels use the effect alone"),
+    Column("tolerance", FLOAT, "(max - min) / median of the A/A runs in the normalised context: 0 when exact; up to a "
+                               "tenth of min_effect the metric is near-exact and labelled by the effect alone"),
+    Column("layout_spread", FLOAT, "the largest relative change of the median when only the run's context changed "
+                                   "(environment size, path length; see `contexts`): measurement bias"),
+    Column("spread", FLOAT, "max(tolerance, layout_spread): what a label's effect must exceed"),
+    Column("contexts", STRING, "each perturbed context and the median's relative change under it"),
+    Column("fit", BOOL, "the metric can label this benchmark: false when A/A runs of one build differ by more than "
+                        "min_effect, or a timed benchmark's repetitions cannot detect min_effect"),
+    Column("unfit_reason", STRING, "why not, and what to do; empty when fit"),
+    Column("repetitions_needed", INT, "runs a side for the Mann-Whitney test to detect min_effect at alpha with 80% "
+                                      "power given the noise (`cv`); 1 for a repeatable metric"),
     Column("false_positives", INT, "A/A rounds the labeller called a change (within a session)"),
     Column("false_positive_rate", FLOAT, "false_positives / rounds"),
     Column("session_false_positives", INT, "pairs of consecutive rounds (separate sessions) called a change: what "
@@ -246,8 +266,30 @@ CALIBRATION = TableSchema("calibration", "One row per benchmark: its latest A/A 
     Column("measured_at", TIME, "when"),
 ))
 
+CONFIRMATIONS = TableSchema("confirmations", "One row per run of an interleaved confirmation (`selector confirm`): "
+                            "the stored binaries of a label's two commits run in turn (old and new in a random order "
+                            "each round) in one session and one context, so drift between the days they were collected "
+                            "cancels. One file per (new, old, benchmark); the label of that pair is decided from it.", (
+    Column("new", STRING, "the commit labelled"),
+    Column("old", STRING, "the ancestor it is labelled against"),
+    Column("benchmark", STRING, _BENCHMARK),
+    Column("metric", STRING, "the benchmark's metric"),
+    Column("unit", STRING, "as in `measurements`"),
+    Column("side", STRING, "`old` or `new`: whose binary ran"),
+    Column("round", INT, "0..N-1; -1 for warm-up runs (never compared)"),
+    Column("run_order", INT, "position in the session's schedule"),
+    Column("value", FLOAT, "the metric; null when the run failed"),
+    Column("status", STRING, "`ok` or `failed`"),
+    Column("error", STRING, "why the run failed; empty when it did not"),
+    Column("seconds", FLOAT, "wall time of the run"),
+    Column("binary_sha256", STRING, "the stored binary that ran (`commits.binary_sha256` of the side's commit)"),
+    Column("host", STRING, "the machine's host name"),
+    Column("context", STRING, "digest of the run's context, as in `measurements`: one for the whole session"),
+    Column("measured_at", TIME, "when the session ended"),
+))
+
 TABLES: dict[str, TableSchema] = {schema.name: schema for schema in
-                                  (COMMITS, FUNCTIONS, OBJECTS, MEASUREMENTS, PROFILES, LABELS, CALIBRATION)}
+                                  (COMMITS, FUNCTIONS, OBJECTS, MEASUREMENTS, PROFILES, LABELS, CALIBRATION, CONFIRMATIONS)}
 
 DOCUMENT = Path(__file__).resolve().parent.parent / "docs" / "store.md"
 GENERATED_MARKER = "<!-- The tables below are written by `python -m storage.schema` from storage/schema.py. -->"

@@ -1,0 +1,164 @@
+"""The context a benchmark process runs in: the same for every commit, unless perturbed.
+
+Measurement bias (Mytkowicz et al., "Producing wrong data without doing anything
+obviously wrong", ASPLOS 2009): the size of the environment and the length of the
+program's path sit at the top of its stack, so they move the stack's alignment, and
+with it timings and even instruction counts (string and memory routines that take a
+different path on another alignment, hashes of addresses).  A collection that runs one
+commit from ``slot-0`` with the caller's environment and the next from another path
+and another shell's environment compares two layouts, not two programs.
+
+So every benchmark runs in a *normalised context*:
+
+- a fixed, minimal environment (``PATH``, ``HOME``, ``LANG``/``LC_ALL``, ``PWD``), which
+  the configuration extends (``[run] environment``, ``[run] pass_environment``);
+- fixed paths: the checkout, the binary's folder and the suite are reached through
+  symbolic links in a context folder of a fixed length (``<tmp>/selector-context/NN``,
+  NN the first slot no other live process holds), which is the working directory too.
+  Placeholders (``{binary}``, ``{checkout}``, ``{suite}``) are filled with those paths,
+  so argv[0] and every path a command names have the same bytes' length whichever
+  worktree slot built the commit.
+
+Calibration perturbs what differs between users' machines on purpose: the environment's
+size (``environment_padding``: an extra variable of that many bytes) and the paths'
+length (``path_padding``: a longer context folder name), and measures the spread each
+benchmark shows under it (selector/calibrate.py).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+# A PATH that does not depend on who runs the collection: benchmark commands that need
+# another set `[run] environment` (PATH = ...).  Tools the runner itself starts
+# (valgrind, taskset, perf) are found in the caller's PATH and named by absolute path.
+FIXED_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+PADDING_VARIABLE = "SELECTOR_CONTEXT_PADDING"
+MAX_SLOTS = 100  # two digits: every slot's path has one length
+
+
+@dataclass(frozen=True)
+class ContextSettings:
+    """What a project's configuration adds to the normalised context."""
+
+    environment: Mapping[str, str] = field(default_factory=dict)  # set for every run
+    pass_environment: Sequence[str] = ()  # names copied from the caller's environment, when set there
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """A deliberate change of the context (calibration): bytes added to the environment, and
+    characters added to the context folder's name (every path a command names)."""
+
+    environment_padding: int = 0
+    path_padding: int = 0
+
+    def describe(self) -> str:
+        if not self.environment_padding and not self.path_padding:
+            return "normalised"
+        parts = [f"environment +{self.environment_padding} B" if self.environment_padding else "",
+                 f"paths +{self.path_padding} characters" if self.path_padding else ""]
+        return ", ".join(part for part in parts if part)
+
+
+NORMALISED = Perturbation()
+
+
+class RunContext:
+    """One claimed context folder: its links to a checkout, a binary's folder and a suite,
+    and the environment of the processes run there.  The claim (a lock on the slot's lock
+    file) lasts as long as this object, or until :meth:`release`; a killed process's claim
+    ends with it, and the folder is simply reused."""
+
+    def __init__(self, settings: ContextSettings | None = None, perturbation: Perturbation = NORMALISED,
+                 root: Path | None = None) -> None:
+        self.settings = settings or ContextSettings()
+        self.perturbation = perturbation
+        self.root = Path(root or Path(tempfile.gettempdir()) / "selector-context")
+        self.folder, self._lock = self._claim()
+
+    @property
+    def checkout(self) -> Path:
+        return self.folder / "checkout"
+
+    @property
+    def suite(self) -> Path:
+        return self.folder / "suite"
+
+    def bind(self, checkout: Path, binary: Path, suite: Path | None) -> tuple[Path, Path, Path | None]:
+        """Point the links at this build, and return the stable paths of the checkout, the
+        binary and the suite (None stays None) that commands are to name."""
+        checkout = Path(checkout).resolve()
+        binary = Path(binary).absolute()
+        _link(self.checkout, checkout)
+        if suite is not None:
+            _link(self.suite, Path(suite).resolve())
+        try:
+            stable_binary = self.checkout / binary.relative_to(checkout)
+        except ValueError:  # a binary outside the checkout (select --binary): its folder gets a link
+            _link(self.folder / "bin", binary.parent)
+            stable_binary = self.folder / "bin" / binary.name
+        return self.checkout, stable_binary, (self.suite if suite is not None else None)
+
+    def environment(self) -> dict[str, str]:
+        """The environment of every process run here: fixed, then the configuration's."""
+        environment = {"PATH": FIXED_PATH, "HOME": os.environ.get("HOME", "/"), "LANG": "C", "LC_ALL": "C",
+                       "PWD": str(self.checkout)}
+        environment.update({name: os.environ[name] for name in self.settings.pass_environment if name in os.environ})
+        environment.update(self.settings.environment)
+        if self.perturbation.environment_padding:
+            environment[PADDING_VARIABLE] = "x" * self.perturbation.environment_padding
+        return environment
+
+    def digest(self) -> str:
+        """What identifies the context a run had: the environment's names and sizes and the
+        paths' length (contents that differ only by slot number do not move the layout)."""
+        environment = self.environment()
+        shape = sorted((name, len(value)) for name, value in environment.items() if name != "PWD")
+        text = repr((shape, len(str(self.checkout)), len(str(self.suite))))
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.close()  # closing the file releases its lock
+            self._lock = None
+
+    def _claim(self):
+        """The first slot no live process holds, and its held lock."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        suffix = "-" + "p" * (self.perturbation.path_padding - 1) if self.perturbation.path_padding else ""
+        for slot in range(MAX_SLOTS):
+            handle = open(self.root / f"{slot:02d}{suffix}.lock", "w")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                continue
+            folder = self.root / f"{slot:02d}{suffix}"
+            folder.mkdir(exist_ok=True)
+            return folder, handle
+        raise RuntimeError(f"all {MAX_SLOTS} benchmark context slots under {self.root} are held by live processes")
+
+
+def tool_path(name: str) -> str:
+    """A tool the runner starts itself, by absolute path from the caller's PATH (the benchmark's
+    own PATH is fixed); the bare name when it is not found, so the error names it."""
+    return shutil.which(name) or name
+
+
+def _link(link: Path, target: Path) -> None:
+    """`link` pointing at `target`, replaced atomically if it pointed elsewhere."""
+    if link.is_symlink() and os.readlink(link) == str(target):
+        return
+    temporary = link.with_name(f".{link.name}.{os.getpid()}")
+    if temporary.is_symlink() or temporary.exists():
+        temporary.unlink()
+    temporary.symlink_to(target)
+    os.replace(temporary, link)
