@@ -126,7 +126,7 @@ class TupleView:
     build_config_changed: bool
     recent_change_rate: float
     noise: float
-    executed: ExecutedChange = NO_CHANGE  # the changed code weighed by c_o's instruction counts (set by the builder)
+    executed: ExecutedChange = NO_CHANGE  # the changed code weighed by c_o's instruction (or sample) counts (set by the builder)
 
     # positions of changed / deleted functions inside the profile (reached ones only)
     @cached_property
@@ -395,7 +395,9 @@ def executed_changed_share(t: TupleView) -> float:
     """Share (0-1) of c_o's run instructions executed in code that changed: the basic blocks of changed
     reached functions that do not match between c_o and c_n (registers renamed, addresses ignored),
     weighed by c_o's per-instruction counts, plus all instructions of reached functions that were
-    deleted; a changed function without per-instruction counts or binaries counts whole."""
+    deleted; a changed function without per-instruction counts or binaries counts whole.  With a perf
+    profile it is a share of the run's samples (time, the kernel's included): the samples that landed
+    in changed blocks and deleted functions over all samples of the run."""
     return t.executed.share
 
 
@@ -404,7 +406,9 @@ def predicted_effect(t: TupleView) -> float:
     """Predicted relative change (percent) of the run's instruction count: c_o's per-instruction counts
     applied to c_n's code (a new block runs as often as the most similar old block it replaces, an
     inserted one as often as the block before it, deleted code not at all); whole functions scale
-    with their static length where per-instruction counts or binaries are missing."""
+    with their static length where per-instruction counts or binaries are missing.  With a perf profile,
+    of the run's samples (its time): a new block costs per instruction what its old block's
+    instructions cost on average (the block's samples over its length)."""
     return 100.0 * t.executed.predicted_effect
 
 

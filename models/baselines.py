@@ -6,7 +6,8 @@
   changed data object a reached function reads) or the build configuration changed.
   *executed-changed* is the same rule one level down: run when a changed basic block
   executed in c_o's run (or a reached function was deleted, a read data object changed,
-  the build configuration changed).
+  the build configuration changed).  With a perf profile "executed" means sampled: a
+  changed block too brief to be sampled once looks unexecuted.
 * :class:`HistoryOnly`: a logistic regression that sees nothing of the code, only the
   benchmark's recent change history, its noise, and how far apart the two commits are.
 * :class:`PredictedEffect`: no learning at all: run when the instruction change predicted

@@ -47,6 +47,17 @@ def program_text(name: str) -> str:
     return (PROGRAMS / name).read_text()
 
 
+def perf_cannot_record(workdir: Path) -> str | None:
+    """Why perf cannot sample this user's processes with cpu-clock here (not installed,
+    perf_event_paranoid), or None when it can: perf tests skip with the reason."""
+    try:
+        probe = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-o", str(workdir / "probe.data"), "--", "true"],
+                               capture_output=True, text=True, timeout=60)
+    except OSError:
+        return "perf is not installed"
+    return None if probe.returncode == 0 else f"perf cannot record here: {probe.stderr.strip()[-200:]}"
+
+
 def compile_c(source: str, output: Path, flags: str = "-O2", compiler: str = "gcc", extension: str = "c") -> Path:
     """Compile one source text with real gcc/g++."""
     path = output.with_suffix(f".{extension}")

@@ -21,7 +21,7 @@ from selector.feature_table import feature_table
 from selector.selection import Decision, overrule_by_predicted_effect
 from selector.sample_history import commit_all
 from storage.store import Store
-from tests.helpers import program_text, run_selector
+from tests.helpers import perf_cannot_record, program_text, run_selector
 
 N = 20_000  # loop iterations: data[i] = i, so half the elements are odd
 ODD_BRANCH = "if (data[i] & 1) acc += data[i] * {k}; else acc ^= data[i];"
@@ -34,21 +34,22 @@ command = "gcc {flags} -g -o prog prog.c"
 timeout = 60
 
 [profile]
-tool = "callgrind"
+tool = "{tool}"
 
 [[benchmark]]
 name = "kernel"
 command = "{{binary}} {n}"
-metric = "instructions"
+metric = "{metric}"
 repetitions = 2
 warmup = 0
 """
 
 
-def _history(root: Path, bodies: list[str], flags: str) -> list[str]:
+def _history(root: Path, bodies: list[str], flags: str, tool: str = "callgrind", n: int = N) -> list[str]:
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    (root / "selector.toml").write_text(CONFIG.format(flags=flags, n=N))
+    metric = "instructions" if tool == "callgrind" else "wall_time"
+    (root / "selector.toml").write_text(CONFIG.format(flags=flags, n=n, tool=tool, metric=metric))
     (root / ".gitignore").write_text("prog\n.selector/\n")
     shas = []
     for number, body in enumerate(bodies):
@@ -126,6 +127,25 @@ def test_executed_share_of_a_changed_branch_is_exact(tmp_path):
     assert row["executed_changed_share"] == pytest.approx(expected, rel=1e-12)
     assert row["executed_changed_share"] < 0.5 * row["changed_inclusive_share"]  # the function level sees far more
     assert abs(row["predicted_effect"]) < 1e-9  # `* 3` and `* 5` take as many instructions
+
+
+@pytest.mark.slow
+def test_executed_share_from_perf_samples_is_near_callgrinds(tmp_path):
+    """The same two commits profiled by callgrind (instructions) and by perf (cpu-clock
+    samples, over the run's samples): the changed branch's share of the run agrees."""
+    reason = perf_cannot_record(tmp_path)
+    if reason:
+        pytest.skip(reason)
+    inner = "for (unsigned r = 0; r < 100; r++) {{ if ((data[i] + r) & 1) acc += (data[i] + r) * {k}; else acc ^= data[i] + r; }}"
+    bodies = [inner.format(k=3), inner.format(k=5)]
+    shares = {}
+    for tool, n in (("callgrind", 2_000), ("perf", 1_000_000)):  # perf needs a long run to sample
+        root = tmp_path / tool
+        _, new = _history(root, bodies, "-O0", tool=tool, n=n)
+        shares[tool] = _tuple(root, new)["executed_changed_share"]
+    print(f"executed_changed_share: callgrind {shares['callgrind']:.4f}, perf {shares['perf']:.4f}")
+    assert 0.05 < shares["callgrind"] < 0.5  # the odd branch: a part of the loop, not all of it
+    assert shares["perf"] == pytest.approx(shares["callgrind"], rel=0.35)
 
 
 @pytest.mark.slow

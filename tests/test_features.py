@@ -204,6 +204,13 @@ def test_cycle_features_from_a_perf_profile(tmp_path):
     assert row["changed_in_top_cycles"] == 1.0
     assert row["deleted_in_top_cycles"] == 0.0
     assert row["relevance_by_calls"] == 0.0  # perf counts no calls
+    # block level from samples: checksum's changed blocks took samples, a share of the run's samples
+    assert set(store.read("profiles").to_pandas()["count_kind"]) == {"samples"}
+    assert 0 < row["executed_changed_share"] < 1
+    from models.registry import MODELS  # the executed-changed baseline runs the benchmark (a rule: fit learns nothing)
+    rows = row[FEATURE_NAMES].to_frame().T.astype(float)
+    rows.loc["unchanged"] = 0.0
+    assert MODELS["executed-changed"].build(0).fit(rows, [True, False]).predict(rows).tolist() == [True, False]
 
 
 def test_ties_among_the_hottest_functions_do_not_depend_on_which_commits_are_loaded():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -11,10 +12,10 @@ from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
 from collectors.callgrind import INSTRUCTION_COLUMNS, PROFILE_COLUMNS, callgrind_command, normalize_function, read_callgrind
 from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
-from collectors.perf_profile import sampling_event
+from collectors.perf_profile import perf_command, read_perf, sampling_event
 from collectors.pin_import import read_proccount
 from collectors.profiler import ROW_COLUMNS, profile_suite
-from tests.helpers import compile_c
+from tests.helpers import compile_c, perf_cannot_record
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -71,9 +72,51 @@ def test_perf_profile_uses_the_available_event(program, tmp_path):
     assert not result.failures, result.failures
     rows = result.rows.to_pandas()
     assert list(rows.columns) == ROW_COLUMNS
-    assert set(rows["event"]) == {event} and set(rows["profiler"]) == {"perf"}
+    assert set(rows["event"]) == {event} and set(rows["profiler"]) == {"perf"} and set(rows["count_kind"]) == {"samples"}
     top = rows[rows["in_binary"]].sort_values("samples", ascending=False).iloc[0]
     assert top["function"] == "spin" and top["samples"] > 10
+
+
+@pytest.fixture(scope="module")
+def perf_records(tmp_path_factory) -> None:
+    reason = perf_cannot_record(tmp_path_factory.mktemp("perf"))
+    if reason:
+        pytest.skip(reason)
+
+
+def _loop_range(binary: Path, function: str) -> tuple[int, int]:
+    """The ELF addresses of `function`'s loop, from objdump's text: from the target of its one
+    backward conditional jump to that jump."""
+    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(binary)], capture_output=True, text=True, check=True).stdout
+    body = text.split(f"<{function}>:\n", 1)[1].split("\n\n", 1)[0]
+    (loop,) = [(int(target, 16), int(address, 16)) for address, target in
+               re.findall(rf"^\s*([0-9a-f]+):\s+j(?!mp)\w+\s+([0-9a-f]+) <{function}\+", body, re.MULTILINE)
+               if int(target, 16) < int(address, 16)]
+    return loop
+
+
+def _instruction_starts(binary: Path, function: str) -> set[int]:
+    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(binary)], capture_output=True, text=True, check=True).stdout
+    body = text.split(f"<{function}>:\n", 1)[1].split("\n\n", 1)[0]
+    return {int(address, 16) for address in re.findall(r"^\s*([0-9a-f]+):", body, re.MULTILINE)}
+
+
+@pytest.mark.parametrize("pie", ["-pie -fPIE", "-no-pie -fno-PIE"])
+def test_perf_samples_per_instruction_land_in_the_hot_loop(perf_records, tmp_path, pie):
+    """spin() is one loop: nearly every sample perf takes in it must fall on the loop's
+    instructions, at their ELF addresses (a position-independent binary runs elsewhere)."""
+    binary = compile_c(PROGRAM, tmp_path / "prog", f"-O1 -g {pie}")
+    data = tmp_path / "perf.data"
+    subprocess.run(perf_command([str(binary), "5", "300000000"], data, "cpu-clock"), check=True, capture_output=True)
+    rows = read_perf(data, binary, "cpu-clock").to_pandas().set_index("function")
+    spin = rows.loc["spin"]
+    addresses, counts = list(spin["instruction_addresses"]), list(spin["instruction_counts"])
+    assert addresses == sorted(addresses) and sum(counts) == spin["samples"] > 200  # every sample placed
+    assert set(addresses) <= _instruction_starts(binary, "spin")
+    start, end = _loop_range(binary, "spin")
+    in_loop = sum(count for address, count in zip(addresses, counts) if start <= address <= end)
+    assert in_loop / sum(counts) >= 0.9
+    assert (rows.loc[rows["object"] != "prog", "instruction_addresses"].map(len) == 0).all()  # the binary's only
 
 
 def test_pin_proccount_file_reads_into_the_callgrind_shape(tmp_path):
