@@ -41,6 +41,10 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except UserError as error:
             click.echo(f"selector: error: {error}", err=True)
+            # A store read that failed half way can leave Arrow's reader threads running: tearing
+            # the interpreter down then aborted once in the tests ("terminate called without an
+            # active exception", exit -6 instead of 2).  The error is said; nothing is left to do.
+            _exit_without_teardown()
             ctx.exit(error.exit_status)
         except ModuleNotFoundError as error:
             from selector.extras import missing_extra_error
@@ -225,7 +229,13 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
     Reports the coefficient of variation of each benchmark and the labeler's
     false-positive rate (A/A comparisons labelled "changed"), so `repetitions` and
     `min_effect` can be set on evidence. A metric whose runs are all identical is
-    marked exact; labels of that benchmark then use the effect alone.
+    marked exact, one whose runs differ by at most a tenth of min_effect near-exact
+    (its tolerance); labels of those benchmarks then use the effect alone.
+
+    Each benchmark is also run with a larger environment and longer paths, as other
+    machines and shells would run it: the largest change that makes (its layout spread:
+    stack and code alignment, measurement bias) is what a label's effect must exceed.
+    For noisy metrics it says how many repetitions a side can detect min_effect at alpha.
     """
     require("selector calibrate", "collect")
     import pandas as pd
@@ -243,7 +253,9 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
     shown = pd.DataFrame({
         "benchmark": table["benchmark"], "metric": table["metric"], "runs": table["runs"],
         "median": table["median"].map(lambda v: f"{v:.6g}"), "cv": table["cv"].map(lambda v: f"{v:.2%}"),
-        "exact": table["exact"],
+        "exact": table["exact"], "tolerance": table["tolerance"].map(lambda v: f"{v:.2g}"),
+        "layout spread": table["layout_spread"].map(lambda v: f"{v:.2%}"),
+        "repetitions needed": table["repetitions_needed"],
         "false positives": [f"{fp}/{r} ({rate:.0%})" for fp, r, rate in zip(table["false_positives"], table["rounds"], table["false_positive_rate"])],
         "across sessions": [f"{fp}/{max(r - 1, 0)} ({rate:.0%})" for fp, r, rate in
                             zip(table["session_false_positives"], table["rounds"], table["session_false_positive_rate"])],
@@ -254,6 +266,12 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
     asked = Repository.open(top).commit(revision)
     if asked is not None and table["commit"].iloc[0] != asked.sha:
         stderr.print(f"{revision} did not build: calibrated its newest stored ancestor that did, {table['commit'].iloc[0][:12]}")
+    for row in table.itertuples():
+        if row.layout_spread > config.labels.min_effect:
+            stderr.print(f"{row.benchmark}: the run's context alone moves it by up to {row.layout_spread:.2%} "
+                         f"({row.contexts}); changes within that are left undecided")
+        if not row.fit:
+            stderr.print(f"{row.benchmark}: {row.unfit_reason}")
     stdout.print("The stored labels were recomputed with this calibration.")
     stdout.print("Exact benchmarks are labelled by the effect alone. For the others, compare the false-positive rates "
                  "with alpha: 'across sessions' is what labels between commits will see; well above alpha means the "
@@ -346,6 +364,52 @@ def _operating_point_option(command):
                              "like the past ones (conformal: runs everything until 19 changes are known, for 0.95).")(command)
 
 
+# -------------------------------------------------------------------- confirm
+@cli.command("confirm")
+@_repository_options
+@click.option("--benchmarks", callback=_comma_list(None), help="Comma-separated benchmarks [default: all configured].")
+@click.option("--rounds", type=click.IntRange(min=2),
+              help="Interleaved rounds a pair (each runs both binaries once) [default: calibration's repetitions_needed, "
+                   "at least the configured repetitions and what lets the test reach alpha].")
+@click.option("--max-rounds", type=click.IntRange(min=2), default=30, show_default=True,
+              help="The most rounds the default gives a pair.")
+@click.option("--dry-run", is_flag=True, help="List the pairs and the runs they would take; run nothing.")
+@format_option
+def confirm_command(repository: Path, config_path: Path | None, store_location: str | None, benchmarks: list[str] | None,
+                    rounds: int | None, max_rounds: int, dry_run: bool, output_format: str) -> None:
+    """Confirm the stored labels that drift could have decided by running both binaries
+    of each pair interleaved in one session.
+
+    Collection measures each commit in its own session, minutes or days after its
+    ancestor, and a machine's speed drifts in between. For the labels of metrics that
+    are not repeatable (wall time, a number read from the output, callgrind counts that
+    calibration found unfit) that are undecided, or decided near a threshold (effect
+    within 2x of min_effect, or p-value within 2x of alpha), this runs the two stored
+    binaries in turn (a warm-up each, then each round old and new in a random order) in
+    one normalised run context, stores the runs (`confirmations` table) and labels the
+    pair from them: decided_by "confirmation".
+
+    A command of its own rather than `collect --confirm`: it builds nothing and takes no
+    revision; it works on the store's labels, after any number of collections (run
+    `selector calibrate` first: its noise sets the rounds). Each pair is stored as soon
+    as it is done; an interrupted confirmation resumes where it stopped, and a pair
+    confirmed before is not run again (delete its file under confirmations/ to redo it).
+    """
+    require("selector confirm", "collect")
+    from collectors.repository import Repository
+    from selector.config import find_config, load_config
+    from selector.confirmation_report import report_confirmation, run_confirmation
+    from storage.store import Store
+
+    top = Repository.open(repository).top
+    config = load_config(find_config(top, config_path))
+    store = Store(store_location or top / DEFAULT_STORE, create=False)  # a mistyped --store is an error, not an empty store
+    _exit_without_teardown()  # it runs benchmark processes and then writes the store through Arrow (see there)
+    summary = run_confirmation(top, config, store, rounds, max_rounds, benchmarks, dry_run)
+    report_confirmation(summary, store, output_format)
+
+
+# ------------------------------------------------------------------- backtest
 @cli.command("backtest")
 @_repository_options
 @click.option("--models", callback=_comma_list(MODEL_NAMES),

@@ -81,7 +81,8 @@ def labelled_feature_table(store: Store, config: Config, history: History, tuple
     stored measurements: stored labels exist only for closest pairs, the protocols need others."""
     table = build_feature_table(history, tuples).drop(columns=["label"])
     table["hops"] = tuples["hops"].to_numpy()
-    labeller = PairLabeller(history.measurements, store.read("calibration"), label_rules(config))
+    # The stored labels' confirmations too, so a confirmed pair is labelled here as in the store.
+    labeller = PairLabeller(history.measurements, store.read("calibration"), label_rules(config), store.read("confirmations"))
     labels, effects = labeller.labels_and_effects(table[["new", "old", "benchmark"]].itertuples(index=False))
     table["label"] = pd.array(labels, dtype="boolean")
     table["effect"] = effects  # what models.effect learns

@@ -35,7 +35,8 @@ import pyarrow.parquet as pq
 from collectors.errors import UserError
 from storage.schema import TABLES as SCHEMAS
 
-TABLES = tuple(SCHEMAS)  # one file per key each: commits, functions, objects, measurements, profiles, labels, calibration
+TABLES = tuple(SCHEMAS)  # one file per key each: commits, functions, objects, measurements, profiles, labels, calibration,
+# confirmations
 SUFFIX = ".parquet"
 TEMPORARY = ".tmp-"
 READ_THREADS = 8  # files read at once: I/O and Parquet decoding overlap
@@ -227,7 +228,8 @@ class Store:
 
     def _read_arrow(self, table: str, key: str) -> pa.Table:
         path = self.path(table, key)
-        remedy = "run `selector calibrate` again" if table == "calibration" else "run `selector collect` again to re-collect it"
+        remedy = {"calibration": "run `selector calibrate` again", "confirmations": "run `selector confirm` again"}.get(
+            table, "run `selector collect` again to re-collect it")
         try:
             return self._read_verified(path, required=self.verified)
         except FileNotFoundError:

@@ -13,8 +13,8 @@ from tests.helpers import compile_c
 from tests.helpers import run_selector
 from tests.helpers import selector_command
 
-VERBS = ["functions", "diff", "collect", "calibrate", "features", "demo", "backtest", "train", "report", "select", "record",
-         "bisect", "hook"]
+VERBS = ["functions", "diff", "collect", "calibrate", "confirm", "features", "demo", "backtest", "train", "report", "select",
+         "record", "bisect", "hook"]
 
 
 @pytest.mark.parametrize("verb", VERBS)

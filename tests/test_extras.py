@@ -129,7 +129,7 @@ def test_functions_and_diff_on_the_core_install_print_what_the_full_install_prin
 
 
 @pytest.mark.parametrize(("arguments", "extra"), [
-    (["collect"], "'collect'"), (["record"], "'collect'"), (["calibrate"], "'collect'"),
+    (["collect"], "'collect'"), (["record"], "'collect'"), (["calibrate"], "'collect'"), (["confirm"], "'collect'"),
     (["train"], "'train'"), (["backtest"], "'train'"), (["demo"], "perf-selector[all]"),
 ])
 def test_commands_of_an_extra_say_which_one_to_install_on_the_core_install(core, tmp_path, arguments, extra):

@@ -1,0 +1,320 @@
+"""`selector confirm`: timed labels decided by running both binaries interleaved, in one session.
+
+Collection measures a history commit after commit, minutes or days apart, so a pair's
+two sides come from two sessions of a machine whose speed drifts (frequency, thermals,
+other tenants, a kernel update between two days).  Near the noise floor that drift is
+as large as the changes a label is after.  A/A calibration sees it (its
+`session_false_positive_rate`), but cannot take it out of a label.  Running both
+binaries in turn in one session can, as Google Benchmark's compare.py and careful
+practice do: whatever the machine does then, it does to both sides alike.
+
+So for the labels that need it (:func:`plan_confirmations`) the stored binaries of the
+two commits run interleaved: a warm-up of each, then N rounds, each round the old and the
+new binary once, in a random order per round (so that neither always runs second, after
+the other has warmed the caches or heated the core).  Both run in one normalised run
+context (collectors/run_context.py: one context folder, so the same argv[0], paths and
+environment for both sides), under the machine lock that keeps collection's timed suites
+alone.  A benchmark whose command names checkout files runs each binary in a checkout of
+its own commit.  Rounds default to what calibration says a side needs to detect
+`min_effect` (`repetitions_needed`), at least the configured repetitions and at least what
+lets the test reach `alpha`, at most `max_rounds`.
+
+The runs of each pair are written to the `confirmations` table as soon as the pair is
+done: a confirmation killed half way loses only the pair it was running, and the next one
+skips the pairs stored.  The labels are then recomputed: storage.labels labels a
+confirmed pair from its interleaved runs with the same test, calibrated spread and noise
+as any other pair, and says so (`decided_by = "confirmation"`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import shutil
+import tempfile
+import time
+import zlib
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pyarrow as pa
+
+from collectors.benchmark_runner import (
+    INSTRUCTIONS, WARMUP_REPETITION, BenchmarkRunner, BenchmarkSpec, metric_unit, run_folder_prefix,
+)
+from collectors.builds import Worktree
+from collectors.errors import UserError
+from collectors.host import host_facts
+from collectors.repository import Repository
+from collectors.run_context import RunContext
+from selector.collect import _machine_lock  # the lock collection's timed suites take: one timed session at a time
+from selector.config import Config, benchmark_specs, context_settings, label_rules
+from selector.measurement_reuse import names_checkout
+from storage.labels import LabelSummary, smallest_p_value, update_labels
+from storage.store import Store
+
+# A decided label is borderline when its effect is within this factor of min_effect (either
+# way), or its p-value within this factor of alpha: where drift between sessions could have
+# made the decision.
+BORDERLINE_FACTOR = 2.0
+DEFAULT_MAX_ROUNDS = 30
+SIDES = ("old", "new")
+
+CONFIRMED, STORED, SKIPPED, PLANNED = "confirmed", "stored", "skipped", "planned"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A label to confirm, and how."""
+
+    new: str
+    old: str
+    benchmark: str
+    why: str  # undecided, or what makes the decision borderline
+    label: bool | None  # the label before confirmation
+    decided_by: str
+    rounds: int  # interleaved rounds: each runs both binaries once
+    warmup: int  # warm-up runs of each binary first
+
+    @property
+    def key(self) -> str:
+        return confirmation_key(self.new, self.old, self.benchmark)
+
+    @property
+    def runs(self) -> int:
+        return 2 * (self.rounds + self.warmup)
+
+
+@dataclass
+class PairOutcome:
+    candidate: Candidate
+    status: str  # confirmed | stored (confirmed before) | skipped | planned (a dry run)
+    note: str = ""
+    runs: int = 0  # runs made, warm-ups and failed ones included
+    failed_runs: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class ConfirmSummary:
+    outcomes: list[PairOutcome] = field(default_factory=list)
+    changed: list[dict] = field(default_factory=list)  # new, old, benchmark, before, after, decided_by, reason
+    labels: LabelSummary | None = None
+    seconds: float = 0.0
+
+    def count(self, status: str) -> int:
+        return sum(outcome.status == status for outcome in self.outcomes)
+
+
+def confirmation_key(new: str, old: str, benchmark: str) -> str:
+    """The confirmations file of a pair (commit ids are hex, benchmark names have no slash)."""
+    return f"{new}-{old}-{benchmark}"
+
+
+def confirm(
+    repository: Path, config: Config, store: Store, rounds: int | None = None, max_rounds: int = DEFAULT_MAX_ROUNDS,
+    benchmarks: Sequence[str] | None = None, dry_run: bool = False,
+    on_plan: Callable[[list[Candidate]], None] = lambda planned: None,
+    on_run: Callable[[Candidate, int], None] = lambda candidate, done: None,
+    on_pair: Callable[[PairOutcome], None] = lambda outcome: None,
+) -> ConfirmSummary:
+    """Confirm the store's undecided and borderline labels of non-repeatable metrics by
+    interleaved runs of both stored binaries; store the runs pair by pair and relabel."""
+    started = time.monotonic()
+    specs = chosen_specs(config, benchmarks)
+    planned = plan_confirmations(store.read("labels"), store.read("calibration"), config, specs, rounds, max_rounds)
+    pending = [candidate for candidate in planned if not store.has("confirmations", candidate.key)]
+    on_plan(pending)
+    summary = ConfirmSummary([PairOutcome(c, STORED, "confirmed before") for c in planned if c not in pending])
+    if dry_run:
+        summary.outcomes += [PairOutcome(candidate, PLANNED) for candidate in pending]
+        return summary
+    commits = store.read("commits")
+    digests = dict(zip(commits["sha"].to_pylist(), commits["binary_sha256"].to_pylist())) if commits.num_rows else {}
+    binary_of = store.binary_lookup(list(digests), list(digests.values()))
+    repo = Repository.open(repository)
+    before = store.read("labels")
+    for candidate in pending:
+        outcome = _confirm_pair(repo, config, store, specs[candidate.benchmark], candidate, binary_of, digests, on_run)
+        summary.outcomes.append(outcome)
+        on_pair(outcome)
+    if any(outcome.status == CONFIRMED for outcome in summary.outcomes):
+        summary.labels = update_labels(store, label_rules(config))
+        store.refresh_snapshots()
+    summary.changed = changed_labels(before, store.read("labels"), {c.key for c in planned})
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def chosen_specs(config: Config, benchmarks: Sequence[str] | None) -> dict[str, BenchmarkSpec]:
+    """The configured benchmarks to confirm (all when `benchmarks` is None); an unknown name is an error."""
+    specs = {spec.name: spec for spec in benchmark_specs(config)}
+    if not specs:
+        raise UserError("no [[benchmark]] in the configuration: nothing to confirm")
+    unknown = sorted(set(benchmarks or ()) - set(specs))
+    if unknown:
+        raise UserError(f"unknown benchmark {', '.join(unknown)} (configured: {', '.join(sorted(specs))})")
+    return {name: spec for name, spec in specs.items() if not benchmarks or name in benchmarks}
+
+
+# ------------------------------------------------------------------ which pairs
+def plan_confirmations(labels: pa.Table, calibration: pa.Table, config: Config, specs: dict[str, BenchmarkSpec],
+                       rounds: int | None = None, max_rounds: int = DEFAULT_MAX_ROUNDS) -> list[Candidate]:
+    """The labels to confirm, oldest commit pairs first as the labels table lists them: of
+    benchmarks in `specs` whose metric is not repeatable, those undecided or borderline."""
+    if not labels.num_rows:
+        return []
+    calibrated = {row["benchmark"]: row for row in calibration.to_pylist()} if calibration.num_rows else {}
+    alpha, min_effect = config.labels.alpha, config.labels.min_effect
+    planned = []
+    for row in labels.to_pylist():
+        spec = specs.get(row["benchmark"])
+        if spec is None or row["metric"] != spec.metric or not _drifts(spec, calibrated.get(spec.name), row):
+            continue
+        why = why_confirm(row, alpha, min_effect)
+        if why is None:
+            continue
+        planned.append(Candidate(row["new"], row["old"], spec.name, why, row["label"], row.get("decided_by") or "",
+                                 rounds or rounds_for(spec, calibrated.get(spec.name), alpha, max_rounds), spec.warmup))
+    return planned
+
+
+def _drifts(spec: BenchmarkSpec, calibration: dict | None, label: dict) -> bool:
+    """Can the machine's drift between sessions move this benchmark's metric?  Times and
+    printed rates, yes; callgrind counts only where calibration found them unfit (threads
+    or timing decide what runs).  A label decided as exact never needs confirming."""
+    if label["exact"]:
+        return False
+    if spec.metric != INSTRUCTIONS:
+        return True
+    return calibration is not None and calibration.get("metric") == spec.metric and calibration.get("fit") is False
+
+
+def why_confirm(label: dict, alpha: float, min_effect: float) -> str | None:
+    """Why this label needs an interleaved confirmation, or None: undecided, or decided by the
+    test or equivalence near a threshold (the effect within BORDERLINE_FACTOR of min_effect,
+    or the p-value within it of alpha)."""
+    if label["label"] is None:
+        return "undecided: " + label["reason"].split(":")[0]
+    if (label.get("decided_by") or "test") not in ("test", "equivalence"):
+        return None  # exact, or confirmed already
+    size, p_value = abs(label["effect"]), label["p_value"]
+    if min_effect and min_effect / BORDERLINE_FACTOR <= size <= min_effect * BORDERLINE_FACTOR:
+        return f"borderline: |effect| {size:.3g} within {BORDERLINE_FACTOR:g}x of min_effect {min_effect:g}"
+    if p_value is not None and not math.isnan(p_value) and alpha / BORDERLINE_FACTOR <= p_value <= alpha * BORDERLINE_FACTOR:
+        return f"borderline: p {p_value:.3g} within {BORDERLINE_FACTOR:g}x of alpha {alpha:g}"
+    return None
+
+
+def rounds_for(spec: BenchmarkSpec, calibration: dict | None, alpha: float, max_rounds: int) -> int:
+    """Rounds of one confirmation: what calibration says a side needs to detect min_effect
+    (`repetitions_needed`), at least the configured repetitions and at least what lets the
+    test's p-value reach alpha; at most `max_rounds`."""
+    decisive = next(n for n in range(2, 100) if smallest_p_value(n, n) < alpha)
+    needed = (calibration or {}).get("repetitions_needed") or 0
+    return max(2, min(max(needed, spec.repetitions, decisive), max_rounds))
+
+
+# --------------------------------------------------------------- running a pair
+def _confirm_pair(repo: Repository, config: Config, store: Store, spec: BenchmarkSpec, candidate: Candidate,
+                  binary_of: Callable[[str], str | None], digests: dict[str, str],
+                  on_run: Callable[[Candidate, int], None]) -> PairOutcome:
+    shas = {"old": candidate.old, "new": candidate.new}
+    missing = [sha[:12] for sha in shas.values() if binary_of(sha) is None]
+    if missing:
+        return PairOutcome(candidate, SKIPPED, f"no stored binary of {', '.join(missing)} (collected before binaries "
+                                               "were kept, or deleted from the store): collect it again to confirm")
+    started = time.monotonic()
+    binaries = {side: Path(binary_of(sha)) for side, sha in shas.items()}
+    runs = run_interleaved(repo, config, spec, candidate, binaries, {side: digests[sha] for side, sha in shas.items()},
+                           on_run)
+    store.write("confirmations", candidate.key, runs)  # the pair is done: a later kill cannot lose it
+    failed = sum(status != "ok" for status in runs["status"].to_pylist())
+    note = f"{failed} runs failed: {_first_error(runs)}" if failed else ""
+    return PairOutcome(candidate, CONFIRMED, note, runs.num_rows, failed, time.monotonic() - started)
+
+
+def run_interleaved(repo: Repository, config: Config, spec: BenchmarkSpec, candidate: Candidate, binaries: dict[str, Path],
+                    digests: dict[str, str], on_run: Callable[[Candidate, int], None] = lambda candidate, done: None,
+                    ) -> pa.Table:
+    """The rows of one interleaved session of the two binaries (`binaries`: side -> a stored
+    binary), warm-ups first, in one run context."""
+    suite = Path(config.project.suite) if config.project.suite else None
+    rows = []
+    with ExitStack() as stack:
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=run_folder_prefix())))
+        checkouts = {side: _side_checkout(stack, repo, spec, config, getattr(candidate, side), binaries[side], workdir / side)
+                     for side in SIDES}
+        context = RunContext(context_settings(config))
+        stack.callback(context.release)
+        stack.enter_context(_machine_lock(True, exclusive=True))
+        # Both sides' binaries sit at the same place in their folders, so the context's stable
+        # paths (argv[0], the working directory) are the same bytes for both.
+        runner = BenchmarkRunner([spec], checkouts["old"] / config.project.binary, checkouts["old"], suite,
+                                 cpu=config.run.cpu, workdir=workdir, context=context)
+        facts = {"host": host_facts()["host"], "context": context.digest()}
+        seed = zlib.crc32(f"{config.run.seed}:{candidate.key}".encode())
+        for order, (side, round_number) in enumerate(interleaved_schedule(candidate.rounds, spec.warmup, seed)):
+            context.bind(checkouts[side], checkouts[side] / config.project.binary, suite)
+            run = runner.run_once(spec, round_number, order)
+            rows.append({"side": side, "round": round_number, "run_order": order, "value": run.value, "status": run.status,
+                         "error": run.error, "seconds": run.seconds, "binary_sha256": digests[side]})
+            on_run(candidate, order + 1)
+    constants = {"new": candidate.new, "old": candidate.old, "benchmark": spec.name, "metric": spec.metric,
+                 "unit": metric_unit(spec.metric), **facts, "measured_at": datetime.now(timezone.utc)}
+    return pa.Table.from_pylist([{**constants, **row} for row in rows])
+
+
+def interleaved_schedule(rounds: int, warmup: int, seed: int) -> list[tuple[str, int]]:
+    """(side, round) in the order they run: `warmup` warm-ups of each side alternating (round
+    -1), then each round both sides, in a random order per round."""
+    order = random.Random(seed)
+    schedule = [(side, WARMUP_REPETITION) for _ in range(warmup) for side in SIDES]
+    for round_number in range(rounds):
+        sides = list(SIDES)
+        order.shuffle(sides)
+        schedule += [(side, round_number) for side in sides]
+    return schedule
+
+
+def _side_checkout(stack: ExitStack, repo: Repository, spec: BenchmarkSpec, config: Config, sha: str, stored: Path,
+                   folder: Path) -> Path:
+    """The folder one side runs in, its binary at `[project] binary` in it: a checkout of its
+    commit when the command names checkout files, else an empty folder.  The store keeps
+    binaries as plain files: copied, and made executable."""
+    if names_checkout(spec):
+        folder = stack.enter_context(Worktree(repo, sha))
+    else:
+        folder.mkdir(parents=True)
+    folder = folder.resolve()
+    binary = folder / config.project.binary
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    binary.unlink(missing_ok=True)  # not through a link the checkout may hold there
+    shutil.copyfile(stored, binary)
+    binary.chmod(0o755)
+    return folder
+
+
+def _first_error(runs: pa.Table) -> str:
+    return next((error for error, status in zip(runs["error"].to_pylist(), runs["status"].to_pylist()) if status != "ok"), "")
+
+
+# ------------------------------------------------------------------- what changed
+def changed_labels(before: pa.Table, after: pa.Table, keys: set[str]) -> list[dict]:
+    """The labels among `keys` (confirmation keys) whose value is not what it was."""
+    def by_key(table: pa.Table) -> dict[str, dict]:
+        if not table.num_rows:
+            return {}
+        return {confirmation_key(row["new"], row["old"], row["benchmark"]): row for row in table.to_pylist()}
+
+    old_rows, new_rows = by_key(before), by_key(after)
+    changed = []
+    for key in sorted(keys & set(old_rows) & set(new_rows)):
+        was, now = old_rows[key], new_rows[key]
+        if was["label"] is not now["label"]:
+            changed.append({"new": now["new"], "old": now["old"], "benchmark": now["benchmark"], "before": was["label"],
+                            "after": now["label"], "decided_by": now.get("decided_by") or "", "reason": now["reason"]})
+    return changed

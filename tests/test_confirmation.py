@@ -1,0 +1,195 @@
+"""Interleaved confirmation of timed labels (`selector confirm`): which labels it takes, how
+the labels follow its runs, and, on real gcc builds run through the real CLI, that two
+identical binaries are not called changed and a planted 10% slowdown is."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from selector.calibrate import repetitions_needed
+from selector.confirmation import interleaved_schedule, why_confirm
+from storage.labels import LabelRules, PairLabeller, history_labels
+from storage.schema import TABLES
+from storage.store import Store
+from tests.helpers import assert_one_line_error, run_selector
+
+RULES = LabelRules(alpha=0.05, min_effect=0.01, metrics={"loop": "wall_time"}, directions={"loop": "lower"}, profiled=False)
+
+
+def _measurements(values: dict[str, list[float]]) -> pa.Table:
+    return pa.Table.from_pylist([
+        {"commit": commit, "benchmark": "loop", "metric": "wall_time", "repetition": repetition, "warmup": False,
+         "value": value, "status": "ok"}
+        for commit, runs in values.items() for repetition, value in enumerate(runs)])
+
+
+def _confirmation(new: str, old: str, old_values: list[float], new_values: list[float]) -> pa.Table:
+    rows = [{"new": new, "old": old, "benchmark": "loop", "metric": "wall_time", "side": "old", "round": -1, "status": "ok",
+             "value": 99.0}]  # a warm-up, never compared
+    rows += [{"new": new, "old": old, "benchmark": "loop", "metric": "wall_time", "side": side, "round": number,
+              "status": "ok", "value": value}
+             for side, values in (("old", old_values), ("new", new_values)) for number, value in enumerate(values)]
+    return pa.Table.from_pylist(rows)
+
+
+def test_drift_between_sessions_is_a_change_until_the_interleaved_runs_say_otherwise():
+    # The old commit was measured on a faster day: its runs are 3% below the new one's.
+    measured = _measurements({"a": [1.00, 1.001, 0.999, 1.002, 0.998], "b": [1.03, 1.031, 1.029, 1.032, 1.028]})
+    drifted = PairLabeller(measured, pa.table({}), RULES).label("b", "a", "loop")
+    assert drifted.label is True and drifted.decided_by == "test"
+    same = [1.0, 1.001, 0.999, 1.002, 0.998, 1.0005]
+    confirmed = PairLabeller(measured, pa.table({}), RULES, _confirmation("b", "a", same, same[::-1])).label("b", "a", "loop")
+    assert confirmed.label is not True and confirmed.n_old == confirmed.n_new == 6  # the warm-up is left out
+    assert "interleaved in one session (6 rounds)" in confirmed.reason
+    slower = [value * 1.1 for value in same]
+    found = PairLabeller(measured, pa.table({}), RULES, _confirmation("b", "a", same, slower)).label("b", "a", "loop")
+    assert found.label is True and found.decided_by == "confirmation" and found.regression
+    # Another pair's confirmation does not touch this one; history_labels reads them when given.
+    other = PairLabeller(measured, pa.table({}), RULES, _confirmation("c", "a", same, slower)).label("b", "a", "loop")
+    assert other == drifted
+    commits = pa.Table.from_pylist([{"sha": "a", "parents": []}, {"sha": "b", "parents": ["a"]}])
+    (row,) = history_labels(commits, measured, pa.table({}), pa.table({}), RULES,
+                            _confirmation("b", "a", same, slower))["b"].to_pylist()
+    assert row["decided_by"] == "confirmation" and row["label"] is True
+    (row,) = history_labels(commits, measured, pa.table({}), pa.table({}), RULES)["b"].to_pylist()
+    assert row["decided_by"] == "test"  # without confirmations (the push path's callers): as before
+
+
+def test_which_labels_need_confirming():
+    base = {"exact": False, "reason": "", "decided_by": "test"}
+    assert why_confirm({**base, "label": None, "reason": "borderline: p=0.3, ..."}, 0.05, 0.01).startswith("undecided")
+    assert why_confirm({**base, "label": True, "effect": 0.015, "p_value": 0.001}, 0.05, 0.01).startswith("borderline")
+    assert why_confirm({**base, "label": False, "effect": 0.001, "p_value": 0.08}, 0.05, 0.01).startswith("borderline: p")
+    assert why_confirm({**base, "label": False, "effect": 0.001, "p_value": 0.3}, 0.05, 0.01) is None
+    assert why_confirm({**base, "label": True, "effect": 0.2, "p_value": 0.04}, 0.05, 0.01).startswith("borderline: p")
+    assert why_confirm({**base, "label": True, "effect": 0.2, "p_value": 0.001}, 0.05, 0.01) is None
+    assert why_confirm({**base, "label": False, "effect": 0.001, "p_value": 0.9, "decided_by": "equivalence"}, 0.05, 0.01) is None
+    assert why_confirm({**base, "label": True, "effect": 0.015, "p_value": 0.001, "decided_by": "confirmation"}, 0.05, 0.01) is None
+
+
+def test_each_round_runs_both_sides_in_a_random_order_after_the_warmups():
+    schedule = interleaved_schedule(40, 1, seed=7)
+    assert schedule[:2] == [("old", -1), ("new", -1)]
+    rounds = [sorted(schedule[2 + 2 * n: 4 + 2 * n]) for n in range(40)]
+    assert all(pair == [("new", n), ("old", n)] for n, pair in enumerate(rounds))
+    firsts = [schedule[2 + 2 * n][0] for n in range(40)]
+    assert 10 < firsts.count("new") < 30  # neither side always runs first
+    assert interleaved_schedule(40, 1, seed=7) == schedule
+
+
+# --------------------------------------------------------------- real runs, real CLI
+# A busy loop of about 35 ms; the planted slowdown runs it 10% longer.
+PROGRAM = """#include <stdio.h>
+#define WORK 60000000L
+int main(void) {
+    volatile long sink = 0;
+    for (long i = 0; i < WORK; i++)
+        sink += i;
+    printf("%ld\\n", (long)sink);
+    return 0;
+}
+"""
+# repetitions = 2: collection alone cannot decide (the test cannot reach alpha with 2 runs a
+# side), which is what the confirmation is for; everything else is the default.
+CONFIG = """[project]
+binary = "prog"
+
+[build]
+command = "gcc -O2 -o prog prog.c"
+
+[[benchmark]]
+name = "loop"
+command = "{binary}"
+metric = "wall_time"
+repetitions = 2
+
+[profile]
+tool = "none"
+"""
+
+
+def _git(root: Path, *arguments: str) -> str:
+    identity = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
+    return subprocess.run(["git", *identity, *arguments], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _history(root: Path) -> list[str]:
+    """Three commits: the loop, the same loop with a comment added (an identical binary), the
+    loop 10% longer."""
+    root.mkdir(parents=True)
+    (root / "prog.c").write_text(PROGRAM)
+    (root / "selector.toml").write_text(CONFIG)
+    (root / ".gitignore").write_text("prog\n.selector/\n")
+    _git(root, "init", "-q", "-b", "main")
+    shas = []
+    for message, edit in (("loop", lambda text: text), ("comment", lambda text: text + "/* explained */\n"),
+                          ("slower", lambda text: text.replace("60000000L", "66000000L"))):
+        (root / "prog.c").write_text(edit((root / "prog.c").read_text()))
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", message)
+        shas.append(_git(root, "rev-parse", "HEAD"))
+    return shas
+
+
+@pytest.mark.slow
+def test_confirmation_finds_no_change_between_identical_binaries_and_finds_a_planted_slowdown(tmp_path):
+    root = tmp_path / "project"
+    loop, comment, slower = _history(root)
+    collected = run_selector("collect", "--repo", str(root), "--format", "json")
+    assert collected.returncode == 0, collected.stderr
+    assert json.loads(collected.stdout)["labels"][0]["undecided"] == 2
+    calibrated = run_selector("calibrate", loop, "--repo", str(root), "--format", "json")  # its noise sets the rounds
+    assert calibrated.returncode == 0, calibrated.stderr
+
+    confirmed = run_selector("confirm", "--repo", str(root), "--format", "json")
+    assert confirmed.returncode == 0, confirmed.stderr
+    document = json.loads(confirmed.stdout)
+    assert document["summary"]["confirmed"] == 2 and document["summary"]["failed_runs"] == 0
+    store = Store(root / ".selector")
+    labels = {row["new"]: row for row in store.read("labels").to_pylist()}
+    assert labels[comment]["label"] is not True, labels[comment]["reason"]
+    assert all(row["reason"].startswith("interleaved in one session") for row in labels.values())
+    runs = store.read("confirmations")
+    assert set(runs["context"].to_pylist()) == {runs["context"][0].as_py()}  # one context for every run of the session
+    files = sorted((root / ".selector" / "confirmations").glob("*.parquet"))
+    assert len(files) == 2 and [p for f in files for p in TABLES["confirmations"].mismatches(pq.read_schema(f))] == []
+
+    # Resumable: the pairs stored are not run again; a pair whose file is gone is.
+    again = json.loads(run_selector("confirm", "--repo", str(root), "--format", "json").stdout)["summary"]
+    assert again["confirmed_before"] == 2 and again["runs"] == 0
+    (root / ".selector" / "confirmations" / f"{comment}-{loop}-loop.parquet").unlink()
+    resumed = json.loads(run_selector("confirm", "--repo", str(root), "--format", "json").stdout)["summary"]
+    assert resumed["confirmed"] == 1 and resumed["confirmed_before"] == 1
+
+    # A later collection (or calibration) keeps the labels the confirmations decided.
+    assert run_selector("collect", "--repo", str(root)).returncode == 0
+    labels = {row["new"]: row for row in Store(root / ".selector").read("labels").to_pylist()}
+    assert all(row["reason"].startswith("interleaved in one session") for row in labels.values())
+    assert labels[comment]["label"] is not True, labels[comment]["reason"]
+
+    # A machine busy with other work (load well above its cores) times a 35 ms loop with a
+    # noise no 30 rounds can see 10% through; calibration measured that noise, and says so.
+    (calibration,) = store.read("calibration").to_pylist()
+    rounds = document["pairs"][0]["rounds"]
+    if repetitions_needed(calibration["cv"], 0.10, 0.05) > rounds:
+        pytest.skip(f"this machine's wall-time noise (cv {calibration['cv']:.1%}) is too high for {rounds} rounds to "
+                    "detect 10%")
+    assert labels[slower]["label"] is True and labels[slower]["decided_by"] == "confirmation", labels[slower]["reason"]
+    assert labels[slower]["regression"] and 0.05 < labels[slower]["effect"] < 0.2
+
+
+@pytest.mark.slow
+def test_bad_input_is_one_line(tmp_path):
+    root = tmp_path / "project"
+    _history(root)
+    assert_one_line_error(run_selector("confirm", "--repo", str(root)), "no store here")
+    assert run_selector("collect", "-n", "1", "--repo", str(root)).returncode == 0
+    assert_one_line_error(run_selector("confirm", "--repo", str(root), "--benchmarks", "nope"), "unknown benchmark nope")
+    nothing = run_selector("confirm", "--repo", str(root))
+    assert nothing.returncode == 0 and "nothing to confirm" in nothing.stdout
