@@ -14,9 +14,13 @@ import re
 import subprocess
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
-from collectors.block_diff import Block, align
+from collectors.block_diff import Block, NewBlock, Region, align
+from features.builder import FeatureBuilder
+from features.executed_code import INSTRUCTIONS, SAMPLES, FunctionChange, executed_change
 from selector.feature_table import feature_table
 from selector.selection import Decision, overrule_by_predicted_effect
 from selector.sample_history import commit_all
@@ -196,3 +200,29 @@ def test_blocks_the_compiler_only_moved_are_not_changed_code():
     assert changed == []  # every old block is still there, moved or in place
     (inserted,) = [b for region in regions for b in region.new_blocks]
     assert inserted == (5, loop.addresses[0], loop.addresses[-1], 3)  # runs as often as the loop it follows
+
+
+def test_sampled_blocks_count_their_samples_over_their_length():
+    """Samples spread over a block's instructions (here: none on its first), so under perf a
+    new block anchored to it costs the block's samples per instruction times its length."""
+    old_block = np.array([100, 104, 108, 112], dtype=np.int64)
+    function = FunctionChange(
+        regions=[Region(old_block, (NewBlock(8, 100, 112, 4),))],  # the block rewritten twice as long
+        addresses=np.array([104, 108, 112, 200]), counts=np.array([10, 20, 10, 60]),
+        own_count=100.0, old_length=10, new_length=14,
+    )
+    sampled = executed_change([function], 0.0, 200.0, SAMPLES)
+    assert sampled.share == pytest.approx(40 / 200)
+    assert sampled.predicted_effect == pytest.approx((40 / 4 * 8 - 40) / 200)  # the block's time doubles
+    counted = executed_change([function], 0.0, 200.0, INSTRUCTIONS)
+    assert counted.predicted_effect == pytest.approx(-40 / 200)  # its first instruction never ran: as if deleted
+
+
+def test_run_totals_are_of_the_profiles_own_kind_and_older_stores_say_it_by_their_profiler():
+    old_store = pa.table({"commit": ["a", "a", "b", "b"], "benchmark": ["x"] * 4,
+                          "self_instructions": pa.array([10, 5, None, None], pa.int64()),
+                          "samples": pa.array([None, None, 3, 4], pa.int64()), "profiler": ["callgrind"] * 2 + ["perf"] * 2})
+    expected = {("a", "x"): (INSTRUCTIONS, 15.0), ("b", "x"): (SAMPLES, 7.0)}
+    assert FeatureBuilder._run_table(old_store) == expected
+    stated = old_store.append_column("count_kind", pa.array(["instructions"] * 2 + ["samples"] * 2, pa.large_string()))
+    assert FeatureBuilder._run_table(stated) == expected
