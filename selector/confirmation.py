@@ -43,7 +43,7 @@ from typing import Callable, Sequence
 import pyarrow as pa
 
 from collectors.benchmark_runner import (
-    INSTRUCTIONS, WARMUP_REPETITION, BenchmarkRunner, BenchmarkSpec, metric_unit, run_folder_prefix,
+    INSTRUCTIONS, WARMUP_REPETITION, BenchmarkRunner, BenchmarkSpec, metric_unit, run_folder_prefix, sweep_run_folders,
 )
 from collectors.builds import Worktree
 from collectors.errors import UserError
@@ -53,7 +53,7 @@ from collectors.run_context import RunContext
 from selector.collect import _machine_lock  # the lock collection's timed suites take: one timed session at a time
 from selector.config import Config, benchmark_specs, context_settings, label_rules
 from selector.measurement_reuse import names_checkout
-from storage.labels import LabelSummary, smallest_p_value, update_labels
+from storage.labels import LabelRules, LabelSummary, history_labels, smallest_p_value, update_labels
 from storage.store import Store
 
 # A decided label is borderline when its effect is within this factor of min_effect (either
@@ -125,26 +125,31 @@ def confirm(
     interleaved runs of both stored binaries; store the runs pair by pair and relabel."""
     started = time.monotonic()
     specs = chosen_specs(config, benchmarks)
-    planned = plan_confirmations(store.read("labels"), store.read("calibration"), config, specs, rounds, max_rounds)
+    rules = label_rules(config)
+    before = current_labels(store, rules)
+    planned = plan_confirmations(before, store.read("calibration"), config, specs, rounds, max_rounds)
     pending = [candidate for candidate in planned if not store.has("confirmations", candidate.key)]
     on_plan(pending)
     summary = ConfirmSummary([PairOutcome(c, STORED, "confirmed before") for c in planned if c not in pending])
     if dry_run:
         summary.outcomes += [PairOutcome(candidate, PLANNED) for candidate in pending]
         return summary
+    # What a confirmation (or collection) killed half way left: temporaries, run folders, worktrees.
+    store.sweep_temporaries()
+    sweep_run_folders()
+    repo = Repository.open(repository)
+    Worktree.sweep(repo)
     commits = store.read("commits")
     digests = dict(zip(commits["sha"].to_pylist(), commits["binary_sha256"].to_pylist())) if commits.num_rows else {}
     binary_of = store.binary_lookup(list(digests), list(digests.values()))
-    repo = Repository.open(repository)
-    before = store.read("labels")
     for candidate in pending:
         outcome = _confirm_pair(repo, config, store, specs[candidate.benchmark], candidate, binary_of, digests, on_run)
         summary.outcomes.append(outcome)
         on_pair(outcome)
     if any(outcome.status == CONFIRMED for outcome in summary.outcomes):
-        summary.labels = update_labels(store, label_rules(config))
+        summary.labels = update_labels(store, rules)
         store.refresh_snapshots()
-    summary.changed = changed_labels(before, store.read("labels"), {c.key for c in planned})
+    summary.changed = changed_labels(before, store.read("labels").to_pylist(), {c.key for c in planned})
     summary.seconds = time.monotonic() - started
     return summary
 
@@ -161,16 +166,25 @@ def chosen_specs(config: Config, benchmarks: Sequence[str] | None) -> dict[str, 
 
 
 # ------------------------------------------------------------------ which pairs
-def plan_confirmations(labels: pa.Table, calibration: pa.Table, config: Config, specs: dict[str, BenchmarkSpec],
+def current_labels(store: Store, rules: LabelRules) -> list[dict]:
+    """The labels the store's tables make now, confirmations included: not the labels as last
+    written, which a confirmation deleted to be run again, or a calibration made since, has
+    made stale."""
+    by_commit = history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"),
+                               store.read("calibration"), rules, store.read("confirmations"))
+    return [row for sha in sorted(by_commit) for row in by_commit[sha].to_pylist()]
+
+
+def plan_confirmations(labels: list[dict], calibration: pa.Table, config: Config, specs: dict[str, BenchmarkSpec],
                        rounds: int | None = None, max_rounds: int = DEFAULT_MAX_ROUNDS) -> list[Candidate]:
-    """The labels to confirm, oldest commit pairs first as the labels table lists them: of
+    """The labels to confirm, in the order given: of
     benchmarks in `specs` whose metric is not repeatable, those undecided or borderline."""
-    if not labels.num_rows:
+    if not labels:
         return []
     calibrated = {row["benchmark"]: row for row in calibration.to_pylist()} if calibration.num_rows else {}
     alpha, min_effect = config.labels.alpha, config.labels.min_effect
     planned = []
-    for row in labels.to_pylist():
+    for row in labels:
         spec = specs.get(row["benchmark"])
         if spec is None or row["metric"] != spec.metric or not _drifts(spec, calibrated.get(spec.name), row):
             continue
@@ -303,12 +317,10 @@ def _first_error(runs: pa.Table) -> str:
 
 
 # ------------------------------------------------------------------- what changed
-def changed_labels(before: pa.Table, after: pa.Table, keys: set[str]) -> list[dict]:
+def changed_labels(before: list[dict], after: list[dict], keys: set[str]) -> list[dict]:
     """The labels among `keys` (confirmation keys) whose value is not what it was."""
-    def by_key(table: pa.Table) -> dict[str, dict]:
-        if not table.num_rows:
-            return {}
-        return {confirmation_key(row["new"], row["old"], row["benchmark"]): row for row in table.to_pylist()}
+    def by_key(rows: list[dict]) -> dict[str, dict]:
+        return {confirmation_key(row["new"], row["old"], row["benchmark"]): row for row in rows}
 
     old_rows, new_rows = by_key(before), by_key(after)
     changed = []
