@@ -6,7 +6,7 @@
 # make_suite.sh.  The configuration used is a copy in WORKDIR with the suite's path made
 # absolute and put in place of SUITE_DIR, the placeholder by which a build command names
 # a driver kept in the suite (the tool fills placeholders into benchmark commands only).
-# Usage: corpus/collect.sh PROJECT [WORKDIR]      (PROJECT: lz4, zlib, cjson, yyjson, libdeflate;
+# Usage: corpus/collect.sh PROJECT [WORKDIR]      (PROJECT: lz4, zlib, cjson, yyjson, libdeflate, zlib-timed;
 #        WORKDIR default ./PROJECT, where corpus/evaluate.sh looks for it)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +16,7 @@ if [ ! -f "$here/recipe" ]; then
     echo "collect.sh: no corpus project '$project' (no $here/recipe)" >&2
     exit 2
 fi
-source "$here/recipe"   # url, range
+source "$here/recipe"   # url, range (and calibration_rounds, default 2)
 work=${2:-$PWD/$project}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -34,5 +34,5 @@ fi
 suite=$(printf '%s' "$here/suite" | sed 's/[\\|&]/\\&/g')     # escaped for sed's replacement
 sed -e "s|SUITE_DIR|$suite|g" -e "s|^suite = \"suite\"|suite = \"$suite\"|" "$here/selector.toml" > "$work/selector.toml"
 cd "$work/$project"
-selector calibrate "${range%%..*}" --config "$work/selector.toml" --store "$work/store" --rounds 2
+selector calibrate "${range%%..*}" --config "$work/selector.toml" --store "$work/store" --rounds "${calibration_rounds:-2}"
 time selector collect "$range" --first-parent -j 2 --config "$work/selector.toml" --store "$work/store"

@@ -261,6 +261,7 @@ class PairLabeller:
         self.rules = rules
         self.calibrated = calibrated_benchmarks(calibration, rules)
         self.confirmed = confirmed_values(confirmations, rules)
+        self.contexts = _run_contexts(good)
 
     def label(self, new: str, old: str, benchmark: str) -> Label | None:
         """None when either side was never measured or the benchmark is not configured."""
@@ -272,10 +273,21 @@ class PairLabeller:
         label = label_pair(old_values, new_values, self.rules.alpha, self.rules.min_effect, calibrated.repeatable,
                            self.rules.directions[benchmark], spread=calibrated.spread, noise=calibrated.noise)
         if confirmed is None:
-            return label
+            return self._within_one_context(label, new, old, benchmark)
         # The same test and thresholds, on runs that shared a session: the confirmation decided it.
         return replace(label, decided_by="confirmation" if label.label is not None else "",
                        reason=f"interleaved in one session ({min(len(old_values), len(new_values))} rounds): {label.reason}")
+
+    def _within_one_context(self, label: Label, new: str, old: str, benchmark: str) -> Label:
+        """`label`, unless its sides ran in different contexts (another environment or path
+        length: another layout), where a change may be the layout's: then undecided, until
+        an interleaved confirmation runs both in one context."""
+        old_contexts, new_contexts = self.contexts.get((old, benchmark), set()), self.contexts.get((new, benchmark), set())
+        if not old_contexts or not new_contexts or old_contexts == new_contexts or label.label is not True:
+            return label
+        return replace(label, label=None, regression=False, decided_by="", reason=(
+            f"measured in different run contexts ({', '.join(sorted(old_contexts))} and {', '.join(sorted(new_contexts))}: "
+            f"another environment or path length, another layout): run selector confirm; {label.reason}"))
 
     def labels_and_effects(self, tuples: Iterable[tuple[str, str, str]]) -> tuple[list[bool | None], np.ndarray]:
         """The label (None where unlabelled) and the measured relative change (NaN where
@@ -287,6 +299,19 @@ class PairLabeller:
             labels.append(found.label if known else None)
             effects.append(found.effect if known else math.nan)
         return labels, np.asarray(effects, dtype=float)
+
+
+def _run_contexts(runs: pa.Table) -> dict[tuple[str, str], set[str]]:
+    """(commit, benchmark) -> the run contexts its runs had (collectors/run_context.py); none
+    known for stores collected before contexts were recorded, and for imported results."""
+    if not runs.num_rows or "context" not in runs.column_names:
+        return {}
+    contexts = defaultdict(set)
+    for commit, benchmark, context in zip(runs["commit"].to_pylist(), runs["benchmark"].to_pylist(),
+                                          runs["context"].to_pylist()):
+        if context:
+            contexts[(commit, benchmark)].add(context)
+    return dict(contexts)
 
 
 def confirmed_values(confirmations: pa.Table | None, rules: LabelRules) -> dict[tuple[str, str, str], tuple[list, list]]:

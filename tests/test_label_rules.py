@@ -65,3 +65,21 @@ def test_a_calibration_stored_before_tolerances_reads_as_exact_or_not():
     old = pa.Table.from_pylist([{"benchmark": "b", "metric": "instructions", "exact": True, "cv": 0.0}])
     found = calibrated_benchmarks(old, RULES)["b"]
     assert found.repeatable and found.spread == 0.0
+
+
+def test_a_change_between_two_run_contexts_is_not_a_label_until_confirmed():
+    from storage.labels import PairLabeller
+
+    def runs(commit: str, value: float, context: str) -> list[dict]:
+        return [{"commit": commit, "benchmark": "b", "metric": "instructions", "repetition": 0, "warmup": False,
+                 "value": value, "status": "ok", "context": context}]
+
+    exact = calibration(exact=True, tolerance=0.0, layout_spread=0.0)
+    same = PairLabeller(pa.Table.from_pylist(runs("o", 100.0, "c1") + runs("n", 110.0, "c1")), exact, RULES)
+    assert same.label("n", "o", "b").label is True
+    moved = PairLabeller(pa.Table.from_pylist(runs("o", 100.0, "c1") + runs("n", 110.0, "c2")), exact, RULES)
+    mixed = moved.label("n", "o", "b")
+    assert mixed.label is None and "different run contexts" in mixed.reason and "selector confirm" in mixed.reason
+    # Unchanged stays unchanged: a layout can make a change appear, the label already says there is none.
+    quiet = PairLabeller(pa.Table.from_pylist(runs("o", 100.0, "c1") + runs("n", 100.0, "c2")), exact, RULES)
+    assert quiet.label("n", "o", "b").label is False
