@@ -146,9 +146,8 @@ def confirm(
         outcome = _confirm_pair(repo, config, store, specs[candidate.benchmark], candidate, binary_of, digests, on_run)
         summary.outcomes.append(outcome)
         on_pair(outcome)
-    if any(outcome.status == CONFIRMED for outcome in summary.outcomes):
-        summary.labels = update_labels(store, rules)
-        store.refresh_snapshots()
+    summary.labels = update_labels(store, rules)  # the stored labels, as `before` was made: current
+    store.refresh_snapshots()
     summary.changed = changed_labels(before, store.read("labels").to_pylist(), {c.key for c in planned})
     summary.seconds = time.monotonic() - started
     return summary

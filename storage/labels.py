@@ -24,7 +24,10 @@ reads and writes nothing; :func:`update_labels` reads them and writes what chang
 closest ancestor (merges included) with measurements of `b` and, unless profiling is off,
 a profile of `b`.  Labels are recomputed on every collection, since a newly collected
 commit can become the closest ancestor of others; only files whose contents change are
-rewritten.
+rewritten.  A pair with an interleaved confirmation (the `confirmations` table, written by
+`selector confirm`: both binaries run in turn in one session) is labelled from those runs,
+with the same test and calibration, so the drift between the sessions that measured its
+two sides cannot decide it (`decided_by = "confirmation"`).
 
 The project's settings arrive as :class:`LabelRules` (the application makes them from
 ``selector.toml``), so this layer reads no configuration file.
