@@ -61,6 +61,8 @@ from storage.store import Store
 # made the decision.
 BORDERLINE_FACTOR = 2.0
 DEFAULT_MAX_ROUNDS = 30
+# How storage.labels says a change is undecided because its sides ran in different run contexts.
+DIFFERENT_CONTEXTS = "measured in different run contexts"
 SIDES = ("old", "new")
 
 CONFIRMED, STORED, SKIPPED, PLANNED = "confirmed", "stored", "skipped", "planned"
@@ -185,20 +187,25 @@ def plan_confirmations(labels: list[dict], calibration: pa.Table, config: Config
     planned = []
     for row in labels:
         spec = specs.get(row["benchmark"])
-        if spec is None or row["metric"] != spec.metric or not _drifts(spec, calibrated.get(spec.name), row):
+        if spec is None or row["metric"] != spec.metric or not _needs_one_session(spec, calibrated.get(spec.name), row):
             continue
         why = why_confirm(row, alpha, min_effect)
         if why is None:
             continue
+        rounds_needed = rounds or rounds_for(spec, calibrated.get(spec.name), alpha, max_rounds, repeatable=row["exact"])
         planned.append(Candidate(row["new"], row["old"], spec.name, why, row["label"], row.get("decided_by") or "",
-                                 rounds or rounds_for(spec, calibrated.get(spec.name), alpha, max_rounds), spec.warmup))
+                                 rounds_needed, spec.warmup))
     return planned
 
 
-def _drifts(spec: BenchmarkSpec, calibration: dict | None, label: dict) -> bool:
-    """Can the machine's drift between sessions move this benchmark's metric?  Times and
-    printed rates, yes; callgrind counts only where calibration found them unfit (threads
-    or timing decide what runs).  A label decided as exact never needs confirming."""
+def _needs_one_session(spec: BenchmarkSpec, calibration: dict | None, label: dict) -> bool:
+    """Can only runs in one session and one context decide this label?  Those whose sides
+    ran in different run contexts (another layout: storage.labels leaves their changes
+    undecided), whatever the metric.  Else those the machine's drift between sessions can
+    move: times and printed rates, and callgrind counts only where calibration found them
+    unfit (threads or timing decide what runs); a label decided as exact never does."""
+    if label["label"] is None and DIFFERENT_CONTEXTS in label["reason"]:
+        return True
     if label["exact"]:
         return False
     if spec.metric != INSTRUCTIONS:
@@ -222,13 +229,14 @@ def why_confirm(label: dict, alpha: float, min_effect: float) -> str | None:
     return None
 
 
-def rounds_for(spec: BenchmarkSpec, calibration: dict | None, alpha: float, max_rounds: int) -> int:
+def rounds_for(spec: BenchmarkSpec, calibration: dict | None, alpha: float, max_rounds: int, repeatable: bool = False) -> int:
     """Rounds of one confirmation: what calibration says a side needs to detect min_effect
-    (`repetitions_needed`), at least the configured repetitions and at least what lets the
-    test's p-value reach alpha; at most `max_rounds`."""
-    decisive = next(n for n in range(2, 100) if smallest_p_value(n, n) < alpha)
+    (`repetitions_needed`), at least the configured repetitions and, unless the metric is
+    repeatable (labelled by its effect), at least what lets the test's p-value reach alpha;
+    at most `max_rounds`."""
+    decisive = 1 if repeatable else next(n for n in range(2, 100) if smallest_p_value(n, n) < alpha)
     needed = (calibration or {}).get("repetitions_needed") or 0
-    return max(2, min(max(needed, spec.repetitions, decisive), max_rounds))
+    return max(1, min(max(needed, spec.repetitions, decisive), max_rounds))
 
 
 # --------------------------------------------------------------- running a pair

@@ -44,6 +44,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from collectors.benchmark_runner import INSTRUCTIONS
 from storage.history import closest_pairs, commit_benchmark_pairs, group_pair_indices, measured_runs
 
 if TYPE_CHECKING:
@@ -232,7 +233,12 @@ def calibrated_benchmarks(calibration: pa.Table, rules: LabelRules) -> dict[str,
         tolerance = 0.0 if tolerance is None and row["exact"] else tolerance
         repeatable = bool(row["exact"]) or (tolerance is not None
                                             and tolerance <= NEAR_EXACT_SHARE_OF_MIN_EFFECT * rules.min_effect)
-        spread = max(row.get("layout_spread") or 0.0, tolerance or 0.0)
+        # A count's tolerance is what threads decide, a bound on its effect.  A timed metric's A/A
+        # range is run-to-run scatter, the test's (and the equivalence bound's) to weigh: as a
+        # threshold it grows with the runs (20 A/A wall times on a busy machine spanned 56-135% of
+        # their median, which no change could exceed).
+        counted = repeatable or row["metric"] == INSTRUCTIONS
+        spread = max(row.get("layout_spread") or 0.0, (tolerance or 0.0) if counted else 0.0)
         found[row["benchmark"]] = Calibrated(repeatable, spread, row.get("cv"))
     return found
 

@@ -8,6 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -207,3 +208,31 @@ def test_bad_input_is_one_line(tmp_path):
     assert_one_line_error(run_selector("confirm", "--repo", str(root), "--benchmarks", "nope"), "unknown benchmark nope")
     nothing = run_selector("confirm", "--repo", str(root))
     assert nothing.returncode == 0 and "nothing to confirm" in nothing.stdout
+
+
+def test_a_timed_metrics_scatter_is_for_the_test_not_a_spread_to_exceed():
+    from storage.labels import calibrated_benchmarks
+
+    row = {"benchmark": "loop", "metric": "wall_time", "exact": False, "cv": 0.2, "tolerance": 0.9, "layout_spread": 0.03}
+    assert calibrated_benchmarks(pa.Table.from_pylist([row]), RULES)["loop"].spread == 0.03
+
+
+def test_pairs_measured_in_two_contexts_are_confirmed_whatever_the_metric():
+    from selector.config import Config, benchmark_specs
+    from selector.confirmation import DIFFERENT_CONTEXTS, plan_confirmations
+
+    rules = LabelRules(0.05, 0.01, {"count": "instructions"}, {"count": "lower"}, profiled=False)
+    runs = [{"commit": commit, "benchmark": "count", "metric": "instructions", "repetition": 0, "warmup": False,
+             "value": value, "status": "ok", "context": context}
+            for commit, value, context in (("a", 100.0, "c1"), ("b", 103.0, "c2"), ("c", 103.0, "c2"))]
+    exact = pa.Table.from_pylist([{"benchmark": "count", "metric": "instructions", "exact": True, "cv": 0.0,
+                                   "tolerance": 0.0, "layout_spread": 0.0, "repetitions_needed": 1}])
+    labeller = PairLabeller(pa.Table.from_pylist(runs), exact, rules)
+    moved, same = labeller.label("b", "a", "count"), labeller.label("c", "b", "count")
+    assert moved.label is None and DIFFERENT_CONTEXTS in moved.reason and same.label is False
+    config = msgspec.convert({"project": {"binary": "prog"}, "build": {"command": "make"}, "benchmark": [
+        {"name": "count", "command": "{binary}", "metric": "instructions", "repetitions": 1}]}, Config)
+    rows = [{"new": new, "old": old, "benchmark": "count", "metric": "instructions", **label.as_row()}
+            for (new, old), label in ((("b", "a"), moved), (("c", "b"), same))]
+    (planned,) = plan_confirmations(rows, exact, config, {spec.name: spec for spec in benchmark_specs(config)})
+    assert (planned.new, planned.old, planned.rounds) == ("b", "a", 1)  # an exact count: one round decides
