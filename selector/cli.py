@@ -373,10 +373,13 @@ def _operating_point_option(command):
                    "at least the configured repetitions and what lets the test reach alpha].")
 @click.option("--max-rounds", type=click.IntRange(min=2), default=30, show_default=True,
               help="The most rounds the default gives a pair.")
+@click.option("--all", "every_label", is_flag=True,
+              help="Also confirm the decided labels of those benchmarks, not only the undecided and borderline ones "
+                   "(on a machine that drifts, confident-looking labels can be drift too).")
 @click.option("--dry-run", is_flag=True, help="List the pairs and the runs they would take; run nothing.")
 @format_option
 def confirm_command(repository: Path, config_path: Path | None, store_location: str | None, benchmarks: list[str] | None,
-                    rounds: int | None, max_rounds: int, dry_run: bool, output_format: str) -> None:
+                    rounds: int | None, max_rounds: int, every_label: bool, dry_run: bool, output_format: str) -> None:
     """Confirm the stored labels that drift could have decided by running both binaries
     of each pair interleaved in one session.
 
@@ -405,7 +408,7 @@ def confirm_command(repository: Path, config_path: Path | None, store_location: 
     config = load_config(find_config(top, config_path))
     store = Store(store_location or top / DEFAULT_STORE, create=False)  # a mistyped --store is an error, not an empty store
     _exit_without_teardown()  # it runs benchmark processes and then writes the store through Arrow (see there)
-    summary = run_confirmation(top, config, store, rounds, max_rounds, benchmarks, dry_run)
+    summary = run_confirmation(top, config, store, rounds, max_rounds, benchmarks, dry_run, every_label)
     report_confirmation(summary, store, output_format)
 
 

@@ -16,7 +16,7 @@ from storage.store import Store
 
 
 def run_confirmation(top: Path, config: Config, store: Store, rounds: int | None, max_rounds: int,
-                     benchmarks: Sequence[str] | None, dry_run: bool) -> ConfirmSummary:
+                     benchmarks: Sequence[str] | None, dry_run: bool, every_label: bool = False) -> ConfirmSummary:
     chosen_specs(config, benchmarks)  # a mistyped benchmark is an error before the progress bar starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=stderr.console, transient=False, disable=dry_run) as progress:
@@ -38,8 +38,8 @@ def run_confirmation(top: Path, config: Config, store: Store, rounds: int | None
             if outcome.status == SKIPPED or outcome.note:
                 progress.console.print(f"{_pair(outcome.candidate)}: {outcome.note}")
 
-        return confirm(top, config, store, rounds, max_rounds, benchmarks, dry_run, on_plan=planned, on_run=ran,
-                       on_pair=paired)
+        return confirm(top, config, store, rounds, max_rounds, benchmarks, dry_run, every_label, on_plan=planned,
+                       on_run=ran, on_pair=paired)
 
 
 def report_confirmation(summary: ConfirmSummary, store: Store, output_format: str) -> None:

@@ -238,3 +238,17 @@ def test_pairs_measured_in_two_contexts_are_confirmed_whatever_the_metric():
             for (new, old), label in ((("b", "a"), moved), (("c", "b"), same))]
     (planned,) = plan_confirmations(rows, exact, config, {spec.name: spec for spec in benchmark_specs(config)})
     assert (planned.new, planned.old, planned.rounds) == ("b", "a", 1)  # an exact count: one round decides
+
+
+def test_decided_labels_are_confirmed_only_when_asked():
+    from selector.config import Config, benchmark_specs
+    from selector.confirmation import plan_confirmations
+
+    config = msgspec.convert({"project": {"binary": "prog"}, "build": {"command": "make"}, "benchmark": [
+        {"name": "loop", "command": "{binary}", "metric": "wall_time"}]}, Config)
+    specs = {spec.name: spec for spec in benchmark_specs(config)}
+    confident = {"new": "b", "old": "a", "benchmark": "loop", "metric": "wall_time", "exact": False, "label": True,
+                 "effect": 0.27, "p_value": 0.008, "decided_by": "test", "reason": "p=0.008 < alpha 0.05; ..."}
+    assert plan_confirmations([confident], pa.table({}), config, specs) == []
+    (planned,) = plan_confirmations([confident], pa.table({}), config, specs, every_label=True)
+    assert planned.why.startswith("decided by test") and planned.rounds == 5  # the configured repetitions: no calibration
