@@ -83,3 +83,20 @@ def test_a_change_between_two_run_contexts_is_not_a_label_until_confirmed():
     # Unchanged stays unchanged: a layout can make a change appear, the label already says there is none.
     quiet = PairLabeller(pa.Table.from_pylist(runs("o", 100.0, "c1") + runs("n", 100.0, "c2")), exact, RULES)
     assert quiet.label("n", "o", "b").label is False
+
+
+def test_a_paired_confirmation_sees_through_drift_that_hides_a_change_from_the_unpaired_test():
+    import numpy as np
+
+    from storage.labels import label_paired
+
+    # The machine's speed wanders by a factor of two over the session; every round, the new
+    # binary takes 10% longer than the old one run beside it.
+    drift = np.linspace(1.0, 2.0, 12)
+    old = list(100.0 * drift)
+    new = list(110.0 * drift * (1 + 0.01 * np.sin(np.arange(12))))
+    assert label_pair(old, new, alpha=0.05, min_effect=0.01).label is not True
+    paired = label_paired(old, new, alpha=0.05, min_effect=0.01)
+    assert paired.label is True and paired.effect == pytest.approx(0.10, abs=0.01)
+    same = label_paired(old, list(np.array(old) * (1 + 0.001 * np.sin(np.arange(12)))), alpha=0.05, min_effect=0.01)
+    assert same.label is False and "equivalent" in same.reason
