@@ -100,3 +100,18 @@ def test_a_paired_confirmation_sees_through_drift_that_hides_a_change_from_the_u
     assert paired.label is True and paired.effect == pytest.approx(0.10, abs=0.01)
     same = label_paired(old, list(np.array(old) * (1 + 0.001 * np.sin(np.arange(12)))), alpha=0.05, min_effect=0.01)
     assert same.label is False and "equivalent" in same.reason
+
+
+def test_calibration_says_how_many_repetitions_a_timed_label_needs_and_collect_reports_too_few():
+    from selector.calibrate import repetitions_needed
+    from storage.labels import unfit_benchmarks
+
+    # At alpha 0.05 the test needs 4 runs a side to reach alpha at all; a 1% effect in 2% noise
+    # needs about 66 runs a side for 80% power, and more noise needs quadratically more.
+    assert repetitions_needed(0.0, 0.01, 0.05) == 4
+    quiet, noisy = repetitions_needed(0.02, 0.01, 0.05), repetitions_needed(0.04, 0.01, 0.05)
+    assert 60 <= quiet <= 70 and noisy == pytest.approx(4 * quiet, rel=0.05)
+    timed = pa.Table.from_pylist([{"benchmark": "b", "metric": "instructions", "exact": False, "fit": False,
+                                   "unfit_reason": "5 repetitions cannot detect min_effect 0.01"}])
+    assert unfit_benchmarks(timed, RULES) == {"b": "5 repetitions cannot detect min_effect 0.01"}
+    assert unfit_benchmarks(calibration(exact=True), RULES) == {}
