@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 import statistics
 import tempfile
 from datetime import datetime, timezone
@@ -42,7 +43,7 @@ from collectors.errors import UserError
 from collectors.repository import Repository
 from selector.config import Config, benchmark_specs, context_settings, label_rules
 from storage.history import built_commits
-from storage.labels import NEAR_EXACT_SHARE_OF_MIN_EFFECT, label_pair, smallest_p_value, update_labels
+from storage.labels import NEAR_EXACT_SHARE_OF_MIN_EFFECT, label_paired, label_pair, smallest_p_value, update_labels
 from storage.store import Store
 
 
@@ -173,26 +174,60 @@ def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workd
 
 def _layout_spread(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, sha: str,
                    normal: list[float], repeatable: bool) -> tuple[float, str]:
-    """The largest relative change of the median under the perturbed contexts, and each
-    context's change.  For a noisy metric a context's change counts only where the test
-    finds it (at alpha): noise alone must not widen the spread."""
+    """The largest relative change under the perturbed contexts, and each context's change.
+
+    A repeatable metric needs one run in each context, against the normalised runs.  A
+    noisy one is measured in pairs, each round one run in the normalised context and one in
+    the perturbed one in a random order, and judged by the paired test: run one context
+    after the other and the machine's drift between them would pass for layout (on a busy
+    machine, sequential contexts of a 20 ms benchmark differed by up to 124%).  A change
+    counts only where the test finds it (at alpha): noise alone must not widen the spread."""
     median = statistics.median(normal)
-    runs_each = 1 if repeatable else spec.repetitions
     spread, described = 0.0, []
     for position, perturbation in enumerate(PERTURBATIONS):
-        context = RunContext(context_settings(config), perturbation)
-        try:
-            runs = _measured(dataclasses.replace(spec, repetitions=runs_each), config, checkout, suite, workdir,
-                             config.run.seed * 1000 + 500 + position, context)
-        finally:
-            context.release()
-        perturbed = [run.value for run in runs]
-        change = (statistics.median(perturbed) - median) / abs(median) if median else 0.0
-        found = repeatable or label_pair(normal, perturbed, config.labels.alpha, 0.0, exact=False).p_value < config.labels.alpha
+        seed = config.run.seed * 1000 + 500 + position
+        if repeatable:
+            change, found = _sequential_change(spec, config, checkout, suite, workdir, seed, perturbation, median), True
+        else:
+            change, found = _paired_change(spec, config, checkout, suite, workdir, seed, perturbation)
         if found:
             spread = max(spread, abs(change))
         described.append(f"{perturbation.describe()}: {change:+.3%}{'' if found else ' (not significant)'}")
     return spread, "; ".join(described)
+
+
+def _sequential_change(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, seed: int,
+                       perturbation: Perturbation, median: float) -> float:
+    """A repeatable metric's relative change in a perturbed context: one run there."""
+    context = RunContext(context_settings(config), perturbation)
+    try:
+        runs = _measured(dataclasses.replace(spec, repetitions=1), config, checkout, suite, workdir, seed, context)
+    finally:
+        context.release()
+    return (runs[0].value - median) / abs(median) if median else 0.0
+
+
+def _paired_change(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, seed: int,
+                   perturbation: Perturbation) -> tuple[float, bool]:
+    """A noisy metric's relative change in a perturbed context, from rounds of one normalised
+    and one perturbed run (in a random order), and whether the paired test finds it."""
+    contexts = [RunContext(context_settings(config)), RunContext(context_settings(config), perturbation)]
+    try:
+        runners = [BenchmarkRunner([spec], checkout / config.project.binary, checkout, suite, cpu=config.run.cpu,
+                                   seed=seed, workdir=workdir, context=context) for context in contexts]
+        order = random.Random(seed)
+        values: list[list[float]] = [[], []]
+        for number in range(max(spec.repetitions, 6)):  # six rounds: the fewest where Wilcoxon can reach 0.05
+            for side in order.sample([0, 1], 2):
+                run = runners[side].run_once(spec, number, 2 * number + side)
+                if run.status != "ok":
+                    raise UserError(f"benchmark {spec.name} failed during calibration: {run.error}")
+                values[side].append(run.value)
+    finally:
+        for context in contexts:
+            context.release()
+    label = label_paired(values[0], values[1], config.labels.alpha, 0.0)
+    return label.effect, label.p_value < config.labels.alpha
 
 
 def _measured(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, seed: int,
