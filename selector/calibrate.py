@@ -43,7 +43,7 @@ from collectors.errors import UserError
 from collectors.repository import Repository
 from selector.config import Config, benchmark_specs, context_settings, label_rules
 from storage.history import built_commits
-from storage.labels import NEAR_EXACT_SHARE_OF_MIN_EFFECT, label_paired, label_pair, smallest_p_value, update_labels
+from storage.labels import label_paired, label_pair, label_spread, near_exact, smallest_p_value, update_labels
 from storage.store import Store
 
 
@@ -118,7 +118,7 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
     cv = statistics.pstdev(values) / mean if mean else 0.0
     tolerance = (max(values) - min(values)) / abs(median) if median else 0.0
     min_effect, alpha = config.labels.min_effect, config.labels.alpha
-    repeatable = tolerance <= NEAR_EXACT_SHARE_OF_MIN_EFFECT * min_effect
+    repeatable = near_exact(tolerance, min_effect)
     layout_spread, contexts = _layout_spread(spec, config, checkout, suite, workdir, sha, values, repeatable)
     needed = 1 if repeatable else repetitions_needed(cv, min_effect, alpha)
     return {
@@ -133,7 +133,7 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
         "exact": len(set(values)) == 1,
         "tolerance": tolerance,
         "layout_spread": layout_spread,
-        "spread": max(tolerance, layout_spread),
+        "spread": label_spread(spec.metric, repeatable, tolerance, layout_spread),
         "contexts": contexts,
         **_fitness(spec, tolerance, repeatable, needed, min_effect),
         "repetitions_needed": needed,

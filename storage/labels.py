@@ -231,16 +231,25 @@ def calibrated_benchmarks(calibration: pa.Table, rules: LabelRules) -> dict[str,
             continue
         tolerance = row.get("tolerance")
         tolerance = 0.0 if tolerance is None and row["exact"] else tolerance
-        repeatable = bool(row["exact"]) or (tolerance is not None
-                                            and tolerance <= NEAR_EXACT_SHARE_OF_MIN_EFFECT * rules.min_effect)
-        # A count's tolerance is what threads decide, a bound on its effect.  A timed metric's A/A
-        # range is run-to-run scatter, the test's (and the equivalence bound's) to weigh: as a
-        # threshold it grows with the runs (20 A/A wall times on a busy machine spanned 56-135% of
-        # their median, which no change could exceed).
-        counted = repeatable or row["metric"] == INSTRUCTIONS
-        spread = max(row.get("layout_spread") or 0.0, (tolerance or 0.0) if counted else 0.0)
+        repeatable = bool(row["exact"]) or (tolerance is not None and near_exact(tolerance, rules.min_effect))
+        spread = label_spread(row["metric"], repeatable, tolerance or 0.0, row.get("layout_spread") or 0.0)
         found[row["benchmark"]] = Calibrated(repeatable, spread, row.get("cv"))
     return found
+
+
+def near_exact(tolerance: float, min_effect: float) -> bool:
+    """A/A runs that differ by at most this are repeatable enough to label by the effect alone."""
+    return tolerance <= NEAR_EXACT_SHARE_OF_MIN_EFFECT * min_effect
+
+
+def label_spread(metric: str, repeatable: bool, tolerance: float, layout_spread: float) -> float:
+    """The relative effect a label must exceed: the layout spread, and for a count (or any
+    repeatable metric) its A/A tolerance too.  A count's tolerance is what threads decide, a
+    bound on its effect.  A timed metric's A/A range is run-to-run scatter, the test's (and the
+    equivalence bound's) to weigh: as a threshold it grows with the runs (20 A/A wall times on
+    a busy machine spanned 56-135% of their median, which no change could exceed)."""
+    counted = repeatable or metric == INSTRUCTIONS
+    return max(layout_spread, tolerance if counted else 0.0)
 
 
 def exact_benchmarks(calibration: pa.Table, rules: LabelRules) -> dict[str, bool]:

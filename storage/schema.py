@@ -249,9 +249,9 @@ CALIBRATION = TableSchema("calibration", "One row per benchmark: its latest A/A 
                                "tenth of min_effect the metric is near-exact and labelled by the effect alone"),
     Column("layout_spread", FLOAT, "the largest relative change of the median when only the run's context changed "
                                    "(environment size, path length; see `contexts`): measurement bias"),
-    Column("spread", FLOAT, "max(tolerance, layout_spread): what a label's effect must exceed (for a timed metric, "
-                            "labels take the layout spread alone: its tolerance is run-to-run scatter, which the test "
-                            "weighs)"),
+    Column("spread", FLOAT, "what a label's effect must exceed, as labels compute it: max(tolerance, layout_spread) "
+                            "for a count or a repeatable metric; the layout spread alone for a timed metric (its "
+                            "tolerance is run-to-run scatter, which the test weighs)"),
     Column("contexts", STRING, "each perturbed context and the median's relative change under it"),
     Column("fit", BOOL, "the metric can label this benchmark: false when A/A runs of one build differ by more than "
                         "min_effect, or a timed benchmark's repetitions cannot detect min_effect"),
