@@ -101,8 +101,7 @@ def label_pair(
     size = abs(effect)
     large_enough = size >= min_effect and effect != 0
     beyond_spread = large_enough and size > spread
-    within_spread = (f"|effect| {size:.3g} >= {min_effect:g} but within the spread {spread:.3g} that the run's context "
-                     "alone makes (selector calibrate): a change cannot be told from layout")
+    within_spread = _within_spread(size, min_effect, spread)
     if exact:
         if beyond_spread:
             label, reason, decided_by = True, f"exact metric: |effect| {size:.3g} >= {min_effect:g} and > spread {spread:.3g}", "exact"
@@ -137,9 +136,19 @@ def label_pair(
             reason = (f"borderline: p={p_value:.3g}, |effect|={size:.3g}, and the effect's upper bound "
                       f"{'%.3g' % bound if bound is not None else 'unknown'} reaches {min_effect:g}: neither a change nor "
                       "equivalence (more repetitions, or selector confirm)")
-    regression = bool(label) and ((effect > 0) if direction == "lower" else (effect < 0))
-    return Label(len(old_values), len(new_values), median_old, median_new, effect, statistic, p_value, exact, label, regression,
-                 reason, spread, decided_by)
+    return Label(len(old_values), len(new_values), median_old, median_new, effect, statistic, p_value, exact, label,
+                 _regression(label, effect, direction), reason, spread, decided_by)
+
+
+def _within_spread(size: float, min_effect: float, spread: float) -> str:
+    """Why an effect of `size` is undecided: large enough, but no larger than layout alone makes."""
+    return (f"|effect| {size:.3g} >= {min_effect:g} but within the spread {spread:.3g} that the run's context alone "
+            "makes (selector calibrate): a change cannot be told from layout")
+
+
+def _regression(label: bool | None, effect: float, direction: str) -> bool:
+    """A change the wrong way for the metric's direction."""
+    return bool(label) and ((effect > 0) if direction == "lower" else (effect < 0))
 
 
 # The median's standard error over the mean's, for normal data (sqrt(pi/2)): the effect is a
@@ -384,14 +393,13 @@ def label_paired(old: Sequence[float], new: Sequence[float], alpha: float, min_e
         reason = f"paired: Wilcoxon p={p_value:.3g} < alpha {alpha:g}; |effect|={size:.3g} >= {min_effect:g} and > spread {spread:.3g}"
     elif p_value < alpha and large_enough:
         label, decided_by = None, ""
-        reason = f"paired: |effect| {size:.3g} within the spread {spread:.3g} that the run's context alone makes"
+        reason = "paired: " + _within_spread(size, min_effect, spread)
     else:
         label, decided_by = None, ""
         reason = (f"paired, borderline: Wilcoxon p={p_value:.3g}, |effect|={size:.3g}, upper bound {bound:.3g} reaches "
                   f"{min_effect:g}" + (f" ({len(logs)} rounds cannot reach alpha)" if smallest >= alpha else ""))
-    regression = bool(label) and ((effect > 0) if direction == "lower" else (effect < 0))
-    return Label(len(old), len(new), median_old, median_new, effect, statistic, p_value, exact, label, regression, reason,
-                 spread, decided_by)
+    return Label(len(old), len(new), median_old, median_new, effect, statistic, p_value, exact, label,
+                 _regression(label, effect, direction), reason, spread, decided_by)
 
 
 def update_labels(store: Store, rules: LabelRules) -> LabelSummary:
