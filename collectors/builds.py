@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from collectors.child_processes import die_with_parent
+from collectors.slots import claim_slot
 from collectors.repository import GitCommandFailed
 
 if TYPE_CHECKING:
@@ -113,16 +114,8 @@ class Worktree:
 
     def _claim_slot(self):
         """The first slot no live process holds, and its held lock."""
-        slot = 0
-        while True:
-            handle = open(self.slots / f"slot-{slot}.lock", "w")
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                slot += 1
-                continue
-            return self.slots / f"slot-{slot}", handle
+        slot, handle = claim_slot(lambda number: self.slots / f"slot-{number}.lock")
+        return self.slots / f"slot-{slot}", handle
 
     @contextmanager
     def _git_lock(self) -> Iterator[None]:

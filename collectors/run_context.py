@@ -27,7 +27,6 @@ benchmark shows under it (selector/calibrate.py).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
@@ -35,6 +34,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
+
+from collectors.slots import claim_slot
 
 # A PATH that does not depend on who runs the collection: benchmark commands that need
 # another set `[run] environment` (PATH = ...).  Tools the runner itself starts
@@ -134,17 +135,13 @@ class RunContext:
         """The first slot no live process holds, and its held lock."""
         self.root.mkdir(parents=True, exist_ok=True)
         suffix = "-" + "p" * (self.perturbation.path_padding - 1) if self.perturbation.path_padding else ""
-        for slot in range(MAX_SLOTS):
-            handle = open(self.root / f"{slot:02d}{suffix}.lock", "w")
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                continue
-            folder = self.root / f"{slot:02d}{suffix}"
-            folder.mkdir(exist_ok=True)
-            return folder, handle
-        raise RuntimeError(f"all {MAX_SLOTS} benchmark context slots under {self.root} are held by live processes")
+        claimed = claim_slot(lambda slot: self.root / f"{slot:02d}{suffix}.lock", MAX_SLOTS)
+        if claimed is None:
+            raise RuntimeError(f"all {MAX_SLOTS} benchmark context slots under {self.root} are held by live processes")
+        slot, handle = claimed
+        folder = self.root / f"{slot:02d}{suffix}"
+        folder.mkdir(exist_ok=True)
+        return folder, handle
 
 
 def tool_path(name: str) -> str:
