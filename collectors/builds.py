@@ -265,6 +265,16 @@ def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: floa
     )
 
 
+def place_binary(stored: str | os.PathLike[str], target: Path) -> Path:
+    """Put a stored binary at `target`, executable: the store keeps binaries as plain files.
+    An existing file is replaced, not written through (a checkout may hold a link there)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.unlink(missing_ok=True)
+    shutil.copyfile(stored, target)
+    target.chmod(0o755)
+    return target
+
+
 def toolchain_version(command: str = "cc") -> str:
     """First line of the compiler's --version, recorded with each build."""
     try:

@@ -21,7 +21,6 @@ import argparse
 import dataclasses
 import itertools
 import json
-import shutil
 import statistics
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from collectors.benchmark_runner import BenchmarkRunner  # noqa: E402
+from collectors.builds import place_binary  # noqa: E402
 from collectors.run_context import Perturbation, RunContext  # noqa: E402
 from selector.config import benchmark_specs, context_settings, label_rules, load_config  # noqa: E402
 from storage.labels import PairLabeller  # noqa: E402
@@ -107,10 +107,7 @@ def context_effects(config, spec, old_binary: str | None, new_binary: str | None
 def _median(config, spec, stored_binary: str, perturbation: Perturbation, runs: int) -> float:
     with tempfile.TemporaryDirectory(prefix="selector-bias-") as folder:
         checkout = Path(folder) / "checkout"
-        binary = checkout / config.project.binary
-        binary.parent.mkdir(parents=True)
-        shutil.copyfile(stored_binary, binary)
-        binary.chmod(0o755)
+        binary = place_binary(stored_binary, checkout / config.project.binary)
         context = RunContext(context_settings(config), perturbation)
         try:
             runner = BenchmarkRunner([dataclasses.replace(spec, repetitions=runs, warmup=0)], binary, checkout,

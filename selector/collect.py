@@ -13,7 +13,6 @@ interrupted task is rewritten whole, atomically, when it runs again).
 from __future__ import annotations
 
 import fcntl
-import shutil
 import tempfile
 import time
 import zlib
@@ -31,7 +30,8 @@ from collectors.arrow_rows import concatenated, table_of_rows, with_constants
 from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, metric_unit, run_folder_prefix, sweep_run_folders
 from collectors.child_processes import die_with_parent
 from collectors.builds import (
-    OK, CompilerCache, Worktree, build_config_digest, changes_only, find_compiler_cache, run_build, toolchain_version,
+    OK, CompilerCache, Worktree, build_config_digest, changes_only, find_compiler_cache, place_binary, run_build,
+    toolchain_version,
 )
 from collectors.errors import UserError
 from collectors.commit_graph import CommitInfo
@@ -387,11 +387,7 @@ def _collect_from_donor(store: Store, repository, sha: str, donor: str, donated:
     if to_run:
         suite = Path(config.project.suite) if config.project.suite else None
         with Worktree(repository, sha) as checkout:
-            binary = checkout / config.project.binary
-            binary.parent.mkdir(parents=True, exist_ok=True)
-            binary.unlink(missing_ok=True)  # not through a link the checkout may hold there
-            shutil.copyfile(store.local_binary(row["binary_sha256"]), binary)
-            binary.chmod(0o755)  # the store keeps its binaries as plain files, not executables
+            place_binary(store.local_binary(row["binary_sha256"]), checkout / config.project.binary)
             measurements, profile_rows, failures = _run_suite(sha, config, to_run, checkout, suite, outcome, timing, None)
     _store_runs(store, sha, concatenated([measurements, copied_runs]), concatenated([profile_rows, copied_profiles]), failures,
                 row, outcome)

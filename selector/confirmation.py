@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import random
-import shutil
 import tempfile
 import time
 import zlib
@@ -45,7 +44,7 @@ import pyarrow as pa
 from collectors.benchmark_runner import (
     INSTRUCTIONS, WARMUP_REPETITION, BenchmarkRunner, BenchmarkSpec, metric_unit, run_folder_prefix, sweep_run_folders,
 )
-from collectors.builds import Worktree
+from collectors.builds import Worktree, place_binary
 from collectors.errors import UserError
 from collectors.host import host_facts
 from collectors.repository import Repository
@@ -317,11 +316,7 @@ def _side_checkout(stack: ExitStack, repo: Repository, spec: BenchmarkSpec, conf
     else:
         folder.mkdir(parents=True)
     folder = folder.resolve()
-    binary = folder / config.project.binary
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    binary.unlink(missing_ok=True)  # not through a link the checkout may hold there
-    shutil.copyfile(stored, binary)
-    binary.chmod(0o755)
+    place_binary(stored, folder / config.project.binary)
     return folder
 
 
