@@ -213,16 +213,12 @@ def _paired_change(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
     and one perturbed run (in a random order), and whether the paired test finds it."""
     contexts = [RunContext(context_settings(config)), RunContext(context_settings(config), perturbation)]
     try:
-        runners = [BenchmarkRunner([spec], checkout / config.project.binary, checkout, suite, cpu=config.run.cpu,
-                                   seed=seed, workdir=workdir, context=context) for context in contexts]
+        runners = [_runner(spec, config, checkout, suite, workdir, seed, context) for context in contexts]
         order = random.Random(seed)
         values: list[list[float]] = [[], []]
         for number in range(max(spec.repetitions, 6)):  # six rounds: the fewest where Wilcoxon can reach 0.05
             for side in order.sample([0, 1], 2):
-                run = runners[side].run_once(spec, number, 2 * number + side)
-                if run.status != "ok":
-                    raise UserError(f"benchmark {spec.name} failed during calibration: {run.error}")
-                values[side].append(run.value)
+                values[side].append(_succeeded([runners[side].run_once(spec, number, 2 * number + side)])[0].value)
     finally:
         for context in contexts:
             context.release()
@@ -233,12 +229,21 @@ def _paired_change(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
 def _measured(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, seed: int,
               context: RunContext) -> list:
     """The measured runs of `spec` on the checkout's build in `context`; a failed run stops calibration."""
-    runner = BenchmarkRunner([spec], checkout / config.project.binary, checkout, suite, cpu=config.run.cpu, seed=seed,
-                             workdir=workdir, context=context)
-    runs = [run for run in runner.run().runs if not run.warmup]
+    return _succeeded([run for run in _runner(spec, config, checkout, suite, workdir, seed, context).run().runs
+                       if not run.warmup])
+
+
+def _runner(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, seed: int,
+            context: RunContext) -> BenchmarkRunner:
+    return BenchmarkRunner([spec], checkout / config.project.binary, checkout, suite, cpu=config.run.cpu, seed=seed,
+                           workdir=workdir, context=context)
+
+
+def _succeeded(runs: list) -> list:
+    """`runs`, when every one succeeded; a failed run stops calibration, naming why."""
     failed = [run for run in runs if run.status != "ok"]
     if failed:
-        raise UserError(f"benchmark {spec.name} failed during calibration: {failed[0].error}")
+        raise UserError(f"benchmark {failed[0].benchmark} failed during calibration: {failed[0].error}")
     return runs
 
 
