@@ -23,6 +23,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -254,14 +255,57 @@ def _decide(benchmark: str, old: str, hops: int, features: list[float], builder,
     elif stale := scorer.stale_reason(benchmark, harness_digest(config, benchmark), list(FEATURE_NAMES)):
         decision.reason = stale
     else:
+        row = decide_rows(scorer, np.array([features], dtype=float), [benchmark], config.labels.min_effect)
+        probability, threshold = float(row.probability[0]), float(row.threshold[0])
+        decision.probability, decision.threshold = probability, threshold
+        runs = bool(row.model_runs[0])
         entry = scorer.entry_for(benchmark)
-        probability = float(scorer.score_rows(entry, np.array([features], dtype=float), [benchmark], FEATURE_NAMES)[0])
-        decision.probability, decision.threshold = probability, entry.threshold
-        runs = probability >= entry.threshold
         decision.decision = "run" if runs else "skip"
         decision.reason = _explain(runs, probability, entry, decision.drivers)
     decision.predicted_effect = round(float(features[PREDICTED_EFFECT]), 4)
     return decision
+
+
+@dataclass
+class RowDecisions:
+    """select's decisions for rows of features, and what decided each."""
+
+    run: np.ndarray  # bool
+    probability: np.ndarray  # the model's probability of a change (nan: no model for the benchmark)
+    threshold: np.ndarray  # its operating point
+    model_runs: np.ndarray  # bool: the model alone says run
+    why: np.ndarray  # "build configuration", "no model", "model", "predicted effect" or "skip"
+
+
+def decide_rows(bundle, features: np.ndarray, benchmarks: Sequence[str], min_effect: float) -> RowDecisions:
+    """select's rule for rows of features (FEATURE_NAMES order) of `benchmarks`, with a current
+    `bundle`: run when the build configuration or toolchain changed, when no model of the
+    benchmark is there, when the model's probability reaches its operating point, or when the
+    predicted instruction change reaches `min_effect` (a fraction).  `select` decides each
+    benchmark with it, and `selector evaluate --shipped` every labelled pair of a store."""
+    features = np.atleast_2d(np.asarray(features, dtype=float))
+    probability, threshold = np.full(len(features), np.nan), np.full(len(features), np.nan)
+    for entry, rows in _rows_by_entry(bundle, benchmarks):
+        probability[rows] = bundle.score_rows(entry, features[rows], [benchmarks[r] for r in rows], list(FEATURE_NAMES))
+        threshold[rows] = entry.threshold
+    no_model = np.isnan(probability)
+    model_runs = ~no_model & (np.nan_to_num(probability, nan=-np.inf) >= threshold)
+    forced = features[:, BUILD_CONFIG_CHANGED] > 0
+    by_effect = predicted_effect_reaches(np.nan_to_num(features[:, PREDICTED_EFFECT]), min_effect)
+    why = np.select([forced, no_model, model_runs, by_effect], ["build configuration", "no model", "model", "predicted effect"],
+                    "skip")
+    return RowDecisions(why != "skip", probability, threshold, model_runs, why)
+
+
+def _rows_by_entry(bundle, benchmarks: Sequence[str]) -> list[tuple]:
+    """(entry, the row positions it scores) for each bundle entry that scores some benchmark
+    (rows of a benchmark without an entry are left out)."""
+    groups: dict = {}
+    for row, benchmark in enumerate(benchmarks):
+        entry = bundle.entry_for(benchmark)
+        if entry is not None:
+            groups.setdefault(id(entry), (entry, []))[1].append(row)
+    return [(entry, np.asarray(rows)) for entry, rows in groups.values()]
 
 
 def _model_document(bundle, shipped, bundle_path: Path) -> dict | None:
