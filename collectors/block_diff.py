@@ -16,6 +16,11 @@ the fingerprints, plus register renaming:
   register-allocation change that renames registers consistently is no change either;
 - everything else (mnemonic, immediates, displacements, scales, memory sizes) is kept.
 
+Each block also has a *shape*: the same normalization with immediates and displacements
+left out (a stack slot's displacement is kept: a moved slot is a new frame layout, not a
+changed constant).  A region whose old and new blocks pair up shape for shape differs
+only in constants (``Region.constants_only``): `int n = 1000` become `2000`.
+
 Inlined copies need no mapping of their own at this grain: an inlined callee's code is
 the caller's code, and its changed blocks are found, and counted, where they execute.
 
@@ -45,6 +50,7 @@ _BRANCH_OPERANDS = frozenset({iced_x86.OpKind.NEAR_BRANCH16, iced_x86.OpKind.NEA
                               iced_x86.OpKind.FAR_BRANCH16, iced_x86.OpKind.FAR_BRANCH32})
 _IMMEDIATES = frozenset({iced_x86.OpKind.IMMEDIATE32, iced_x86.OpKind.IMMEDIATE32TO64, iced_x86.OpKind.IMMEDIATE64})
 _NONE = iced_x86.Register.NONE
+_STACK_BASES = frozenset({iced_x86.Register.RSP, iced_x86.Register.RBP, iced_x86.Register.ESP, iced_x86.Register.EBP})
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,7 @@ class Block:
     key: int  # hash of the normalized instructions
     addresses: tuple[int, ...]  # of its instructions, in order
     tokens: tuple[int, ...]  # hash of each normalized instruction (for similarity)
+    shape: int  # hash of the normalized instructions without immediates and displacements
 
 
 class NewBlock(NamedTuple):
@@ -75,6 +82,7 @@ class Region:
 
     old_addresses: np.ndarray  # int64, addresses of the old instructions in the region
     new_blocks: tuple[NewBlock, ...]
+    constants_only: bool = False  # as many new blocks as old ones, each of its old block's shape: only constants changed
 
     @property
     def new_instructions(self) -> int:
@@ -137,7 +145,8 @@ def align(old: list[Block], new: list[Block]) -> list[Region]:
                 anchors.append(old[before])
         new_blocks = tuple(NewBlock(len(new[j].addresses), anchor.addresses[0], anchor.addresses[-1], len(anchor.addresses))
                            for j, anchor in zip(new_part, anchors))
-        regions.append(Region(addresses, new_blocks))
+        constants_only = len(old_part) == len(new_part) and all(old[i].shape == new[j].shape for i, j in zip(old_part, new_part))
+        regions.append(Region(addresses, new_blocks, constants_only))
     return regions
 
 
@@ -186,30 +195,50 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, design
         full = iced_x86.RegisterExt.full_register(value)
         return numbering.setdefault(full, len(numbering)), iced_x86.RegisterExt.size(value)
 
-    tokens = []
+    tokens, shapes = [], []
     for instruction in instructions:
         token: list = [instruction.mnemonic]
+        shape: list = [instruction.mnemonic]  # the token, constants left out
         for operand in range(instruction.op_count):
             kind = instruction.op_kind(operand)
             if kind == iced_x86.OpKind.REGISTER:
                 token.append(register(instruction.op_register(operand)))
+                shape.append(token[-1])
             elif kind == iced_x86.OpKind.MEMORY:
-                displacement = instruction.memory_displacement
-                if instruction.is_ip_rel_memory_operand:
-                    displacement = ("address", designate(instruction.ip_rel_memory_address))
-                elif low <= displacement < high and instruction.memory_base == _NONE:
-                    displacement = ("address", designate(displacement))
-                token.append(("m", register(instruction.memory_base), register(instruction.memory_index),
-                              instruction.memory_index_scale, displacement, instruction.memory_size))
+                memory = _memory_token(instruction, register, low, high, designate)
+                token.append(memory)
+                shape.append(memory if _keeps_displacement(instruction, memory) else memory[:4] + (None, memory[5]))
             elif kind in _BRANCH_OPERANDS:
                 target = instruction.near_branch_target
                 token.append("branch" if target in inside else ("call", designate(target)))
+                shape.append(token[-1])
             elif kind in _IMMEDIATES and low <= instruction.immediate(operand) < high:
                 token.append(("address", designate(instruction.immediate(operand))))
+                shape.append(token[-1])
             else:
-                token.append((kind, instruction.immediate(operand) if _is_immediate(kind) else 0))
+                immediate = _is_immediate(kind)
+                token.append((kind, instruction.immediate(operand) if immediate else 0))
+                shape.append((kind, None if immediate else 0))
         tokens.append(hash(tuple(token)))
-    return Block(hash(tuple(tokens)), tuple(instruction.ip for instruction in instructions), tuple(tokens))
+        shapes.append(hash(tuple(shape)))
+    return Block(hash(tuple(tokens)), tuple(instruction.ip for instruction in instructions), tuple(tokens), hash(tuple(shapes)))
+
+
+def _memory_token(instruction: iced_x86.Instruction, register, low: int, high: int, designate) -> tuple:
+    """(kind, base, index, scale, displacement, size), an address replaced by what it designates."""
+    displacement = instruction.memory_displacement
+    if instruction.is_ip_rel_memory_operand:
+        displacement = ("address", designate(instruction.ip_rel_memory_address))
+    elif low <= displacement < high and instruction.memory_base == _NONE:
+        displacement = ("address", designate(displacement))
+    return ("m", register(instruction.memory_base), register(instruction.memory_index),
+            instruction.memory_index_scale, displacement, instruction.memory_size)
+
+
+def _keeps_displacement(instruction: iced_x86.Instruction, memory: tuple) -> bool:
+    """Whether a memory operand's shape keeps its displacement: an address (what it designates
+    is no constant) or a stack slot (a moved slot is a new frame layout)."""
+    return isinstance(memory[4], tuple) or instruction.memory_base in _STACK_BASES
 
 
 def _is_immediate(kind: int) -> bool:

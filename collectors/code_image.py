@@ -86,6 +86,11 @@ class CodeImage:
         return int(self.sections["address"][0]), int((self.sections["address"] + self.sections["size"]).max())
 
     @cached_property
+    def ifunc_resolvers(self) -> frozenset[int]:
+        """Entry addresses of the IFUNC resolvers: an ``STT_GNU_IFUNC`` symbol's value is its resolver's."""
+        return frozenset(self.symbols["value"][(self.symbols["info"] & 0xF) == STT_GNU_IFUNC].tolist())
+
+    @cached_property
     def _functions(self) -> np.ndarray:
         kinds = self.symbols["info"] & 0xF
         return (kinds == STT_FUNC) | (kinds == STT_GNU_IFUNC)

@@ -13,6 +13,7 @@ for training and evaluation) is a DataFrame: the one place the tables become pan
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
@@ -22,12 +23,17 @@ import pyarrow.compute as pc
 from collectors.errors import BinaryError
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
 from features.executed_code import INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change
+from features.steering import (
+    NO_STEERING, Steering, largest_inclusive_share, names_cpu_features, reader_share, runs_changed_constant,
+)
 from storage.history import History, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from collectors.block_diff import Region
+    from collectors.code_effects import CodeEffects
+    from collectors.code_image import CodeImage
 
 ALLOCATOR_CALLEES = frozenset(ALLOCATORS | {f"{name}@plt" for name in ALLOCATORS})
 PROFILE_VALUES = ("calls", "self_instructions", "inclusive_instructions", "samples")
@@ -45,6 +51,29 @@ class _CommitTable:
     rows: np.ndarray  # aligned with `codes`: rows of the functions table
 
 
+@dataclass
+class _ObjectLayout:
+    """A commit's data objects by address: which object an address falls in."""
+
+    starts: np.ndarray  # sorted
+    ends: np.ndarray
+    names: np.ndarray
+    writable: np.ndarray
+
+    @cached_property
+    def writable_names(self) -> frozenset[str]:
+        return frozenset(self.names[self.writable].tolist())
+
+    def writable_at(self, addresses: Iterable[int]) -> frozenset[str]:
+        """The writable objects holding any of `addresses`."""
+        found = set()
+        for address in addresses:
+            index = int(np.searchsorted(self.starts, address, side="right")) - 1
+            if index >= 0 and address < self.ends[index] and self.writable[index]:
+                found.add(self.names[index])
+        return frozenset(found)
+
+
 class FeatureBuilder:
     def __init__(self, history: History) -> None:
         self.history = history
@@ -60,7 +89,12 @@ class FeatureBuilder:
         self._commits = self._commit_tables(functions, function_codes)
         self._functions = functions
         self._regions: dict[tuple[str, str, int], list[Region] | None] = {}
+        self._effects: dict[tuple[str, int], CodeEffects | None] = {}  # (commit, function code): its decoded stores, cpuid
+        self._written: dict[tuple[str, int], frozenset[str]] = {}
+        self._layouts: dict[str, _ObjectLayout | None] = {}
+        self._code_of_name: dict[str, int] | None = None
         objects = history.objects
+        self._objects = objects
         self._object_rows = group_indices(objects["commit"]) if objects.num_rows else {}
         self._object_names = _objects(objects, "name")
         self._object_fingerprints = _objects(objects, "fingerprint")
@@ -244,21 +278,28 @@ class FeatureBuilder:
             recent_change_rate=self._recent_rate(benchmark, known),
             noise=self._noise.get((known, benchmark), 0.0),
         )
-        view.executed = self._executed(view, new, old, known, benchmark)
+        changes = self._function_changes(view, new, old, known, benchmark)
+        view.executed = self._executed(view, changes, known, benchmark)
+        view.steering = self._steering(view, changes, new, known, benchmark)
         return view
 
     # ------------------------------------------------------- executed code
-    def _executed(self, view: TupleView, new: str, old: str, known: str, benchmark: str) -> ExecutedChange:
-        in_changed, in_profile = view.changed_reached
-        deleted = view.deleted_reached[1]
-        if not len(in_changed) and not len(deleted):
-            return NO_CHANGE
-        profile = view.profile
+    def _run_counts(self, known: str, benchmark: str, profile: ProfileView) -> tuple[str, float, np.ndarray]:
+        """(count kind, the whole run's count, each reached function's own count) of a profile,
+        all of the profile's own kind: a run total of samples never meets instruction counts."""
         kind, run = self._runs.get((known, benchmark), (INSTRUCTIONS, 0.0))
-        # weights of the profile's own kind: a run total of samples never meets instruction counts
         own = profile.cycles if kind == SAMPLES else profile.instructions
         if kind == INSTRUCTIONS:
             run = run or profile.root_inclusive
+        return kind, run, own
+
+    def _function_changes(self, view: TupleView, new: str, old: str, known: str, benchmark: str) -> list[FunctionChange]:
+        """The changed functions the benchmark reaches (aligned with ``view.changed_reached``), as
+        the executed-code features weigh them."""
+        in_changed, in_profile = view.changed_reached
+        if not len(in_changed):
+            return []
+        _, _, own = self._run_counts(known, benchmark, view.profile)
         functions = []
         for index, position in zip(in_changed.tolist(), in_profile.tolist()):
             code = int(view.diff.changed[index])
@@ -271,7 +312,152 @@ class FeatureBuilder:
                 old_length=int(view.diff.changed_old_instructions[index]),
                 new_length=int(view.diff.changed_new_instructions[index]),
             ))
+        return functions
+
+    def _executed(self, view: TupleView, functions: list[FunctionChange], known: str, benchmark: str) -> ExecutedChange:
+        deleted = view.deleted_reached[1]
+        if not functions and not len(deleted):
+            return NO_CHANGE
+        kind, run, own = self._run_counts(known, benchmark, view.profile)
         return executed_change(functions, float(own[deleted].sum()), run, kind)
+
+    # ---------------------------------------------------- steering code
+    def _steering(self, view: TupleView, functions: list[FunctionChange], new: str, known: str, benchmark: str) -> Steering:
+        """What the changed code the benchmark reaches steers (features/steering.py)."""
+        if not functions:
+            return NO_STEERING
+        in_changed, in_profile = view.changed_reached
+        sources = self._steering_sources(view.diff.changed[in_changed], view.diff.new, new)
+        constant_positions = in_profile[[runs_changed_constant(function) for function in functions]]
+        profile = view.profile
+        return Steering(
+            hot_data_written_share=self._hot_data_written_share(profile, sources, new, known, benchmark),
+            executed_constant_share=largest_inclusive_share(profile.inclusive, constant_positions, profile.root_inclusive),
+            cpu_dispatch=any(self._dispatches(new, code) for code in sources),
+        )
+
+    def _steering_sources(self, changed_reached: np.ndarray, new_codes: np.ndarray, commit: str) -> list[int]:
+        """The changed functions the benchmark reaches, then the new functions of `commit` they call,
+        directly or through other new ones: new code runs only when changed code calls it."""
+        sources = changed_reached.tolist()
+        new_set = set(new_codes.tolist())
+        seen, pending = set(sources), list(sources)
+        while pending and new_set:
+            for callee in self._callee_codes(commit, pending.pop()):
+                if callee in new_set and callee not in seen:
+                    seen.add(callee)
+                    sources.append(callee)
+                    pending.append(callee)
+        return sources
+
+    def _hot_data_written_share(self, profile: ProfileView, sources: list[int], new: str, known: str, benchmark: str) -> float:
+        """The share of the run in reached functions (other than the writers) that reference an
+        object the `sources` write."""
+        written = frozenset().union(*(self._written_objects(new, code) for code in sources))
+        table = self._commits.get(known)
+        if not written or table is None or not len(table.referencing):
+            return 0.0
+        writers = set(sources)
+        in_profile, in_referencing = common_indices(profile.codes, table.referencing)
+        readers = [position for position, code in zip(in_profile.tolist(), table.referencing[in_referencing].tolist())
+                   if code not in writers and not written.isdisjoint(table.data_refs[code])]
+        _, run, own = self._run_counts(known, benchmark, profile)
+        return reader_share(own, readers, run)
+
+    def _written_objects(self, commit: str, code: int) -> frozenset[str]:
+        """The writable data objects the function's stores resolve to in `commit`'s binary; without
+        the binary (or the objects' addresses), the writable objects it references."""
+        key = (commit, code)
+        if key not in self._written:
+            effects, layout = self._code_effects(commit, code), self._object_layout(commit)
+            if effects is not None and layout is not None:
+                self._written[key] = layout.writable_at(effects.written)
+            else:
+                references = frozenset(self._commits[commit].data_refs.get(code, ()))
+                self._written[key] = references & layout.writable_names if layout is not None else references
+        return self._written[key]
+
+    def _dispatches(self, commit: str, code: int) -> bool:
+        """Whether the function asks the CPU what it supports: it calls or reads one of
+        CPU_FEATURE_SYMBOLS, executes cpuid or xgetbv, or resolves an IFUNC (the last two need the binary)."""
+        row = self._function_row(commit, code)
+        if row is None:
+            return False
+        if names_cpu_features([*self._commits[commit].data_refs.get(code, ()), *self._callees(row)]):
+            return True
+        effects = self._code_effects(commit, code)
+        return effects is not None and (effects.queries_cpu or effects.resolves_ifunc)
+
+    def _code_effects(self, commit: str, code: int) -> CodeEffects | None:
+        """The function's decoded stores and CPU queries, or None when its binary or code is not at hand."""
+        key = (commit, code)
+        if key not in self._effects:
+            self._effects[key] = self._decode_effects(commit, code)
+        return self._effects[key]
+
+    def _decode_effects(self, commit: str, code: int) -> CodeEffects | None:
+        from collectors.code_effects import code_effects  # imported here, as the block alignment is
+
+        located = self._function_code(commit, code)
+        if located is None:
+            return None
+        try:
+            return code_effects(*located)
+        except (BinaryError, OSError, ValueError):
+            return None
+
+    def _object_layout(self, commit: str) -> _ObjectLayout | None:
+        """`commit`'s data objects by address, or None when the objects table has no addresses."""
+        if commit not in self._layouts:
+            self._layouts[commit] = self._read_layout(commit)
+        return self._layouts[commit]
+
+    def _read_layout(self, commit: str) -> _ObjectLayout | None:
+        rows = self._object_rows.get(commit)
+        if rows is None or not {"address", "size", "writable"} <= set(self._objects.column_names):
+            return None
+        taken = self._objects.select(["name", "address", "size", "writable"]).take(pa.array(rows))
+        starts, sizes = _integers(taken["address"]), _integers(taken["size"])
+        order = np.argsort(starts, kind="stable")
+        names = np.empty(len(rows), dtype=object)
+        names[:] = taken["name"].to_pylist()
+        writable = pc.fill_null(taken["writable"].cast(pa.bool_()), False).to_numpy(zero_copy_only=False).astype(bool)
+        return _ObjectLayout(starts[order], (starts + sizes)[order], names[order], writable[order])
+
+    def _function_row(self, commit: str, code: int) -> int | None:
+        """The function's row in the functions table, in `commit`."""
+        table = self._commits.get(commit)
+        if table is None:
+            return None
+        position = int(np.searchsorted(table.codes, code))
+        return int(table.rows[position]) if position < len(table.codes) and table.codes[position] == code else None
+
+    def _callees(self, row: int) -> list[str]:
+        return self._functions["callees"][row].as_py() or []
+
+    def _callee_codes(self, commit: str, code: int) -> list[int]:
+        row = self._function_row(commit, code)
+        if row is None:
+            return []
+        if self._code_of_name is None:
+            self._code_of_name = {name: code for code, name in enumerate(self.names.tolist())}
+        return [self._code_of_name[name] for name in self._callees(row) if name in self._code_of_name]
+
+    def _function_code(self, commit: str, code: int) -> tuple[CodeImage, list[tuple[int, int]]] | None:
+        """The binary of `commit` and the (address, size) of the function's parts in it, or None
+        when the binary, the function or its parts' addresses are not at hand."""
+        from collectors.block_diff import load_image
+
+        binaries = self.history.binaries
+        row = self._function_row(commit, code)
+        if binaries is None or row is None or not {"parts", "address"} <= set(self._functions.column_names):
+            return None
+        path = binaries(commit)
+        if path is None:
+            return None
+        image = load_image(path)
+        ranges = image.function_parts(self._functions["parts"][row].as_py() or [], int(self._functions["address"][row].as_py()))
+        return (image, ranges) if ranges else None
 
     def _instruction_counts(self, commit: str, benchmark: str, code: int) -> tuple[np.ndarray, np.ndarray]:
         """`commit`'s per-instruction counts of one function in its profile of `benchmark` (sorted by address)."""
@@ -297,27 +483,13 @@ class FeatureBuilder:
 
     def _align(self, new: str, old: str, code: int) -> list[Region] | None:
         # imported here: decoding instructions costs a push only when a changed function was reached
-        from collectors.block_diff import changed_regions, load_image
+        from collectors.block_diff import changed_regions
 
-        binaries = self.history.binaries
-        if binaries is None or not {"parts", "address"} <= set(self._functions.column_names):
-            return None
-        sides = []
-        for commit in (old, new):
-            path, table = binaries(commit), self._commits.get(commit)
-            if path is None or table is None:
-                return None
-            position = int(np.searchsorted(table.codes, code))
-            row = int(table.rows[position])
-            sides.append((path, self._functions["parts"][row].as_py() or [], int(self._functions["address"][row].as_py())))
         try:
-            (old_path, old_parts, old_address), (new_path, new_parts, new_address) = sides
-            old_image, new_image = load_image(old_path), load_image(new_path)
-            old_ranges = old_image.function_parts(old_parts, old_address)
-            new_ranges = new_image.function_parts(new_parts, new_address)
-            if not old_ranges or not new_ranges:
+            old_code, new_code = self._function_code(old, code), self._function_code(new, code)
+            if old_code is None or new_code is None:
                 return None
-            return changed_regions(old_image, old_ranges, new_image, new_ranges)
+            return changed_regions(*old_code, *new_code)
         except (BinaryError, OSError, ValueError):
             return None
 
@@ -400,6 +572,11 @@ def _floats(column: pa.ChunkedArray, missing: float = 0.0) -> np.ndarray:
     """A numeric column as float64, nulls and NaN as `missing`."""
     values = column.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(float)
     return np.where(np.isnan(values), missing, values)
+
+
+def _integers(column: pa.ChunkedArray) -> np.ndarray:
+    """An integer column as int64, nulls as 0."""
+    return pc.fill_null(column.cast(pa.int64()), 0).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _as_list_array(column: pa.ChunkedArray) -> pa.Array:

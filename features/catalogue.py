@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from features.executed_code import NO_CHANGE, ExecutedChange
+from features.steering import NO_STEERING, Steering
 
 TOP_N = 10  # "the hottest functions": how many count as hot
 RECENT_LABELS = 10  # how many earlier labels of a benchmark make its recent history
@@ -127,6 +128,7 @@ class TupleView:
     recent_change_rate: float
     noise: float
     executed: ExecutedChange = NO_CHANGE  # the changed code weighed by c_o's instruction (or sample) counts (set by the builder)
+    steering: Steering = NO_STEERING  # what the changed code decides for the code that runs after it (set by the builder)
 
     # positions of changed / deleted functions inside the profile (reached ones only)
     @cached_property
@@ -416,6 +418,41 @@ def predicted_effect(t: TupleView) -> float:
 def predicted_effect_size(t: TupleView) -> float:
     """Absolute value of predicted_effect, in percent."""
     return abs(100.0 * t.executed.predicted_effect)
+
+
+@feature("changed_writes_hot_data", "extension", "Start-up code that fills a function-pointer table or sets a parameter "
+         "the hot code reads steers the whole run although it runs once: its executed share is tiny, its effect is not.")
+def changed_writes_hot_data(t: TupleView) -> float:
+    """Share (0-1) of c_o's run instructions spent in reached functions (their own instructions) that
+    reference a writable data object which changed code of c_n stores to.  Changed code: the changed
+    functions the benchmark reaches, and the new functions they call (directly or through other new
+    ones); its stores are decoded in c_n's binary (RIP-relative or absolute destinations, or off a
+    register loaded with an object's address in the function); the storing functions themselves are no
+    readers.  Without c_n's binary every writable object the changed code references counts as written.
+    With a perf profile it is a share of the run's samples."""
+    return t.steering.hot_data_written_share
+
+
+@feature("executed_constant_change", "extension", "A changed constant in code that ran (a loop's trip count, a buffer "
+         "size, a threshold) can change the whole run while the changed instructions run once.")
+def executed_constant_change(t: TupleView) -> float:
+    """Largest inclusive-instruction share of the whole run (0-1) among the changed reached functions
+    that hold an executed constant-only change: an aligned run of changed basic blocks whose old and new
+    instructions are the same but for immediates and displacements (stack-slot displacements and
+    addresses excepted), and whose old instructions ran in c_o's profile.  0 without per-instruction
+    counts or binaries, and with a perf profile (which has no inclusive counts)."""
+    return t.steering.executed_constant_share
+
+
+@feature("changed_cpu_dispatch", "extension", "Code that checks the CPU's features picks the implementation (SIMD "
+         "or not) the hot code calls: changing it changes what runs, not how often it runs.")
+def changed_cpu_dispatch(t: TupleView) -> float:
+    """1 when changed code (the changed functions the benchmark reaches, and the new functions they call
+    directly or through other new ones) asks the CPU what it supports: it calls or reads __cpu_model,
+    __cpu_features2, __cpu_indicator_init (gcc's __builtin_cpu_supports) or glibc's __cpu_features /
+    __get_cpu_features / __x86_get_cpu_features / __x86_get_cpuid_feature_leaf / __x86_cpu_features,
+    or (read from c_n's binary) executes cpuid or xgetbv, or is the resolver of an IFUNC symbol; else 0."""
+    return float(t.steering.cpu_dispatch)
 
 
 FEATURE_NAMES = [f.name for f in CATALOGUE]

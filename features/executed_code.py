@@ -77,7 +77,7 @@ def executed_change(functions: list[FunctionChange], deleted_count: float, run_c
             delta += function.own_count * (function.new_length / max(function.old_length, 1) - 1.0)
             continue
         for region in function.regions:
-            old_cost = _counts_at(function, region.old_addresses).sum()
+            old_cost = counts_at(function, region.old_addresses).sum()
             changed += old_cost
             if region.new_blocks:
                 delta += float((_block_rates(function, region, kind) * _new_lengths(region)).sum())
@@ -94,14 +94,14 @@ def _block_rates(function: FunctionChange, region: Region, kind: str) -> np.ndar
     instruction's count), or its samples over its length."""
     blocks = np.array(region.new_blocks, dtype=np.int64).reshape(-1, 4)
     if kind != SAMPLES:
-        return _counts_at(function, blocks[:, 1])
+        return counts_at(function, blocks[:, 1])
     before = np.concatenate([[0.0], np.cumsum(function.counts, dtype=float)])
     first = np.searchsorted(function.addresses, blocks[:, 1], side="left")
     last = np.searchsorted(function.addresses, blocks[:, 2], side="right")
     return (before[last] - before[first]) / np.maximum(blocks[:, 3], 1)
 
 
-def _counts_at(function: FunctionChange, addresses: np.ndarray) -> np.ndarray:
+def counts_at(function: FunctionChange, addresses: np.ndarray) -> np.ndarray:
     """The old counts at `addresses` (0 for instructions that never ran, or were never sampled)."""
     if len(addresses) == 0:
         return np.zeros(0)

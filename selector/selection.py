@@ -51,7 +51,7 @@ COMMIT_COLUMNS = ["sha", "parents", "author_time", "build_status", "build_config
 # The columns of the stored functions and objects tables that the feature builder reads
 # (the analysis has more: collectors.static_analysis.FUNCTION_COLUMNS, OBJECT_COLUMNS).
 FEATURE_FUNCTION_COLUMNS = ["commit", "name", "fingerprint", "instructions", "callees", "data_refs", "parts", "address"]
-FEATURE_OBJECT_COLUMNS = ["commit", "name", "fingerprint"]
+FEATURE_OBJECT_COLUMNS = ["commit", "name", "fingerprint", "address", "size", "writable"]
 
 
 @dataclass

@@ -188,7 +188,7 @@ def test_a_skip_becomes_a_run_when_the_predicted_effect_reaches_min_effect():
 
 def test_blocks_the_compiler_only_moved_are_not_changed_code():
     def block(key: int, address: int, length: int = 3) -> Block:
-        return Block(key, tuple(range(address, address + length)), (key,) * length)
+        return Block(key, tuple(range(address, address + length)), (key,) * length, key)
 
     loop, setup, exit_, cold = block(1, 100), block(2, 200), block(3, 300), block(4, 400)
     old = [setup, loop, exit_, cold]

@@ -1,0 +1,133 @@
+"""What a function's code does beyond computing: the data it writes, and whether it asks the CPU.
+
+Code that runs once can decide what runs afterwards: start-up code fills a table of
+function pointers, or sets a global parameter, that the hot code reads; a CPU-feature
+check picks a SIMD path.  The function table's ``data_refs`` say which objects a function
+references, not whether it writes them; this decodes the function (iced-x86, as the block
+alignment does) and reports:
+
+- the addresses its stores resolve to: a memory destination that is RIP-relative, absolute
+  (a fixed-address executable), or based on a register last loaded with an object's
+  address in the same function (``lea rbx, [rip+table]`` ... ``mov [rbx+rax*8], rdx``).
+  Stores through a pointer loaded from memory (a GOT slot, an argument) or made by a callee
+  (``memcpy(table, ...)``) are not seen;
+- whether it executes ``cpuid`` or ``xgetbv`` (CPU-feature detection);
+- whether it is the resolver of an IFUNC symbol (``STT_GNU_IFUNC``: the dynamic loader runs it
+  to pick an implementation, as gcc's ``target_clones`` and glibc's string functions do).
+
+Only changed and new functions are decoded (features/builder.py caches each per commit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import iced_x86
+
+from collectors.code_image import CodeImage
+
+_WRITES = frozenset({iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+                     iced_x86.OpAccess.READ_COND_WRITE})
+_CPU_QUERIES = frozenset({iced_x86.Mnemonic.CPUID, iced_x86.Mnemonic.XGETBV})
+_NONE = iced_x86.Register.NONE
+_THREAD_SEGMENTS = frozenset({iced_x86.Register.FS, iced_x86.Register.GS})  # thread-local storage: no object's address
+# What a call leaves undefined (the System V ABI's caller-saved registers)
+_CALL_CLOBBERS = frozenset({iced_x86.Register.RAX, iced_x86.Register.RCX, iced_x86.Register.RDX, iced_x86.Register.RSI,
+                            iced_x86.Register.RDI, iced_x86.Register.R8, iced_x86.Register.R9, iced_x86.Register.R10,
+                            iced_x86.Register.R11})
+
+
+@dataclass(frozen=True)
+class CodeEffects:
+    written: tuple[int, ...]  # addresses its stores resolve to (sorted, unique)
+    queries_cpu: bool  # executes cpuid or xgetbv
+    resolves_ifunc: bool  # the resolver of an IFUNC symbol
+
+
+def code_effects(image: CodeImage, ranges: list[tuple[int, int]]) -> CodeEffects:
+    """The effects of the function whose parts are `ranges` ((address, size), main part first)."""
+    info = iced_x86.InstructionInfoFactory()
+    low, high = _address_span(image)
+    written: set[int] = set()
+    queries_cpu = False
+    for address, size in ranges:
+        holding: dict[int, int] = {}  # full register -> the object address it was loaded with
+        for instruction in iced_x86.Decoder(64, image.read(address, size), ip=address):
+            queries_cpu = queries_cpu or instruction.mnemonic in _CPU_QUERIES
+            written.update(_stored_addresses(instruction, info, holding, low, high))
+            _follow_registers(instruction, info, holding, low, high)
+    resolvers = image.ifunc_resolvers
+    return CodeEffects(tuple(sorted(written)), queries_cpu, any(address in resolvers for address, _ in ranges))
+
+
+def _address_span(image: CodeImage) -> tuple[int, int]:
+    """Where an absolute address can point: every allocated section, .bss included (where most
+    written objects live); nowhere in a position-independent image."""
+    headers = image.headers[((image.headers["flags"] & 0x2) != 0) & (image.headers["address"] > 0)]
+    if image.position_independent or not len(headers):
+        return 0, 0
+    return int(headers["address"].min()), int((headers["address"] + headers["size"]).max())
+
+
+def _stored_addresses(instruction: iced_x86.Instruction, info: iced_x86.InstructionInfoFactory, holding: dict[int, int],
+                      low: int, high: int) -> list[int]:
+    """The addresses the instruction's explicit memory destination resolves to (none or one)."""
+    memory = next((operand for operand in range(instruction.op_count)
+                   if instruction.op_kind(operand) == iced_x86.OpKind.MEMORY), None)
+    if memory is None or instruction.memory_segment in _THREAD_SEGMENTS:
+        return []
+    if info.info(instruction).op_access(memory) not in _WRITES:
+        return []
+    target = _memory_address(instruction, holding, low, high)
+    return [] if target is None else [target]
+
+
+def _memory_address(instruction: iced_x86.Instruction, holding: dict[int, int], low: int, high: int) -> int | None:
+    """Where the memory operand points when that is known without running the code: RIP-relative,
+    absolute inside the image (a fixed-address executable), or off a register holding an address."""
+    if instruction.is_ip_rel_memory_operand:
+        return instruction.ip_rel_memory_address
+    base, index, displacement = instruction.memory_base, instruction.memory_index, instruction.memory_displacement
+    held = holding.get(iced_x86.RegisterExt.full_register(base)) if base != _NONE else None
+    if held is None and index != _NONE and instruction.memory_index_scale == 1:
+        held = holding.get(iced_x86.RegisterExt.full_register(index))  # [offset + table]: the table may be the index
+    if held is not None:
+        return (held + _signed(displacement)) & 0xFFFF_FFFF_FFFF_FFFF
+    if base == _NONE and low <= displacement < high:
+        return displacement  # absolute, indexed or not: the table's start
+    return None
+
+
+def _follow_registers(instruction: iced_x86.Instruction, info: iced_x86.InstructionInfoFactory, holding: dict[int, int],
+                      low: int, high: int) -> None:
+    """Keep `holding` (register -> object address) current after the instruction: what it writes is
+    forgotten, then an address it loads (``lea r, [rip+x]``, ``mov r, imm`` in a fixed image) is held."""
+    if not holding and instruction.mnemonic not in (iced_x86.Mnemonic.LEA, iced_x86.Mnemonic.MOV):
+        return  # nothing held and nothing to hold: the common case, decided without the info
+    if instruction.flow_control in (iced_x86.FlowControl.CALL, iced_x86.FlowControl.INDIRECT_CALL):
+        for register in _CALL_CLOBBERS:
+            holding.pop(register, None)
+    for used in info.info(instruction).used_registers():
+        if used.access in _WRITES:
+            holding.pop(iced_x86.RegisterExt.full_register(used.register), None)
+    loaded = _loaded_address(instruction, low, high)
+    if loaded is not None:
+        holding[iced_x86.RegisterExt.full_register(instruction.op0_register)] = loaded
+
+
+def _loaded_address(instruction: iced_x86.Instruction, low: int, high: int) -> int | None:
+    """The address a ``lea r, [rip+x]`` or (fixed image) ``mov r, imm`` puts in a 64- or 32-bit register."""
+    if instruction.op_count != 2 or instruction.op0_kind != iced_x86.OpKind.REGISTER:
+        return None
+    if instruction.mnemonic == iced_x86.Mnemonic.LEA and instruction.is_ip_rel_memory_operand:
+        return instruction.ip_rel_memory_address
+    if instruction.mnemonic == iced_x86.Mnemonic.MOV and instruction.op1_kind in (
+            iced_x86.OpKind.IMMEDIATE32, iced_x86.OpKind.IMMEDIATE32TO64, iced_x86.OpKind.IMMEDIATE64):
+        value = instruction.immediate(1)
+        return value if low <= value < high else None
+    return None
+
+
+def _signed(displacement: int) -> int:
+    """iced-x86 gives a 64-bit displacement as an unsigned number."""
+    return displacement - (1 << 64) if displacement >= 1 << 63 else displacement

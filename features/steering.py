@@ -1,0 +1,73 @@
+"""Changed code that steers execution: it runs once and decides what runs afterwards.
+
+The executed share of a change (features/executed_code.py) weighs changed code by how
+often it runs.  Some code runs once and still decides the run: start-up code that fills a
+function-pointer table or sets a global parameter the hot loop reads, a constant that sets
+a loop's trip count, a CPU-feature check that picks a SIMD path.  Its executed share is
+tiny, its effect is not.  Three things tell such a change apart (features/catalogue.py
+defines the features, features/builder.py gathers what they need):
+
+- the data objects the changed code *writes* (collectors/code_effects.py decodes its
+  stores) that the benchmark's other reached functions reference: the share of the run
+  those readers take;
+- a changed block that differs from the old one only in constants (immediates and
+  displacements: ``collectors.block_diff.Region.constants_only``) and ran in c_o's profile:
+  the inclusive share of the function holding it, what the constant can steer;
+- changed code that asks the CPU what it supports (``cpuid``, ``xgetbv``, gcc's
+  ``__cpu_model``, glibc's ``__x86_get_cpu_features``...) or resolves an IFUNC symbol.
+
+"Changed code" is a changed function the benchmark reaches, and the new functions it
+calls (directly or through other new ones): new code runs only if changed code calls it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+
+from features.executed_code import FunctionChange, counts_at
+
+# Symbols through which compiled code reads what the CPU supports
+CPU_FEATURE_SYMBOLS = frozenset({
+    "__cpu_model", "__cpu_features2", "__cpu_indicator_init",  # gcc's __builtin_cpu_supports / _init (libgcc)
+    "__cpu_features", "__get_cpu_features", "__x86_get_cpu_features", "__x86_get_cpuid_feature_leaf",  # glibc's
+    "__x86_cpu_features",
+})
+
+
+@dataclass(frozen=True)
+class Steering:
+    hot_data_written_share: float  # 0-1 of the run's instructions (or samples) in functions reading what changed code writes
+    executed_constant_share: float  # 0-1: the largest inclusive share among functions with an executed constant-only change
+    cpu_dispatch: bool  # changed code asks the CPU what it supports, or resolves an IFUNC
+
+
+NO_STEERING = Steering(0.0, 0.0, False)
+
+
+def runs_changed_constant(function: FunctionChange) -> bool:
+    """Whether a region of the function changed only constants and its old code ran (or was sampled)."""
+    if function.regions is None or not len(function.addresses):
+        return False
+    return any(region.constants_only and counts_at(function, region.old_addresses).sum() > 0 for region in function.regions)
+
+
+def names_cpu_features(names: Iterable[str]) -> bool:
+    """Whether any of a function's callees or data references is one of CPU_FEATURE_SYMBOLS."""
+    return any(name.removesuffix("@plt") in CPU_FEATURE_SYMBOLS for name in names)
+
+
+def reader_share(own: np.ndarray, readers: list[int], run: float) -> float:
+    """The readers' own counts (positions into `own`) over the run's, at most 1."""
+    if run <= 0 or not readers:
+        return 0.0
+    return min(float(own[readers].sum()) / run, 1.0)
+
+
+def largest_inclusive_share(inclusive: np.ndarray, positions: np.ndarray, root_inclusive: float) -> float:
+    """The largest inclusive count at `positions` over the whole run's (0 without inclusive counts: perf)."""
+    if root_inclusive <= 0 or not len(positions):
+        return 0.0
+    return float(inclusive[positions].max()) / root_inclusive

@@ -1,0 +1,267 @@
+"""Features of changed code that steers execution, on real gcc builds measured by callgrind.
+
+tests/programs/steering.c runs a hot loop through a function-pointer table that start-up
+code fills after a cpuid check; main sets the loop's trip count.  A scripted history changes
+one of these at a time (each commit against its parent), plus a comment and a set-up the
+benchmark never runs.  The expected values are read from the stored profile of the old
+commit (callgrind's own and inclusive instruction counts), not from the code under test.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from collectors.block_diff import Block, align
+from collectors.code_effects import code_effects
+from collectors.code_image import CodeImage
+from features.builder import FeatureBuilder
+from features.steering import names_cpu_features
+from selector.feature_table import feature_table
+from selector.sample_history import commit_all
+from storage.history import load_history
+from storage.store import Store
+from tests.helpers import compile_c, program_text, run_selector
+
+STEERING = ["changed_writes_hot_data", "executed_constant_change", "changed_cpu_dispatch"]
+BASE = {
+    "CHOOSE": "ops.step = fast ? step_mixed : step_plain;",
+    "FEATURE_BIT": "bit_SSE4_2",
+    "TRIP_COUNT": "20000",
+    "OTHER_MODE": "ops.step = step_mixed;",
+}
+STEPS = [  # (name, what changes from the commit before)
+    ("table", {"CHOOSE": "ops.step = fast ? step_plain : step_mixed;"}),  # start-up code writes another entry
+    ("trip", {"TRIP_COUNT": "30000"}),  # main's constant: the loop runs longer
+    ("dispatch", {"FEATURE_BIT": "bit_AVX"}),  # the cpuid check tests another bit
+    ("comment", {"TRIP_COUNT": "30000 /* items the loop visits */"}),
+    ("unreached", {"OTHER_MODE": "unsigned a, b, c, d; __get_cpuid(7, &a, &b, &c, &d); "
+                                 "ops.step = (b & bit_AVX2) ? step_plain : step_mixed;"}),  # argc > 1 only
+]
+CONFIG = """
+[project]
+binary = "prog"
+
+[build]
+command = "gcc -O2 -g -o prog prog.c"
+timeout = 60
+
+[profile]
+tool = "callgrind"
+
+[[benchmark]]
+name = "steered"
+command = "{binary}"
+metric = "instructions"
+repetitions = 2
+warmup = 0
+"""
+
+
+def _source(values: dict[str, str]) -> str:
+    text = program_text("steering.c")
+    for placeholder, value in values.items():
+        text = text.replace(placeholder, value)
+    return text
+
+
+@pytest.fixture(scope="module")
+def steered(tmp_path_factory):
+    """The collected history: (store, sha of each step by name, the feature table by step)."""
+    root = tmp_path_factory.mktemp("steering") / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    (root / "selector.toml").write_text(CONFIG)
+    (root / ".gitignore").write_text("prog\n.selector/\n")
+    values = dict(BASE)
+    (root / "prog.c").write_text(_source(values))
+    shas = {"base": commit_all(root, "base")}
+    for name, change in STEPS:
+        values.update(change)
+        (root / "prog.c").write_text(_source(values))
+        shas[name] = commit_all(root, name)
+    result = run_selector("collect", "--repo", str(root), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    store = Store(root / ".selector", create=False)
+    step_of = {sha: name for name, sha in shas.items()}
+    table = feature_table(store)
+    table["step"] = table["new"].map(step_of)
+    return store, shas, table.set_index("step")
+
+
+def _profile(store: Store, sha: str) -> pd.DataFrame:
+    profile = store.read_one("profiles", sha).to_pandas()
+    return profile[profile["benchmark"] == "steered"]
+
+
+def _own_share(store: Store, sha: str, function: str) -> float:
+    """The function's own instructions over the run's (every function's own, libraries and loader included)."""
+    profile = _profile(store, sha)
+    return float(profile.loc[profile["function"] == function, "self_instructions"].sum() / profile["self_instructions"].sum())
+
+
+def _inclusive_share(store: Store, sha: str, function: str) -> float:
+    """The function's inclusive instructions over the largest inclusive count in the binary (the whole run)."""
+    profile = _profile(store, sha)
+    profile = profile[profile["in_binary"].astype(bool)]
+    return float(profile.loc[profile["function"] == function, "inclusive_instructions"].sum()
+                 / profile["inclusive_instructions"].max())
+
+
+@pytest.mark.slow
+def test_a_changed_table_entry_written_at_start_up_weighs_the_hot_loop_that_reads_it(steered):
+    store, shas, table = steered
+    row = table.loc["table"]
+    expected = _own_share(store, shas["base"], "kernel")  # the only reached reader of `ops` besides its writer
+    assert row["changed_writes_hot_data"] == pytest.approx(expected, rel=1e-12)
+    assert 20000 * 5 / _profile(store, shas["base"])["self_instructions"].sum() < expected < 1  # >= 5 instructions a turn
+    assert row["executed_changed_share"] < 0.001 < row["changed_writes_hot_data"]  # ran once, steers the loop
+    assert row["executed_constant_change"] == 0.0  # another function's address, not another constant
+    assert row["changed_cpu_dispatch"] == 0.0  # choose_ops calls the check; the cpuid is not its own code
+
+
+@pytest.mark.slow
+def test_a_changed_trip_count_weighs_what_the_function_holding_it_runs(steered):
+    store, shas, table = steered
+    row = table.loc["trip"]
+    expected = _inclusive_share(store, shas["table"], "main")
+    assert row["executed_constant_change"] == pytest.approx(expected, rel=1e-12)
+    assert expected > 0.5  # main runs the loop
+    assert row["executed_changed_share"] < 1e-4  # `mov edi, 20000` ran once
+    assert row["changed_writes_hot_data"] == 0.0 and row["changed_cpu_dispatch"] == 0.0
+
+
+@pytest.mark.slow
+def test_a_changed_cpuid_check_is_a_cpu_dispatch(steered):
+    store, shas, table = steered
+    row = table.loc["dispatch"]
+    assert row["changed_cpu_dispatch"] == 1.0
+    # the check's mask is a constant too, in a function that runs a few instructions once
+    assert row["executed_constant_change"] == pytest.approx(_inclusive_share(store, shas["trip"], "cpu_has_feature"), rel=1e-12)
+    assert 0 < row["executed_constant_change"] < 1e-3
+    assert row["changed_writes_hot_data"] == 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", ["comment", "unreached"])
+def test_a_comment_or_code_the_benchmark_never_runs_steers_nothing(steered, step):
+    _, _, table = steered
+    row = table.loc[step]
+    assert row["changed_functions"] == (0.0 if step == "comment" else 1.0)
+    assert [row[name] for name in STEERING] == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.slow
+def test_the_unreached_change_would_steer_if_it_ran(steered):
+    """other_mode, changed in the last step, stores to the table and runs cpuid: only its
+    absence from the profile keeps the features at 0."""
+    store, shas, _ = steered
+    binary = load_history(store).binaries(shas["unreached"])
+    functions = store.read_one("functions", shas["unreached"]).to_pandas().set_index("name")
+    objects = store.read_one("objects", shas["unreached"]).to_pandas().set_index("name")
+    image = CodeImage.load(binary)
+    effects = code_effects(image, image.function_parts(list(functions.loc["other_mode", "parts"]),
+                                                       int(functions.loc["other_mode", "address"])))
+    assert effects.queries_cpu and not effects.resolves_ifunc
+    assert effects.written == (int(objects.loc["ops", "address"]),)
+    profile = _profile(store, shas["comment"])
+    assert "other_mode" not in set(profile["function"]) and "choose_ops" in set(profile["function"])
+
+
+@pytest.mark.slow
+def test_without_binaries_written_objects_are_the_writable_ones_referenced(steered):
+    """No binaries: the stores cannot be decoded, so every writable object the changed code
+    references counts as written (choose_ops references `ops` alone: the same value), and
+    cpuid and constants cannot be seen."""
+    store, shas, table = steered
+    history = load_history(store)
+    history.binaries = None
+    tuples = pd.DataFrame({"new": [shas["table"], shas["dispatch"]], "old": [shas["base"], shas["trip"]],
+                           "benchmark": "steered", "hops": 1})
+    rows = FeatureBuilder(history).table(tuples)
+    assert rows.loc[0, "changed_writes_hot_data"] == pytest.approx(table.loc["table", "changed_writes_hot_data"], rel=1e-12)
+    assert rows.loc[1, "changed_cpu_dispatch"] == 0.0 and rows.loc[1, "executed_constant_change"] == 0.0
+
+
+def test_a_region_that_differs_only_in_constants_says_so():
+    def block(key: int, shape: int, address: int) -> Block:
+        return Block(key, (address, address + 4), (key, key), shape)
+
+    def constants_only(old: list[Block], new: list[Block]) -> list[bool]:
+        return [region.constants_only for region in align(old, new)]
+
+    entry, loop, exit_ = block(1, 1, 100), block(2, 2, 200), block(3, 3, 300)
+    assert constants_only([entry, loop, exit_], [block(1, 1, 10), block(9, 2, 20), block(3, 3, 30)]) == [True]
+    assert constants_only([entry, loop, exit_], [block(1, 1, 10), block(9, 8, 20), block(3, 3, 30)]) == [False]
+    assert constants_only([entry, exit_], [block(1, 1, 10), block(9, 2, 20), block(3, 3, 30)]) == [False]  # inserted
+    assert constants_only([entry, loop, exit_], [block(1, 1, 10), block(3, 3, 30)]) == [False]  # deleted
+
+
+TABLE_FILL = """
+typedef int (*fn)(int);
+int f1(int x) { return x; }
+fn table[16];
+int params[4];
+int counter;
+void __attribute__((noipa)) fill(int n) { for (int i = 0; i < n; i++) table[i] = f1; params[2] = n; }
+int __attribute__((noipa)) reads(int n) { return table[n & 15](n) + params[n & 3] + counter; }
+int main(int argc, char **argv) { (void)argv; fill(argc); return reads(argc); }
+"""
+
+
+@pytest.mark.parametrize("flags", ["-O0", "-O2", "-O2 -fno-pie -no-pie", "-O3"])
+def test_stores_resolve_to_the_objects_they_write(tmp_path, flags):
+    """A loop filling a table (an indexed store off a register loaded with its address, or an
+    absolute one) and a field store; a function that only reads writes nothing."""
+    binary = compile_c(TABLE_FILL, tmp_path / "prog", flags)
+    symbols = _symbols(binary)
+    image = CodeImage.load(str(binary))
+
+    def written(function: str) -> set[str]:
+        effects = code_effects(image, image.function_parts([function], symbols[function][0]))
+        return {_object_at(symbols, address) for address in effects.written}
+
+    assert written("fill") == {"table", "params"}
+    assert written("reads") == set()
+
+
+IFUNC = """
+#include <stdio.h>
+static int add_plain(int a) { return a + 1; }
+static int add_fast(int a) { return a + 2; }
+static int (*resolve_add(void))(int) { __builtin_cpu_init(); return __builtin_cpu_supports("avx2") ? add_fast : add_plain; }
+int add(int) __attribute__((ifunc("resolve_add")));
+__attribute__((target_clones("avx2", "default"))) int twice(int a) { return a * 2; }
+int main(void) { printf("%d %d\\n", add(1), twice(3)); return 0; }
+"""
+
+
+def test_ifunc_resolvers_and_cpu_feature_reads_are_dispatch(tmp_path):
+    """gcc's IFUNC resolvers (written, and made by target_clones) read __cpu_model, and the
+    static analysis names the function at the resolver's address by its IFUNC symbol."""
+    from collectors.static_analysis import analyse_binary
+
+    binary = compile_c(IFUNC, tmp_path / "prog", "-O2")
+    image = CodeImage.load(str(binary))
+    functions = analyse_binary(binary).functions.to_pandas().set_index("name")
+    for name in ("add", "twice", "main"):
+        row = functions.loc[name]
+        effects = code_effects(image, image.function_parts(list(row["parts"]), int(row["address"])))
+        assert effects.resolves_ifunc == (name != "main")
+        assert names_cpu_features([*row["callees"], *row["data_refs"]]) == (name != "main")
+    cpuid = functions.loc["__cpu_indicator_init"]
+    assert code_effects(image, image.function_parts(list(cpuid["parts"]), int(cpuid["address"]))).queries_cpu
+
+
+def _symbols(binary: Path) -> dict[str, tuple[int, int]]:
+    """name -> (address, size) of the defined symbols, as nm prints them."""
+    listing = subprocess.run(["nm", "-S", str(binary)], capture_output=True, text=True, check=True).stdout
+    return {fields[3]: (int(fields[0], 16), int(fields[1], 16)) for fields in map(str.split, listing.splitlines())
+            if len(fields) == 4}
+
+
+def _object_at(symbols: dict[str, tuple[int, int]], address: int) -> str:
+    return next(name for name, (start, size) in symbols.items() if start <= address < start + size and name != "f1")
