@@ -519,10 +519,19 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
 @click.option("--model", "shipped_model", type=click.Choice(MODEL_NAMES), default="perphecy", show_default=True,
               help="The model --write-model trains (Perphecy's predictor carried over best to unseen projects on the "
                    "corpus: docs/evaluation.md).")
+@click.option("--shipped", "day_one", is_flag=True,
+              help="Day one instead: the shipped cross-project model (or --bundle), untrained on the projects, decides "
+                   "every labelled pair of each store with select's own decision code, beside the rules that need no "
+                   "learning (executed-changed, reached-changed). Any store, a project outside the corpus included.")
+@click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="With --shipped: this model bundle instead of the shipped one.")
+@click.option("--held-out", is_flag=True,
+              help="With --shipped: decide each project with a bundle trained as the shipped one (its model and settings) "
+                   "on the other stores given only: honest day-one figures for the projects the shipped model learnt from.")
 @_operating_point_option
 @format_option
 def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, report,
-                     markdown_path, model_path, shipped_model, operating_point, output_format):
+                     markdown_path, model_path, shipped_model, day_one, bundle_path, held_out, operating_point, output_format):
     """Method 4 on one or several projects' stores, and leave-one-project-out across them.
 
     Each STORE is a project's store, with its selector.toml beside it (as .selector/ and
@@ -533,6 +542,11 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     AUROC, realized hit and dismiss rates, time saved.
     """
     require("selector evaluate", "train")
+    if day_one:
+        _evaluate_day_one(stores, bundle_path, held_out, out_dir, markdown_path, output_format)
+        return
+    if bundle_path or held_out:
+        raise click.UsageError("--bundle and --held-out go with --shipped")
     if report:
         require("selector evaluate's reports", "report", otherwise="pass --no-report")
     from models.backtest import count_fits
@@ -579,6 +593,60 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
         stderr.print(f"note: {note}")
     stdout.print(f"results in {out_dir}" + (f"; tables written into {markdown_path}" if markdown_path else "")
                  + (f"; cross-project model in {model_path}" if model_path else ""))
+
+
+def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir: Path, markdown_path: Path | None,
+                      output_format: str) -> None:
+    """`evaluate --shipped`: the bundle's day-one decisions on every labelled pair of each store."""
+    import json
+
+    import pandas as pd
+
+    from models.bundle import BundleError, load_bundle
+    from selector.day_one import (DayOneProject, day_one_document, day_one_predictions, day_one_table, held_out_bundle,
+                                  write_markdown)
+    from selector.project_evaluation import open_project
+    from selector.shipped_model import shipped_bundle_path
+    from selector.store_backtest import evaluation_data
+
+    bundle_path = bundle_path or shipped_bundle_path()
+    if bundle_path is None:
+        raise UserError("this install carries no shipped model; give one with --bundle")
+    try:
+        bundle = load_bundle(bundle_path, portable=True)
+    except BundleError as error:
+        raise UserError(f"{bundle_path}: {error}") from None
+    projects, frames = [], []
+    with stderr.status("building every labelled pair's features") as status:
+        for store_path, config_path in stores:
+            name, store, config = open_project(store_path, config_path)
+            status.update(f"building every labelled pair's features: {name}")
+            projects.append(DayOneProject(name, config, evaluation_data(store, config, "kfold", {"folds": 2})))
+    if held_out and len(projects) < 2:
+        raise UserError("--held-out trains on the other stores given: give at least two")
+    with stderr.status("deciding") as status:
+        for project in projects:
+            deciding = bundle
+            if held_out:
+                status.update(f"training without {project.name}")
+                deciding = held_out_bundle(projects, project, bundle, out_dir / "held-out" / project.name)
+            frames.append(day_one_predictions(project, deciding))
+    predictions = pd.concat(frames, ignore_index=True)
+    document = day_one_document(predictions, bundle, projects, held_out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    predictions.to_parquet(out_dir / "day-one.parquet", index=False)
+    (out_dir / "day-one.json").write_text(json.dumps(document, indent=2))
+    if markdown_path:
+        write_markdown(markdown_path, document)
+    if output_format == "json":
+        print_json({"directory": str(out_dir), **document})
+        return
+    print_table(day_one_table(predictions).round(3), title="day one: every labelled pair, no training on the project")
+    missed = pd.DataFrame(document["missed"])
+    if len(missed):
+        print_table(missed.assign(new=missed["new"].str[:10], old=missed["old"].str[:10]).round(4),
+                    title="changes the shipped model would have skipped")
+    stdout.print(f"results in {out_dir}" + (f"; tables written into {markdown_path}" if markdown_path else ""))
 
 
 def default_store(repository: Path) -> Path:

@@ -76,3 +76,39 @@ def test_evaluate_needs_the_configuration_beside_the_store(tmp_path):
     (tmp_path / "store").mkdir()
     result = subprocess.run(selector_command("evaluate", str(tmp_path / "store")), capture_output=True, text=True)
     assert result.returncode == 2 and "no configuration" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_evaluate_shipped_decides_every_labelled_pair_as_select_does(collected_sample, evolved_sample, tmp_path):
+    """Day one: the shipped bundle, untrained on the project, on every labelled closest pair;
+    each decision is the one `selector select --against` makes for that pair."""
+    roots = [collected_sample[0], evolved_sample[0]]
+    stores = [str(root / ".selector") for root in roots]
+    markdown = tmp_path / "evaluation.md"
+    markdown.write_text("# Evaluation\n\nprose\n")
+    document = cli("evaluate", "--shipped", *stores, "--out", str(tmp_path / "day-one"), "--markdown", str(markdown))
+    results = pd.DataFrame(document["results"])
+    assert set(results["model"]) == {"shipped", "executed-changed", "reached-changed"}
+    predictions = pd.read_parquet(tmp_path / "day-one" / "day-one.parquet")
+    for root, name in zip(roots, [p["name"] for p in document["projects"]]):
+        mine = predictions[(predictions["project"] == name) & (predictions["model"] == "shipped")]
+        row = results[(results["project"] == name) & (results["model"] == "shipped")].iloc[0]
+        assert row["tuples"] == len(mine) > 0 and row["positives"] == int(mine["label"].sum())
+        assert row["hit_rate"] == pytest.approx(mine.loc[mine["label"], "run"].mean()) if mine["label"].any() else True
+        # the same decision as select's, pair by pair (a few pairs of each project, each kind)
+        chosen = pd.concat([mine[mine["run"]].head(2), mine[~mine["run"]].head(2)])
+        for pair in chosen.itertuples(index=False):
+            result = subprocess.run(selector_command("select", pair.new, "--against", pair.old, "--repo", str(root),
+                                                     "--format", "json"), capture_output=True, text=True)
+            assert result.returncode in (0, 1), result.stderr  # 1: something runs
+            selection = json.loads(result.stdout)
+            decided = {b["name"]: b["decision"] for b in selection["benchmarks"]}
+            assert decided[pair.benchmark] == ("run" if pair.run else "skip"), (name, pair.new, pair.benchmark)
+            assert selection["model"]["shipped"]
+    text = markdown.read_text()
+    assert text.startswith("# Evaluation\n\nprose") and "selector evaluate --shipped: begin" in text
+    held_out = cli("evaluate", "--shipped", "--held-out", *stores, "--out", str(tmp_path / "held-out"))
+    assert held_out["held_out"] and {r["model"] for r in held_out["results"]} == {"shipped", "executed-changed", "reached-changed"}
+    # the rules are the same policy whichever bundle decides
+    rules = lambda d: sorted((r["project"], r["model"], r["hit_rate"], r["dismiss_rate"])  # noqa: E731
+                             for r in d["results"] if r["model"] != "shipped")
+    assert rules(held_out) == rules(document)
