@@ -57,7 +57,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import interleaved, libpython, median, write_frame as write  # noqa: E402
 
-from collectors.builds import build_config_digest, toolchain_version  # noqa: E402
+from collectors.build_config import commit_config  # noqa: E402
+from collectors.builds import toolchain_version  # noqa: E402
 from collectors.repository import Repository  # noqa: E402
 from collectors.static_analysis import analyse_binary  # noqa: E402
 from features.catalogue import FEATURE_NAMES  # noqa: E402
@@ -136,7 +137,8 @@ def make_store(store: Store, repository: Path, sha: str, binary: Path, profiled:
         "sha": sha, "parents": list(commit.parents), "author_time": pd.Timestamp(commit.author_time).tz_convert("UTC"),
         "subject": commit.subject, "build_status": "ok", "build_reason": "", "build_log_tail": "", "build_seconds": 0.0,
         "build_command": config.build.command,
-        "build_config": build_config_digest(Repository.open(repository), sha, config.build.config_files),
+        "build_config": commit_config(binary, lambda: Repository.open(repository).tree_listing(sha), config.build.config_files,
+                                      config.build.unaffected),
         "toolchain": toolchain_version(), "binary_sha256": store.put_binary(binary), "content_digest": "", "symbol_source": analysis.symbol_source,
         "decoder": analysis.decoder, "analysis_notes": "\n".join(analysis.notes), "functions": len(functions),
         "benchmarks_measured": len(BENCHMARKS), "run_failures": "", "profile_failures": "", "child_seconds": 0.0,

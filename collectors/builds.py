@@ -37,7 +37,6 @@ class BuildResult:
     log_tail: str
     seconds: float
     binary: Path | None  # the built file, valid until the worktree context closes
-    build_config: str  # digest of the build files in the commit's tree
     cache_hits: int = 0  # compilations ccache answered from its cache
     cache_misses: int = 0  # compilations ccache had to run
 
@@ -189,11 +188,6 @@ def cache_counts(statistics: Path) -> tuple[int, int]:
     return hits, misses
 
 
-def build_config_digest(repository: Repository, sha: str, patterns: list[str]) -> str:
-    """Digest of the files that configure the build (Makefile, CMakeLists.txt, ...) at `sha`."""
-    return config_files_digest(repository.tree_listing(sha), patterns)
-
-
 def changes_only(repository: Repository, old: str, new: str, patterns: list[str]) -> bool:
     """Does `new` differ from `old` only in paths matching `patterns` (fnmatch on the whole path)?"""
     if not patterns:
@@ -212,18 +206,7 @@ def any_of(patterns: list[str]):
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match
 
 
-def config_files_digest(listing: str, patterns: list[str]) -> str:
-    """Digest of the files of a ``git ls-tree -r`` listing whose names match `patterns`."""
-    configures = any_of(patterns)
-    digest = hashlib.sha256()
-    for line in listing.splitlines():
-        meta, path = line.split("\t", 1)
-        if configures(os.path.basename(path)):
-            digest.update(f"{path} {meta.split()[2]}\n".encode())
-    return digest.hexdigest()[:16]
-
-
-def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: float, build_config: str,
+def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: float,
               cache: CompilerCache | None = None) -> BuildResult:
     """Run the build command in `checkout` (through `cache` if given); a failure is a result, not an exception."""
     started = time.monotonic()
@@ -259,7 +242,6 @@ def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: floa
         log_tail=tail,
         seconds=seconds,
         binary=None if reason else built,
-        build_config=build_config,
         cache_hits=hits,
         cache_misses=misses,
     )

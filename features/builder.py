@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from collectors.build_config import build_changed
 from collectors.errors import BinaryError
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
 from features.executed_code import INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change
@@ -101,8 +102,7 @@ class FeatureBuilder:
         commits = history.commits
         shas = commits["sha"].to_pylist()
         self._seconds = dict(zip(shas, _epoch_seconds(commits["author_time"]).tolist()))  # plain floats: fast lookups
-        self._config = {sha: f"{config}|{toolchain}" for sha, config, toolchain in
-                        zip(shas, commits["build_config"].to_pylist(), commits["toolchain"].to_pylist())}
+        self._config = dict(zip(shas, zip(commits["build_config"].to_pylist(), commits["toolchain"].to_pylist())))
         self._noise = self._noise_table(history.measurements)
         self._recent = self._recent_labels(history.labels)
         self._allocator_calls = self._allocator_table(profiles)
@@ -274,7 +274,7 @@ class FeatureBuilder:
             profile=self.profile(known, benchmark),
             hops=hops,
             days=days,
-            build_config_changed=self._config.get(new) != self._config.get(old),
+            build_config_changed=build_changed(self._config.get(new), self._config.get(old)),
             recent_change_rate=self._recent_rate(benchmark, known),
             noise=self._noise.get((known, benchmark), 0.0),
         )

@@ -37,7 +37,7 @@ import pandas as pd
 import pyarrow as pa
 
 from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
-from collectors.builds import OK, Worktree, build_config_digest, run_build
+from collectors.builds import OK, Worktree, run_build
 from collectors.run_context import Perturbation, RunContext
 from collectors.errors import UserError
 from collectors.repository import Repository
@@ -65,8 +65,7 @@ def calibrate(
     rows = []
     for candidate in [sha, *_built_ancestors(repo, store, sha)]:
         with Worktree(repo, candidate) as checkout, tempfile.TemporaryDirectory(prefix="selector-calibrate-") as workdir:
-            build = run_build(checkout, candidate, config.build.command, config.project.binary, config.build.timeout,
-                              build_config_digest(repo, candidate, config.build.config_files))
+            build = run_build(checkout, candidate, config.build.command, config.project.binary, config.build.timeout)
             if build.status != OK:
                 failure = f"the build of {candidate[:12]} failed ({build.reason})"
                 continue

@@ -29,13 +29,13 @@ import pyarrow.compute as pc
 from collectors.arrow_rows import concatenated, table_of_rows, with_constants
 from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, metric_unit, run_folder_prefix, sweep_run_folders
 from collectors.child_processes import die_with_parent
+from collectors.build_config import commit_config, kind_of
 from collectors.builds import (
-    OK, CompilerCache, Worktree, build_config_digest, changes_only, find_compiler_cache, place_binary, run_build,
-    toolchain_version,
+    OK, CompilerCache, Worktree, changes_only, find_compiler_cache, place_binary, run_build, toolchain_version,
 )
 from collectors.errors import UserError
 from collectors.commit_graph import CommitInfo
-from collectors.repository import Repository
+from collectors.repository import GitCommandFailed, Repository
 from collectors.host import host_facts
 from collectors.run_context import RunContext
 from collectors.profiler import profile_suite
@@ -156,6 +156,7 @@ def collect(
     repo = Repository.open(repository)
     Worktree.sweep(repo)
     todo, done = pending_commits(store, commits, retry_failed, needs_measurements=bool(config.benchmark))
+    upgrade_build_configs(store, repo, config, skip={commit.sha for commit in todo})
     summary = CollectSummary()
     for commit in done:
         outcome = CommitOutcome(commit.sha, SKIPPED)
@@ -293,12 +294,13 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
     timing = any(spec.metric != INSTRUCTIONS for spec in benchmark_specs(config))
     try:
         repository = Repository.open(repository_path)
-        row["build_config"] = build_config_digest(repository, commit.sha, config.build.config_files)
         donated = _donated_runs(store, donor, row, config, settings) if donor and imported is None else None
         if donated is not None:
             _collect_from_donor(store, repository, commit.sha, donor, donated, config, settings.reuse, row, outcome, timing)
         else:
             _build_and_measure(store, repository, commit.sha, config, settings, row, outcome, timing, imported)
+        row["build_config"] = build_config_of(repository, commit.sha, store.local_binary(row["binary_sha256"])
+                                              if row["binary_sha256"] else None, config)
     except Exception as error:  # noqa: BLE001 - one commit's trouble (git, the disk, a bug) must not end the run
         reason = f"internal error: {type(error).__name__}: {' '.join(str(error).split())}"[:500]
         row.update(build_status="failed", build_reason=reason)
@@ -311,12 +313,46 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
     return outcome
 
 
+def build_config_of(repository: Repository, sha: str, binary: str | None, config: Config) -> str:
+    """A commit's `build_config` (collectors.build_config): the flags its `binary` records,
+    or without that record (or without a binary) the digest of its build files."""
+    return commit_config(binary, lambda: repository.tree_listing(sha), config.build.config_files, config.build.unaffected)
+
+
+def upgrade_build_configs(store: Store, repository: Repository, config: Config, skip: set[str] = frozenset()) -> int:
+    """Give the commits a store holds from before build configurations had a kind (a digest
+    of every file named like a build file anywhere in the tree) their current one, read from
+    their stored binaries (or their build files: build_config_of), and store it; returns how
+    many.  Collection starts with this, so an older store is brought up to date without
+    collecting again; the rest of each row is left as it was.  Commits in `skip` are about
+    to be collected anew.  (Reading a store does the same in memory for the binaries'
+    flags: storage.history.with_current_build_configs.)"""
+    stored = store.read("commits")
+    if not stored.num_rows or "build_config" not in stored.column_names:
+        return 0
+    shas = stored["sha"].to_pylist()
+    binary = store.binary_lookup(shas, stored["binary_sha256"].to_pylist() if "binary_sha256" in stored.column_names
+                                 else [None] * stored.num_rows)
+    upgraded = 0
+    for sha, current in zip(shas, stored["build_config"].to_pylist()):
+        if kind_of(current) is not None or sha in skip or not store.has("commits", sha):
+            continue
+        try:
+            value = build_config_of(repository, sha, binary(sha), config)
+        except GitCommandFailed:
+            continue  # a commit this clone does not have: left as it was
+        row = store.read_one("commits", sha)
+        row = row.set_column(row.column_names.index("build_config"), "build_config", pa.array([value] * row.num_rows))
+        store.write("commits", sha, row)
+        upgraded += 1
+    return upgraded
+
+
 def _build_and_measure(store: Store, repository, sha: str, config: Config, settings: CollectSettings, row: dict,
                        outcome: CommitOutcome, timing: bool, imported: pa.Table | None) -> None:
-    build_config = row["build_config"]
     with Worktree(repository, sha) as checkout:
         with _machine_lock(timing, exclusive=False):
-            build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout, build_config,
+            build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout,
                               settings.cache)
         outcome.child_seconds += build.seconds
         outcome.build_seconds, outcome.cache_hits, outcome.cache_misses = build.seconds, build.cache_hits, build.cache_misses

@@ -30,13 +30,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collectors.arrow_rows import concatenated, with_constants
-from collectors.builds import Worktree, config_files_digest, run_build, toolchain_version
+from collectors.build_config import commit_config
+from collectors.builds import Worktree, run_build, toolchain_version
 from collectors.commit_graph import closest_ancestor
 from collectors.repository import Repository
 from collectors.errors import UserError
 from collectors.static_analysis import AnalysisInProgress, analyse_binary
 from features.catalogue import FEATURE_NAMES, common_indices
-from storage.history import History, measured_runs
+from storage.history import History, measured_runs, with_current_build_configs
 from selector.config import Config, harness_digest
 from selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
 from storage.store import Store
@@ -150,9 +151,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
 
     stored = store.read("commits")
     stored_ok = stored.filter(pc.equal(stored["build_status"], "ok")) if stored.num_rows else stored
-    build_config = config_files_digest(repository.tree_listing(sha), config.build.config_files)
-    functions, objects, binary_label, new_binary = _new_analysis(repository, config, store, sha, binary, stored_ok, build_config, notes,
-                                                                 analysis)
+    functions, objects, binary_label, new_binary = _new_analysis(repository, config, store, sha, binary, stored_ok, notes, analysis)
 
     known = _KnownVersions(store, config, stored_ok)
     pairs = _compared_pairs(repository, sha, benchmarks, against, known, _parents(repository, sha, stored))
@@ -166,7 +165,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
 
     from features.builder import FeatureBuilder
 
-    history = _history(store, stored, commit, build_config, functions, objects, known,
+    history = _history(repository, config, store, stored, commit, functions, objects, known,
                        sorted({old for old, _ in pairs.values()}), new_binary)
     builder = FeatureBuilder(history)
     features = dict(zip(pairs, builder.rows((sha, old, b, hops, None) for b, (old, hops) in pairs.items())))
@@ -203,16 +202,21 @@ def _compared_pairs(repository: Repository, sha: str, benchmarks: list[str], aga
     return pairs
 
 
-def _history(store: Store, stored: pa.Table, commit, build_config: str, functions: pa.Table, objects: pa.Table,
-             known: _KnownVersions, olds: list[str], new_binary: str | None) -> History:
+def _history(repository: Repository, config: Config, store: Store, stored: pa.Table, commit, functions: pa.Table,
+             objects: pa.Table, known: _KnownVersions, olds: list[str], new_binary: str | None) -> History:
     """What the feature builder needs: the new commit beside the old versions it is compared with."""
     sha = commit.sha
+    binaries = _binaries(store, stored, sha, new_binary)
     # Every stored commit, not only the ancestors: benchmark_recent_change_rate orders the
-    # stored labels by their commits' times, as it does in training.
-    commit_rows = stored.filter(pc.not_equal(stored["sha"], sha)).select(COMMIT_COLUMNS)
+    # stored labels by their commits' times, as it does in training.  The old versions'
+    # build configurations as a current version stores them (from their binaries, when an
+    # older version stored them).
+    commit_rows = with_current_build_configs(stored.filter(pc.not_equal(stored["sha"], sha)).select(COMMIT_COLUMNS),
+                                             binaries, only=olds)
     new_row = pa.Table.from_pylist([{
         "sha": sha, "parents": list(commit.parents), "author_time": commit.author_time, "build_status": "ok",
-        "build_config": build_config, "toolchain": toolchain_version(),
+        "build_config": _new_build_config(repository, config, stored, sha, new_binary, binaries),
+        "toolchain": toolchain_version(),
     }], schema=commit_rows.schema)
     return History(
         commits=pa.concat_tables([commit_rows, new_row]),
@@ -221,8 +225,19 @@ def _history(store: Store, stored: pa.Table, commit, build_config: str, function
         profiles=_concat([known.profiles[old] for old in olds]),
         measurements=_concat([known.measurements[old] for old in olds]),
         labels=store.read("labels"),
-        binaries=_binaries(store, stored, sha, new_binary),
+        binaries=binaries,
     )
+
+
+def _new_build_config(repository: Repository, config: Config, stored: pa.Table, sha: str, new_binary: str | None,
+                      binaries) -> str:
+    """The new commit's build configuration (collectors.build_config): the flags its binary
+    records, else the digest of its build files; as stored when it was collected."""
+    if new_binary is None:
+        row = stored.filter(pc.equal(stored["sha"], sha)).select(["sha", "build_config"])
+        return with_current_build_configs(row, binaries)["build_config"][0].as_py()
+    return commit_config(new_binary, lambda: repository.tree_listing(sha), config.build.config_files, config.build.unaffected,
+                         roots=[repository.top])
 
 
 def _models(bundle_path: Path | None, store: Store, notes: list[str]):
@@ -249,7 +264,8 @@ def _decide(benchmark: str, old: str, hops: int, features: list[float], builder,
     decision.drivers = drivers(builder, sha, old, benchmark)
     scorer = _scorer(benchmark, bundle, shipped, notes)
     if features[BUILD_CONFIG_CHANGED] > 0:
-        decision.reason = "the build configuration or toolchain changed: every function may have changed"
+        decision.reason = ("the build configuration (the compiler flags the binary records) or the toolchain changed: "
+                           "every function may have changed")
     elif scorer is None:
         decision.reason = model_note
     elif stale := scorer.stale_reason(benchmark, harness_digest(config, benchmark), list(FEATURE_NAMES)):
@@ -318,8 +334,7 @@ def _model_document(bundle, shipped, bundle_path: Path) -> dict | None:
 
 
 def _new_analysis(repository: Repository, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pa.Table,
-                  build_config: str, notes: list[str], in_progress: AnalysisInProgress | None
-                  ) -> tuple[pa.Table, pa.Table, str | None, str | None]:
+                  notes: list[str], in_progress: AnalysisInProgress | None) -> tuple[pa.Table, pa.Table, str | None, str | None]:
     """The new commit's functions and objects, how to name its binary in the output, and a local
     path of the binary (None when stored: the store has it)."""
     if in_progress is not None:  # the analysis of the given --binary, started before
@@ -329,7 +344,7 @@ def _new_analysis(repository: Repository, config: Config, store: Store, sha: str
     if stored_ok.num_rows and sha in set(stored_ok["sha"].to_pylist()) and store.has("functions", sha):
         return store.read_one("functions", sha), store.read_one("objects", sha), None, None
     with Worktree(repository, sha) as checkout:
-        build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout, build_config)
+        build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout)
         if build.status != "ok":
             raise UserError(f"building {sha[:12]} failed ({build.reason}); pass --binary, or fix the build:\n{build.log_tail}")
         analysis = analyse_binary(build.binary)

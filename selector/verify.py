@@ -15,7 +15,7 @@ import pandas as pd
 
 from collectors.benchmark_runner import BenchmarkRunner
 from collectors.run_context import RunContext
-from collectors.builds import Worktree, build_config_digest, run_build
+from collectors.builds import Worktree, run_build
 from collectors.errors import UserError
 from collectors.repository import Repository
 from selector.config import Config, benchmark_specs, context_settings, label_rules
@@ -34,8 +34,7 @@ def verify(top: Path, config: Config, store: Store, selection: Selection) -> pd.
     labeller = PairLabeller(store.read("measurements", keys=sorted({d.against for d in chosen.values()})),
                             store.read("calibration"), label_rules(config))
     with Worktree(repository, selection.commit) as checkout:
-        build = run_build(checkout, selection.commit, config.build.command, config.project.binary, config.build.timeout,
-                          build_config_digest(repository, selection.commit, config.build.config_files))
+        build = run_build(checkout, selection.commit, config.build.command, config.project.binary, config.build.timeout)
         if build.status != "ok":
             raise UserError(f"building {selection.commit[:12]} to run its benchmarks failed: {build.reason}")
         with tempfile.TemporaryDirectory(prefix="selector-verify-") as workdir:

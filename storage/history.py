@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from collectors.build_config import binary_config, kind_of
 from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
 
@@ -181,15 +182,45 @@ def load_history(store: Store) -> History:
     commits = store.read("commits")
     if not commits.num_rows:
         raise UserError(f"{store.location}: the store holds no commits; run `selector collect` first")
+    binaries = store.binary_lookup(commits["sha"].to_pylist(), _column(commits, "binary_sha256"))
     return History(
-        commits=commits,
+        commits=with_current_build_configs(commits, binaries),
         functions=store.read("functions"),
         objects=store.read("objects"),
         profiles=store.read("profiles"),
         measurements=store.read("measurements"),
         labels=store.read("labels"),
-        binaries=store.binary_lookup(commits["sha"].to_pylist(), _column(commits, "binary_sha256")),
+        binaries=binaries,
     )
+
+
+def with_current_build_configs(commits: pa.Table, binaries: Callable[[str], str | None],
+                               only: Iterable[str] | None = None) -> pa.Table:
+    """`commits` with each `build_config` stored before digests had a kind (a digest of every
+    file of the tree named like a build file) replaced by what the commit's stored binary
+    records (collectors.build_config.binary_config), where it records it: a store collected
+    before is read as a current one, without collecting again (`selector collect` also
+    rewrites such rows, with the build files' digest for binaries that record nothing).
+    `only`: the commits to look at (`select` reads the few it compares), default all."""
+    if not commits.num_rows or "build_config" not in commits.column_names:
+        return commits
+    wanted = set(only) if only is not None else None
+    configs = commits["build_config"].to_pylist()
+    recorded: dict[str, str | None] = {}  # binary path -> its record: commits of one binary read it once
+    upgraded = False
+    for row, (sha, config) in enumerate(zip(commits["sha"].to_pylist(), configs)):
+        if kind_of(config) is not None or (wanted is not None and sha not in wanted):
+            continue
+        path = binaries(sha)
+        if path is not None:
+            if path not in recorded:
+                recorded[path] = binary_config(path)
+            if recorded[path] is not None:
+                configs[row], upgraded = recorded[path], True
+    if not upgraded:
+        return commits
+    index = commits.column_names.index("build_config")
+    return commits.set_column(index, commits.schema.field(index), pa.array(configs, commits.schema.field(index).type))
 
 
 def _column(table: pa.Table, name: str) -> list:
