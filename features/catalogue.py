@@ -350,7 +350,9 @@ def changed_data_reached(t: TupleView) -> float:
 
 @feature("build_config_changed", "extension", "New compiler flags or toolchain change all code at once.", per_pair=True)
 def build_config_changed(t: TupleView) -> float:
-    """1 when the build files (Makefile, CMakeLists.txt, ...) or the toolchain differ between c_o and c_n."""
+    """1 when the toolchain or the build configuration differs between c_o and c_n: the compiler flags
+    recorded in the binaries (each compile unit's DW_AT_producer), or for binaries built without
+    debug information the build files the build reads; unknown (0) when only one side records flags."""
     return float(t.build_config_changed)
 
 

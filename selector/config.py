@@ -45,7 +45,11 @@ class ProjectSection(_Section):
 class BuildSection(_Section):
     command: Annotated[str, msgspec.Meta(min_length=1)]  # run in a clean checkout of each commit
     timeout: _Positive = 900  # seconds before a build is killed
-    # Files whose change means the build configuration changed (flags, toolchain files).
+    # A commit changed its build configuration when the compiler flags its binary records
+    # changed (each compile unit's DW_AT_producer; collectors/build_config.py), not when a
+    # file named like a build file did.  These names are the fallback for a binary built
+    # without debug information, which records no flags: then the build configuration is
+    # the digest of the files so named (basename match), leaving out `unaffected` paths.
     config_files: list[str] = msgspec.field(
         default_factory=lambda: ["Makefile", "*.mk", "CMakeLists.txt", "*.cmake", "configure", "configure.ac", "meson.build",
                                  "meson_options.txt"]

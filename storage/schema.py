@@ -90,8 +90,14 @@ COMMITS = TableSchema("commits", "One row per commit: its build outcome, its bin
     Column("build_log_tail", STRING, "last 40 lines of the build's output"),
     Column("build_seconds", FLOAT, "build wall time"),
     Column("build_command", STRING, "`[build].command` used"),
-    Column("build_config", STRING, "digest of the build files in the commit's tree (`[build].config_files`: Makefile, "
-                                   "CMakeLists.txt, ...): differs when the build configuration changed"),
+    Column("build_config", STRING, "what built the binary: `flags:<digest>` of the compiler flags it records (each "
+                                   "compile unit's DW_AT_producer, the checkout's paths and `-g` options dropped) and its "
+                                   "link facts (PIE, static, needed libraries); for a binary without debug information "
+                                   "`files:<digest>` of the build files (`[build].config_files`) outside `[build].unaffected`. "
+                                   "Differs when the build configuration changed; digests of two kinds are not compared. "
+                                   "Stores collected before hold a digest without a kind (every build file of the tree): "
+                                   "reading a store replaces it with the stored binary's flags, `selector collect` "
+                                   "rewrites it"),
     Column("toolchain", STRING, "first line of `cc --version` on the collecting machine"),
     Column("binary_sha256", STRING, "sha256 of the built binary (under `binaries/`)"),
     Column("content_digest", STRING, "digest of the binary's allocated sections without notes: equal for builds that "
