@@ -44,6 +44,18 @@ def operating_threshold(scores: np.ndarray, labels: np.ndarray, target_hit_rate:
     return float(positives[needed - 1])
 
 
+def worst_group_threshold(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray, target_hit_rate: float = 0.95,
+                          method: str = "quantile") -> float:
+    """The threshold that keeps the target share of *every* group's positives: the lowest of the
+    groups' own operating thresholds.  With a project per group and out-of-group scores, it is the
+    operating point that held on the worst project seen, where a pooled quantile lets the projects
+    with many changes hide the one whose changes it misses."""
+    scores, labels, groups = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool), np.asarray(groups)
+    thresholds = [operating_threshold(scores[groups == group], labels[groups == group], target_hit_rate, method)
+                  for group in np.unique(groups[labels])]
+    return min(thresholds) if thresholds else RUN_EVERYTHING
+
+
 @dataclass(frozen=True)
 class Scores:
     tuples: int
