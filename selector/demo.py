@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from collectors.build_config import configs_differ
 from collectors.errors import UserError
 from collectors.repository import Repository
 from collectors.static_diff import diff_functions, diff_objects
@@ -135,7 +136,8 @@ def commit_changes(store: Store, shas: list[str]) -> pd.DataFrame:
             {
                 **row, **names,
                 "data": ", ".join(row["name"] for row in objects),
-                "build config": "changed" if commits[previous]["build_config"] != commits[current]["build_config"] else "",
+                "build config": "changed" if configs_differ(commits[current]["build_config"], commits[previous]["build_config"])
+                else "",
             }
         )
     return pd.DataFrame(rows)
