@@ -26,6 +26,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from models.binary_labels import BinaryClassifierTags, validate_binary_fit
+from models.names import EXECUTED_CHANGE_COLUMNS  # noqa: F401 - re-exported
 
 REACHED_CHANGE_COLUMNS = (
     "top_changed_rank_by_instructions",
@@ -34,7 +35,6 @@ REACHED_CHANGE_COLUMNS = (
     "changed_data_reached",
     "build_config_changed",
 )
-EXECUTED_CHANGE_COLUMNS = ("executed_changed_share", "changed_data_reached", "build_config_changed")
 HISTORY_COLUMNS = ("benchmark_recent_change_rate", "benchmark_noise", "commit_hops", "commit_days")
 
 

@@ -49,6 +49,21 @@ PERPHECY_INDICATORS = (
 )
 
 
+# Perphecy's algorithm over the catalogue's extensions as well: block-level executed change, the
+# predicted effect, inclusive share, changed data read, and the features of code that steers
+# execution (issue 27), each a "value >= threshold" indicator like the paper's.
+EXTENDED_INDICATORS = (
+    *PERPHECY_INDICATORS,
+    "executed_changed_share",
+    "predicted_effect_size",
+    "changed_inclusive_share",
+    "changed_data_reached",
+    "changed_writes_hot_data",
+    "executed_constant_change",
+    "changed_cpu_dispatch",
+)
+
+
 class PerphecyPredictor(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Logical OR of indicator thresholds chosen greedily to cover every training hit.
 

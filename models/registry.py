@@ -27,7 +27,7 @@ from models.names import MODEL_NAMES
 from models.binary_labels import BinaryClassifierTags, validate_binary_fit
 from models.baselines import EXECUTED_CHANGE_COLUMNS, AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
 from models.effect import EffectBound
-from models.perphecy import PerphecyPredictor
+from models.perphecy import EXTENDED_INDICATORS, PerphecyPredictor
 
 
 class PlattSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
@@ -122,6 +122,9 @@ MODELS: dict[str, ModelSpec] = {
                   search={"classifier__C": [0.1, 1.0, 10.0]}),
         ModelSpec("perphecy", "perphecy", "Perphecy's greedy indicator thresholds (de Oliveira 2015, Algorithm 1)",
                   lambda seed: PerphecyPredictor(), weighted=False, rule_threshold=0.5),
+        ModelSpec("perphecy-extended", "perphecy", "Perphecy's Algorithm 1 over its indicators and the catalogue's "
+                  "extensions (executed change, predicted effect, steering changes)",
+                  lambda seed: PerphecyPredictor(EXTENDED_INDICATORS), weighted=False, rule_threshold=0.5),
         ModelSpec("effect", "effect", "Quantile gradient boosting of |effect| (95th percentile), run when the bound "
                   "reaches min_effect", lambda seed: EffectBound(random_state=seed), weighted=False, rule_threshold=0.5),
         ModelSpec("always-run", "baseline", "Run every benchmark on every commit",

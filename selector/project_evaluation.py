@@ -35,7 +35,8 @@ from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
 from selector.config import Config, load_config
 from selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
-from selector.selection import predicted_effect_reaches
+from models.names import STEPPING_ASIDE_RULE
+from selector.selection import decide, executed_rule_scores, predicted_effect_reaches
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 from storage.store import Store
 from selector.tables import records
@@ -176,9 +177,60 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     fitted, X = fit_cross_project(training, model, target_hit_rate, seed, threshold_by_project, operating_point)
     trained_on = {"projects": [p.name for p in projects], "tuples": len(training), "positives": fitted.training_positives,
                   "commits": int(sum(len(p.data.history.built()) for p in projects)), "benchmarks": []}
+    evidence = held_out_evidence(projects, model, target_hit_rate, seed, threshold_by_project, operating_point)
+    policy, reason = policy_from(evidence)
     settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed,
-                "operating_point": operating_point, "threshold_by_project": threshold_by_project}
+                "operating_point": operating_point, "threshold_by_project": threshold_by_project,
+                "policy": policy, "policy_reason": reason, "evidence": evidence}
     return save_bundle(directory, [fitted], list(FEATURE_NAMES), trained_on, settings, training_inputs={None: X})
+
+
+def held_out_evidence(projects: Sequence[Project], model: str, target_hit_rate: float = 0.95, seed: int = 0,
+                      threshold_by_project: bool = True, operating_point: str = "quantile") -> dict[str, dict]:
+    """Per project, held out in turn: `model` trained as shipped on the other projects, and the
+    executed-changed rule, each deciding every labelled tuple of the project as `select` does
+    (the build configuration and the predicted instruction change around them): their hit and
+    dismiss rates.  Whether the model earns its keep is judged on these."""
+    evidence = {}
+    for held_out in projects:
+        others = [p for p in projects if p is not held_out]
+        fitted, _ = fit_cross_project(cross_project_training(others), model, target_hit_rate, seed, threshold_by_project,
+                                      operating_point)
+        tests = held_out.data.table[held_out.data.table["label"].notna()]
+        features, labels = tests[FEATURE_NAMES].to_numpy(float), tests["label"].to_numpy(bool)
+        min_effect = held_out.config.labels.min_effect
+        scores = positive_scores(fitted.estimator, design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, []))
+        model_runs = decide(scores, np.full(len(tests), fitted.threshold), features, min_effect).run
+        rule_runs = decide(executed_rule_scores(features), np.full(len(tests), 0.5), features, min_effect).run
+        evidence[held_out.name] = {"tuples": len(tests), "changes": int(labels.sum()),
+                                   "model": _rates(model_runs, labels), "rule": _rates(rule_runs, labels)}
+    return evidence
+
+
+def policy_from(evidence: dict[str, dict]) -> tuple[str, str]:
+    """"model" when, on every project held out, the model dismissed more than the executed-changed
+    rule at a hit rate at least as high; else the rule (STEPPING_ASIDE_RULE), with the reason."""
+    def beats(e: dict) -> bool:
+        model, rule = e["model"], e["rule"]
+        hit_ok = model["hit_rate"] is None or model["hit_rate"] >= rule["hit_rate"]
+        return hit_ok and (model["dismiss_rate"] is None or model["dismiss_rate"] > rule["dismiss_rate"])
+
+    lost = [name for name, e in evidence.items() if not beats(e)]
+    if not lost:
+        return "model", f"held out in turn, it dismissed more than the executed-changed rule at as high a hit rate on " \
+                        f"each of {', '.join(evidence)}"
+    def rates(e: dict) -> str:
+        return " / ".join("-" if value is None else f"{value:.2f}" for value in (e["hit_rate"], e["dismiss_rate"]))
+
+    figures = "; ".join(f"{name}: hit / dismiss {rates(evidence[name]['model'])} against the rule's "
+                        f"{rates(evidence[name]['rule'])}" for name in lost)
+    return STEPPING_ASIDE_RULE, f"held out in turn, it did not dismiss more than the rule at as high a hit rate on {figures}"
+
+
+def _rates(run: np.ndarray, labels: np.ndarray) -> dict:
+    changes, others = labels.sum(), (~labels).sum()
+    return {"hit_rate": float((run & labels).sum() / changes) if changes else None,  # None: JSON has no nan
+            "dismiss_rate": float((~run & ~labels).sum() / others) if others else None}
 
 
 def _method4_tests(project: Project) -> pd.DataFrame:

@@ -37,6 +37,7 @@ from collectors.repository import Repository
 from collectors.errors import UserError
 from collectors.static_analysis import AnalysisInProgress, analyse_binary
 from features.catalogue import FEATURE_NAMES, common_indices
+from models.names import EXECUTED_CHANGE_COLUMNS, STEPPING_ASIDE_RULE
 from storage.history import History, measured_runs, with_current_build_configs
 from selector.config import Config, harness_digest
 from selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
@@ -47,6 +48,7 @@ MAX_WALK = 5000  # commits of git history searched for a profiled ancestor
 DRIVERS_SHOWN = 5
 BUILD_CONFIG_CHANGED = FEATURE_NAMES.index("build_config_changed")
 PREDICTED_EFFECT = FEATURE_NAMES.index("predicted_effect")
+EXECUTED_RULE_COLUMNS = [FEATURE_NAMES.index(name) for name in EXECUTED_CHANGE_COLUMNS]
 # the columns of each table the feature builder reads
 COMMIT_COLUMNS = ["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]
 # The columns of the stored functions and objects tables that the feature builder reads
@@ -254,6 +256,9 @@ def _models(bundle_path: Path | None, store: Store, notes: list[str]):
         bundle, model_note = shipped, ""
         notes.append(f"no model of this project yet: {describe(shipped.trained_on)} selects; "
                      "`selector train` makes the project's own once the store holds labelled commits")
+    for deciding in {id(b): b for b in (bundle, shipped) if steps_aside(b)}.values():
+        notes.append(f"{'the shipped model' if deciding is shipped else 'the model'} steps aside for the executed-changed "
+                     f"rule: {deciding.settings.get('policy_reason', 'it did not beat the rule where it was tested')}")
     return bundle, shipped, model_note
 
 
@@ -275,9 +280,9 @@ def _decide(benchmark: str, old: str, hops: int, features: list[float], builder,
         probability, threshold = float(row.probability[0]), float(row.threshold[0])
         decision.probability, decision.threshold = probability, threshold
         runs = bool(row.model_runs[0])
-        entry = scorer.entry_for(benchmark)
         decision.decision = "run" if runs else "skip"
-        decision.reason = _explain(runs, probability, entry, decision.drivers)
+        decision.reason = _explain_rule(runs, decision.drivers) if steps_aside(scorer) else \
+            _explain(runs, probability, scorer.entry_for(benchmark), decision.drivers)
     decision.predicted_effect = round(float(features[PREDICTED_EFFECT]), 4)
     return decision
 
@@ -296,14 +301,23 @@ class RowDecisions:
 def decide_rows(bundle, features: np.ndarray, benchmarks: Sequence[str], min_effect: float) -> RowDecisions:
     """select's rule for rows of features (FEATURE_NAMES order) of `benchmarks`, with a current
     `bundle`: run when the build configuration or toolchain changed, when no model of the
-    benchmark is there, when the model's probability reaches its operating point, or when the
-    predicted instruction change reaches `min_effect` (a fraction).  `select` decides each
-    benchmark with it, and `selector evaluate --shipped` every labelled pair of a store."""
+    benchmark is there, when the model's probability reaches its operating point (or, where the
+    bundle's model steps aside, when the executed-changed rule says run), or when the predicted
+    instruction change reaches `min_effect` (a fraction).  `select` decides each benchmark with
+    it, and `selector evaluate --shipped` every labelled pair of a store."""
     features = np.atleast_2d(np.asarray(features, dtype=float))
+    if steps_aside(bundle):
+        return decide(executed_rule_scores(features), np.full(len(features), 0.5), features, min_effect)
     probability, threshold = np.full(len(features), np.nan), np.full(len(features), np.nan)
     for entry, rows in _rows_by_entry(bundle, benchmarks):
         probability[rows] = bundle.score_rows(entry, features[rows], [benchmarks[r] for r in rows], list(FEATURE_NAMES))
         threshold[rows] = entry.threshold
+    return decide(probability, threshold, features, min_effect)
+
+
+def decide(probability: np.ndarray, threshold: np.ndarray, features: np.ndarray, min_effect: float) -> RowDecisions:
+    """The decisions from a policy's probabilities and operating points (nan: no model) and the
+    rules around it: the build configuration and the predicted instruction change."""
     no_model = np.isnan(probability)
     model_runs = ~no_model & (np.nan_to_num(probability, nan=-np.inf) >= threshold)
     forced = features[:, BUILD_CONFIG_CHANGED] > 0
@@ -311,6 +325,18 @@ def decide_rows(bundle, features: np.ndarray, benchmarks: Sequence[str], min_eff
     why = np.select([forced, no_model, model_runs, by_effect], ["build configuration", "no model", "model", "predicted effect"],
                     "skip")
     return RowDecisions(why != "skip", probability, threshold, model_runs, why)
+
+
+def steps_aside(bundle) -> bool:
+    """Whether the bundle's own evidence (its model against the executed-changed rule on projects
+    held out in turn) said the rule does better: then the rule decides."""
+    return bundle is not None and bundle.settings.get("policy") == STEPPING_ASIDE_RULE
+
+
+def executed_rule_scores(features: np.ndarray) -> np.ndarray:
+    """The executed-changed rule (models.baselines): 1 when a changed block executed in c_o's run,
+    a reached function was deleted, a data object it reads changed or the build changed; else 0."""
+    return (np.nan_to_num(features[:, EXECUTED_RULE_COLUMNS]) > 0).any(axis=1).astype(float)
 
 
 def _rows_by_entry(bundle, benchmarks: Sequence[str]) -> list[tuple]:
@@ -485,6 +511,12 @@ def overrule_by_predicted_effect(decision: Decision, min_effect: float) -> Decis
     decision.reason = (f"predicted instruction change {decision.predicted_effect:+.2f}% reaches min_effect {100 * min_effect:g}% "
                        f"(the model alone would skip: {decision.reason})")
     return decision
+
+
+def _explain_rule(runs: bool, reasons: list[Driver]) -> str:
+    what = "changed code executed in the ancestor's run" if runs else "no changed code executed in the ancestor's run"
+    top = f" ({reasons[0].function} {reasons[0].change})" if runs and reasons else ""
+    return f"executed-changed rule (the model steps aside for it): {what}{top}"
 
 
 def _explain(runs: bool, probability: float, entry, reasons: list[Driver]) -> str:
