@@ -15,7 +15,9 @@ instead of unpickling: loading never runs code hidden in the file.  Loading refu
 bundle whose manifest does not match its seal or whose files do not match the
 manifest's digests (tampered or damaged), thresholds outside [0, 1], model columns that
 are not the manifest's features in order (and, pooled, one column per benchmark), and
-any object type outside the small list this package trains.  `selector select` loads the
+any object type outside the small list this package trains.  A bundle stays current when
+the feature catalogue gains features (its model reads its own columns by name); it is
+stale only when it names a feature the catalogue no longer has (:meth:`Bundle.stale_reason`).  `selector select` loads the
 ONNX files when every model has one (no scikit-learn, XGBoost or skops import on the
 push path); everything else loads the skops files.
 """
@@ -81,13 +83,14 @@ class Bundle:
     directory: Path | None = None
 
     def score(self, entry: BundleEntry, table, feature_names: list[str]) -> np.ndarray:
-        """The entry's probability of a change for each tuple of a feature table (a DataFrame)."""
+        """The entry's probability of a change for each tuple of a feature table (a DataFrame
+        holding `feature_names`, which may be more than the model's, in any order)."""
         features = table[list(feature_names)].to_numpy(dtype=float)
         return self.score_rows(entry, features, table["benchmark"].tolist(), feature_names)
 
     def score_rows(self, entry: BundleEntry, features: np.ndarray, benchmarks: list[str], feature_names: list[str]) -> np.ndarray:
-        """The entry's probability of a change for each row of features (`feature_names` order)
-        of the given benchmarks."""
+        """The entry's probability of a change for each row of features (`feature_names` order,
+        which need not be the bundle's: the model's columns are picked by name) of the given benchmarks."""
         from models.design import model_inputs
 
         return self.positive_scores(entry, model_inputs(features, benchmarks, feature_names, entry.columns))
@@ -118,16 +121,24 @@ class Bundle:
         return positive_scores(model, X if isinstance(X, pd.DataFrame) else pd.DataFrame(X, columns=entry.columns))
 
     def stale_reason(self, benchmark: str, harness: str, feature_names: list[str]) -> str | None:
-        """Why this bundle cannot decide for `benchmark` now, or None: no model of it, another
-        feature catalogue, or the benchmark's configuration (`harness`, its digest) changed
-        since training.  Each says what fixes it."""
+        """Why this bundle cannot decide for `benchmark` now, or None: no model of it, a feature it
+        was trained on that the catalogue (`feature_names`) no longer has, or the benchmark's
+        configuration (`harness`, its digest) changed since training.  Each says what fixes it.
+        A catalogue that gained features, or lists them in another order, is no reason: the model
+        reads its own columns by name, in its own order (models.design.model_inputs)."""
         if self.entry_for(benchmark) is None:
             return "the model bundle has no model for this benchmark (run selector train)"
-        if self.feature_names != list(feature_names):
-            return "the model was trained on another feature catalogue (run selector train)"
+        if missing := self.missing_features(feature_names):
+            return (f"the model was trained on features this version no longer computes ({', '.join(missing)}); "
+                    "run selector train")
         if self.settings.get("harness", {}).get(benchmark) not in (None, harness):
             return "the benchmark's configuration changed since the model was trained (run selector train)"
         return None
+
+    def missing_features(self, feature_names: list[str]) -> list[str]:
+        """The bundle's features that `feature_names` (the catalogue) does not have."""
+        known = set(feature_names)
+        return [name for name in self.feature_names if name not in known]
 
     def entry_for(self, benchmark: str) -> BundleEntry | None:
         for entry in self.entries:

@@ -26,9 +26,11 @@ def design_matrix(table: pd.DataFrame, feature_columns: Sequence[str], scope: st
 def model_inputs(features: np.ndarray, benchmarks: Sequence[str], feature_columns: Sequence[str],
                  columns: Sequence[str]) -> np.ndarray:
     """The inputs of a model whose columns are `columns`, as a float array: each feature
-    column from `features` (rows in `feature_columns` order), each ``benchmark=B`` column
-    1.0 where the row's benchmark is B, anything else 0.0.  :func:`design_matrix` builds
-    training inputs with it, `select` the inputs of a trained model, so both encode alike."""
+    column from `features` (rows in `feature_columns` order: any order, and more features
+    than the model reads), each ``benchmark=B`` column 1.0 where the row's benchmark is B.
+    :func:`design_matrix` builds training inputs with it, `select` the inputs of a trained
+    model, so both encode alike.  A column that is neither is an error: a model never
+    scores a feature it was trained on as 0 because the catalogue lost it."""
     position = {name: i for i, name in enumerate(feature_columns)}
     benchmarks = np.asarray(benchmarks, dtype=object)
     X = np.zeros((len(features), len(columns)))
@@ -37,4 +39,6 @@ def model_inputs(features: np.ndarray, benchmarks: Sequence[str], feature_column
             X[:, j] = features[:, position[column]]
         elif column.startswith(BENCHMARK_PREFIX):
             X[:, j] = benchmarks == column[len(BENCHMARK_PREFIX):]
+        else:
+            raise ValueError(f"the model reads {column!r}, which is not among the features given")
     return X

@@ -71,6 +71,9 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
     entry = bundle.entry_for(benchmark)
     if entry is None:
         raise UserError(f"the model bundle has no model for {benchmark}; run selector train")
+    if missing := bundle.missing_features(FEATURE_NAMES):
+        raise UserError(f"the model bundle was trained on features this version no longer computes ({', '.join(missing)}); "
+                        "run selector train")
 
     stored = set(store.keys("functions"))
     first_parents = {c.sha: c.parents[0] for c in suspects if c.parents}

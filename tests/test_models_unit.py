@@ -306,3 +306,41 @@ def test_rerooting_moves_only_the_locations_under_the_old_store(tmp_path):
     root = (tmp_path / "copy" / "mlflow" / "artifacts").as_uri()
     assert locations["perf-selector"] == root and locations["other"] == elsewhere
     assert runs and all(uri.startswith(root + "/") for uri in runs)
+
+
+# ------------------------------------------------------------------- bundles
+@pytest.mark.parametrize("model", ["random-forest", "perphecy"])
+def test_a_bundle_stays_current_when_the_catalogue_gains_features(tmp_path, model):
+    """A bundle trained before features were added (here every 5th feature is "new", and the
+    catalogue lists them in another order) scores rows of the new catalogue exactly as rows of
+    its own: its model reads its own columns, by name, in its own order; from skops and ONNX
+    alike.  A bundle naming a feature the catalogue no longer has is stale."""
+    from models.backtest import FittedModel
+    from models.bundle import load_bundle, save_bundle
+    from models.design import design_matrix
+
+    rng = np.random.default_rng(11)
+    added = set(FEATURE_NAMES[::5])
+    trained_on = [name for name in FEATURE_NAMES if name not in added]
+    catalogue = list(rng.permutation(FEATURE_NAMES))  # the new catalogue: more features, another order
+    table = pd.DataFrame(rng.exponential(1.0, (200, len(FEATURE_NAMES))), columns=FEATURE_NAMES)
+    table["benchmark"] = np.where(np.arange(200) % 2, "b1", "b2")
+    labels = (table["changed_in_top_instructions"] + table[trained_on[0]] > 2.5).to_numpy()
+    X = design_matrix(table, trained_on, "pooled", ["b1", "b2"])
+    estimator = fit_model(MODELS[model].build(0), X, labels)
+    fitted = FittedModel(model, "pooled", None, estimator, 0.5, list(X.columns), len(X), int(labels.sum()), False)
+    save_bundle(tmp_path / "bundle", [fitted], trained_on, {}, {}, training_inputs={None: X})
+    expected = positive_scores(estimator, X)
+    benchmarks = table["benchmark"].tolist()
+    for portable in (False, True):
+        bundle = load_bundle(tmp_path / "bundle", portable=portable)
+        entry = bundle.entry_for("b1")
+        assert bundle.stale_reason("b1", "harness", catalogue) is None
+        own = bundle.score_rows(entry, table[trained_on].to_numpy(), benchmarks, trained_on)
+        new = bundle.score_rows(entry, table[catalogue].to_numpy(), benchmarks, catalogue)
+        assert np.array_equal(new, own)
+        assert np.abs(new - expected).max() < (1e-5 if portable else 1e-15)
+        lost = [name for name in catalogue if name != trained_on[3]]
+        assert trained_on[3] in bundle.stale_reason("b1", "harness", lost)
+        with pytest.raises(ValueError, match=trained_on[3]):
+            bundle.score_rows(entry, table[lost].to_numpy(), benchmarks, lost)

@@ -25,6 +25,16 @@ def test_the_package_ships_a_sealed_cross_project_bundle():
     assert not any(path.suffix in (".pkl", ".pickle", ".joblib") for path in SHIPPED_BUNDLE.iterdir())
 
 
+def test_the_shipped_bundle_applies_to_this_catalogue():
+    """Features added since it was trained leave it current (it reads its own columns by name);
+    one it was trained on that this catalogue lost would not."""
+    from features.catalogue import FEATURE_NAMES
+
+    bundle = load_bundle(SHIPPED_BUNDLE, load_models=False)
+    assert bundle.missing_features(FEATURE_NAMES) == []
+    assert bundle.stale_reason("any benchmark", "any harness", FEATURE_NAMES) is None
+
+
 def test_an_altered_shipped_bundle_is_refused(tmp_path):
     copy = tmp_path / "cross-project"
     shutil.copytree(SHIPPED_BUNDLE, copy)
