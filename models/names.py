@@ -8,3 +8,4 @@ OPERATING_POINTS = ("quantile", "conformal")  # models.evaluation says what each
 # model steps aside for it, without loading scikit-learn.
 EXECUTED_CHANGE_COLUMNS = ("executed_changed_share", "changed_data_reached", "build_config_changed")
 STEPPING_ASIDE_RULE = "executed-changed"  # the rule a model must beat to decide (issue 27)
+WITHIN_RULE = "model-within-rule"  # the policy where the model decides only among what that rule runs

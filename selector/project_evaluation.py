@@ -35,7 +35,7 @@ from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
 from selector.config import Config, load_config
 from selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
-from models.names import STEPPING_ASIDE_RULE
+from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from selector.selection import decide, executed_rule_scores, predicted_effect_reaches
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 from storage.store import Store
@@ -200,30 +200,45 @@ def held_out_evidence(projects: Sequence[Project], model: str, target_hit_rate: 
         features, labels = tests[FEATURE_NAMES].to_numpy(float), tests["label"].to_numpy(bool)
         min_effect = held_out.config.labels.min_effect
         scores = positive_scores(fitted.estimator, design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, []))
-        model_runs = decide(scores, np.full(len(tests), fitted.threshold), features, min_effect).run
-        rule_runs = decide(executed_rule_scores(features), np.full(len(tests), 0.5), features, min_effect).run
-        evidence[held_out.name] = {"tuples": len(tests), "changes": int(labels.sum()),
-                                   "model": _rates(model_runs, labels), "rule": _rates(rule_runs, labels)}
+        thresholds, rule = np.full(len(tests), fitted.threshold), executed_rule_scores(features)
+        model_runs = decide(scores, thresholds, features, min_effect).run
+        within_runs = decide(scores, thresholds, features, min_effect, within=rule > 0).run
+        rule_runs = decide(rule, np.full(len(tests), 0.5), features, min_effect).run
+        evidence[held_out.name] = {"tuples": len(tests), "changes": int(labels.sum()), "model": _rates(model_runs, labels),
+                                   WITHIN_RULE: _rates(within_runs, labels), "rule": _rates(rule_runs, labels)}
     return evidence
 
 
 def policy_from(evidence: dict[str, dict]) -> tuple[str, str]:
-    """"model" when, on every project held out, the model dismissed more than the executed-changed
-    rule at a hit rate at least as high; else the rule (STEPPING_ASIDE_RULE), with the reason."""
-    def beats(e: dict) -> bool:
-        model, rule = e["model"], e["rule"]
-        hit_ok = model["hit_rate"] is None or model["hit_rate"] >= rule["hit_rate"]
-        return hit_ok and (model["dismiss_rate"] is None or model["dismiss_rate"] > rule["dismiss_rate"])
+    """The policy `select` follows, from the evidence of held_out_evidence: of the model alone
+    ("model") and the model deciding among what the executed-changed rule runs (WITHIN_RULE),
+    those that on every project held out dismissed more than the rule at a hit rate at least as
+    high, the one that dismissed the most overall; if neither did, the rule itself
+    (STEPPING_ASIDE_RULE).  With the reason, in figures."""
+    def beats(name: str, e: dict) -> bool:
+        policy, rule = e.get(name), e["rule"]
+        if policy is None:
+            return False
+        hit_ok = policy["hit_rate"] is None or policy["hit_rate"] >= rule["hit_rate"]
+        return hit_ok and (policy["dismiss_rate"] is None or policy["dismiss_rate"] > rule["dismiss_rate"])
 
-    lost = [name for name, e in evidence.items() if not beats(e)]
-    if not lost:
-        return "model", f"held out in turn, it dismissed more than the executed-changed rule at as high a hit rate on " \
-                        f"each of {', '.join(evidence)}"
+    def dismissed(name: str) -> float:
+        kept = [(e[name]["dismiss_rate"], e["tuples"] - e["changes"]) for e in evidence.values()
+                if e[name]["dismiss_rate"] is not None]
+        return sum(rate * weight for rate, weight in kept) / max(sum(weight for _, weight in kept), 1)
+
     def rates(e: dict) -> str:
         return " / ".join("-" if value is None else f"{value:.2f}" for value in (e["hit_rate"], e["dismiss_rate"]))
 
-    figures = "; ".join(f"{name}: hit / dismiss {rates(evidence[name]['model'])} against the rule's "
-                        f"{rates(evidence[name]['rule'])}" for name in lost)
+    winners = [name for name in ("model", WITHIN_RULE) if all(beats(name, e) for e in evidence.values())]
+    if winners:
+        best = max(winners, key=dismissed)
+        figures = "; ".join(f"{project}: {rates(e[best])} against {rates(e['rule'])}" for project, e in evidence.items())
+        return best, (f"held out in turn, {'the model' if best == 'model' else 'the model within the rule'} dismissed more "
+                      f"than the executed-changed rule at as high a hit rate on every project (hit / dismiss: {figures})")
+    lost = [project for project, e in evidence.items() if not beats("model", e)]
+    figures = "; ".join(f"{project}: {rates(evidence[project]['model'])} against the rule's {rates(evidence[project]['rule'])}"
+                        for project in lost)
     return STEPPING_ASIDE_RULE, f"held out in turn, it did not dismiss more than the rule at as high a hit rate on {figures}"
 
 

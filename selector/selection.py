@@ -37,7 +37,7 @@ from collectors.repository import Repository
 from collectors.errors import UserError
 from collectors.static_analysis import AnalysisInProgress, analyse_binary
 from features.catalogue import FEATURE_NAMES, common_indices
-from models.names import EXECUTED_CHANGE_COLUMNS, STEPPING_ASIDE_RULE
+from models.names import EXECUTED_CHANGE_COLUMNS, STEPPING_ASIDE_RULE, WITHIN_RULE
 from storage.history import History, measured_runs, with_current_build_configs
 from selector.config import Config, harness_digest
 from selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
@@ -256,9 +256,11 @@ def _models(bundle_path: Path | None, store: Store, notes: list[str]):
         bundle, model_note = shipped, ""
         notes.append(f"no model of this project yet: {describe(shipped.trained_on)} selects; "
                      "`selector train` makes the project's own once the store holds labelled commits")
-    for deciding in {id(b): b for b in (bundle, shipped) if steps_aside(b)}.values():
-        notes.append(f"{'the shipped model' if deciding is shipped else 'the model'} steps aside for the executed-changed "
-                     f"rule: {deciding.settings.get('policy_reason', 'it did not beat the rule where it was tested')}")
+    for deciding in {id(b): b for b in (bundle, shipped) if steps_aside(b) or within_rule(b)}.values():
+        how = "steps aside for the executed-changed rule" if steps_aside(deciding) else \
+            "decides only among what the executed-changed rule runs"
+        notes.append(f"{'the shipped model' if deciding is shipped else 'the model'} {how}: "
+                     f"{deciding.settings.get('policy_reason', '')}")
     return bundle, shipped, model_note
 
 
@@ -281,7 +283,8 @@ def _decide(benchmark: str, old: str, hops: int, features: list[float], builder,
         decision.probability, decision.threshold = probability, threshold
         runs = bool(row.model_runs[0])
         decision.decision = "run" if runs else "skip"
-        decision.reason = _explain_rule(runs, decision.drivers) if steps_aside(scorer) else \
+        ruled_out = within_rule(scorer) and not executed_rule_scores(np.array([features], dtype=float))[0]
+        decision.reason = _explain_rule(runs, decision.drivers) if steps_aside(scorer) or ruled_out else \
             _explain(runs, probability, scorer.entry_for(benchmark), decision.drivers)
     decision.predicted_effect = round(float(features[PREDICTED_EFFECT]), 4)
     return decision
@@ -312,14 +315,19 @@ def decide_rows(bundle, features: np.ndarray, benchmarks: Sequence[str], min_eff
     for entry, rows in _rows_by_entry(bundle, benchmarks):
         probability[rows] = bundle.score_rows(entry, features[rows], [benchmarks[r] for r in rows], list(FEATURE_NAMES))
         threshold[rows] = entry.threshold
-    return decide(probability, threshold, features, min_effect)
+    within = executed_rule_scores(features) > 0 if within_rule(bundle) else None
+    return decide(probability, threshold, features, min_effect, within)
 
 
-def decide(probability: np.ndarray, threshold: np.ndarray, features: np.ndarray, min_effect: float) -> RowDecisions:
+def decide(probability: np.ndarray, threshold: np.ndarray, features: np.ndarray, min_effect: float,
+           within: np.ndarray | None = None) -> RowDecisions:
     """The decisions from a policy's probabilities and operating points (nan: no model) and the
-    rules around it: the build configuration and the predicted instruction change."""
+    rules around it: the build configuration and the predicted instruction change.  `within`:
+    the rows the model may run at all (the executed-changed rule's runs, for WITHIN_RULE)."""
     no_model = np.isnan(probability)
     model_runs = ~no_model & (np.nan_to_num(probability, nan=-np.inf) >= threshold)
+    if within is not None:
+        model_runs &= within
     forced = features[:, BUILD_CONFIG_CHANGED] > 0
     by_effect = predicted_effect_reaches(np.nan_to_num(features[:, PREDICTED_EFFECT]), min_effect)
     why = np.select([forced, no_model, model_runs, by_effect], ["build configuration", "no model", "model", "predicted effect"],
@@ -331,6 +339,12 @@ def steps_aside(bundle) -> bool:
     """Whether the bundle's own evidence (its model against the executed-changed rule on projects
     held out in turn) said the rule does better: then the rule decides."""
     return bundle is not None and bundle.settings.get("policy") == STEPPING_ASIDE_RULE
+
+
+def within_rule(bundle) -> bool:
+    """Whether the bundle's evidence chose to let its model decide only among what the
+    executed-changed rule runs (it prunes the rule's runs, never adds to them)."""
+    return bundle is not None and bundle.settings.get("policy") == WITHIN_RULE
 
 
 def executed_rule_scores(features: np.ndarray) -> np.ndarray:
@@ -516,7 +530,7 @@ def overrule_by_predicted_effect(decision: Decision, min_effect: float) -> Decis
 def _explain_rule(runs: bool, reasons: list[Driver]) -> str:
     what = "changed code executed in the ancestor's run" if runs else "no changed code executed in the ancestor's run"
     top = f" ({reasons[0].function} {reasons[0].change})" if runs and reasons else ""
-    return f"executed-changed rule (the model steps aside for it): {what}{top}"
+    return f"executed-changed rule: {what}{top}"
 
 
 def _explain(runs: bool, probability: float, entry, reasons: list[Driver]) -> str:

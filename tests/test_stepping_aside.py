@@ -11,15 +11,16 @@ from features.catalogue import FEATURE_NAMES
 from models.backtest import train_one
 from models.bundle import load_bundle, save_bundle
 from models.design import design_matrix
-from models.names import STEPPING_ASIDE_RULE
+from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from models.registry import model_spec
 from selector.project_evaluation import policy_from
 from selector.selection import decide_rows
 
 
-def _evidence(model_hit, model_dismiss, rule_hit, rule_dismiss, changes=10):
-    return {"tuples": 100, "changes": changes, "model": {"hit_rate": model_hit, "dismiss_rate": model_dismiss},
-            "rule": {"hit_rate": rule_hit, "dismiss_rate": rule_dismiss}}
+def _evidence(model_hit, model_dismiss, rule_hit, rule_dismiss, changes=10, within=(None, None)):
+    rates = lambda hit, dismiss: {"hit_rate": hit, "dismiss_rate": dismiss}  # noqa: E731
+    return {"tuples": 100, "changes": changes, "model": rates(model_hit, model_dismiss), "rule": rates(rule_hit, rule_dismiss),
+            WITHIN_RULE: rates(*within) if within[1] is not None else None}
 
 
 def test_the_model_decides_only_where_it_beat_the_rule_on_every_held_out_project():
@@ -30,6 +31,13 @@ def test_the_model_decides_only_where_it_beat_the_rule_on_every_held_out_project
     assert policy == STEPPING_ASIDE_RULE and "a:" in reason
     # a project without changes judges the dismiss rate alone
     assert policy_from({"a": _evidence(None, 0.9, None, 0.8, changes=0)})[0] == "model"
+    # the model alone missed a change on b, deciding within the rule it did not: within the rule
+    evidence = {"a": _evidence(1.0, 0.9, 1.0, 0.8, within=(1.0, 0.91)), "b": _evidence(0.9, 0.95, 1.0, 0.5, within=(1.0, 0.6))}
+    policy, reason = policy_from(evidence)
+    assert policy == WITHIN_RULE and "a: 1.00 / 0.91 against 1.00 / 0.80" in reason
+    # both beat the rule everywhere: the one that dismissed more
+    evidence = {"a": _evidence(1.0, 0.95, 1.0, 0.8, within=(1.0, 0.9))}
+    assert policy_from(evidence)[0] == "model"
 
 
 def _bundle(tmp_path, policy: str | None):
@@ -58,3 +66,8 @@ def test_a_bundle_that_steps_aside_decides_by_the_executed_changed_rule(tmp_path
     assert deciding.run[0] and not aside.run[0]
     assert aside.run.tolist() == [False, True, True, False]
     assert aside.why.tolist() == ["skip", "model", "model", "skip"] and (aside.threshold == 0.5).all()
+    # within the rule: the model decides among the rule's runs only
+    features[1, column("top_changed_rank_by_instructions")] = 95.0  # both run it
+    within = decide_rows(_bundle(tmp_path, WITHIN_RULE), features, benchmarks, 0.01)
+    model = decide_rows(_bundle(tmp_path, None), features, benchmarks, 0.01)
+    assert within.run.tolist() == (model.run & aside.run).tolist() == [False, True, model.run[2], False]
