@@ -115,7 +115,8 @@ def _inclusive_share(store: Store, sha: str, function: str) -> float:
 def test_a_changed_table_entry_written_at_start_up_weighs_the_hot_loop_that_reads_it(steered):
     store, shas, table = steered
     row = table.loc["table"]
-    expected = _own_share(store, shas["base"], "kernel")  # the only reached reader of `ops` besides its writer
+    # kernel is the only reached reader of `ops` besides its writer; choose_ops only reads tuning_level
+    expected = _own_share(store, shas["base"], "kernel")
     assert row["changed_writes_hot_data"] == pytest.approx(expected, rel=1e-12)
     assert 20000 * 5 / _profile(store, shas["base"])["self_instructions"].sum() < expected < 1  # >= 5 instructions a turn
     assert row["executed_changed_share"] < 0.001 < row["changed_writes_hot_data"]  # ran once, steers the loop
@@ -172,17 +173,45 @@ def test_the_unreached_change_would_steer_if_it_ran(steered):
 
 
 @pytest.mark.slow
+def test_select_computes_the_steering_features_training_computes(steered, monkeypatch):
+    """`select` loads the few commits it compares (their objects' addresses, their binaries from
+    the store): the steering features it decides with are the training table's."""
+    import features.builder
+    from selector.config import load_config
+    from selector.selection import select
+
+    store, shas, table = steered
+    root = Path(store.root).parent
+    rows = features.builder.FeatureBuilder.rows
+    built = []
+
+    def recording(self, tuples):
+        built.append(rows(self, list(tuples)))
+        return built[-1]
+
+    monkeypatch.setattr(features.builder.FeatureBuilder, "rows", recording)
+    names = list(features.builder.CATALOGUE)
+    for step in ("table", "trip", "dispatch"):
+        select(root, load_config(root / "selector.toml"), store, shas[step])
+        (values,) = built[-1]
+        selected = {feature.name: value for feature, value in zip(names, values)}
+        assert [selected[name] for name in STEERING] == pytest.approx(table.loc[step, STEERING].tolist(), rel=1e-12)
+
+
+@pytest.mark.slow
 def test_without_binaries_written_objects_are_the_writable_ones_referenced(steered):
     """No binaries: the stores cannot be decoded, so every writable object the changed code
-    references counts as written (choose_ops references `ops` alone: the same value), and
-    cpuid and constants cannot be seen."""
+    references counts as written (choose_ops's `ops`, and the tuning_level it only reads: fill
+    reads it too), and cpuid and constants cannot be seen."""
     store, shas, table = steered
     history = load_history(store)
     history.binaries = None
     tuples = pd.DataFrame({"new": [shas["table"], shas["dispatch"]], "old": [shas["base"], shas["trip"]],
                            "benchmark": "steered", "hops": 1})
     rows = FeatureBuilder(history).table(tuples)
-    assert rows.loc[0, "changed_writes_hot_data"] == pytest.approx(table.loc["table", "changed_writes_hot_data"], rel=1e-12)
+    expected = _own_share(store, shas["base"], "kernel") + _own_share(store, shas["base"], "fill")
+    assert rows.loc[0, "changed_writes_hot_data"] == pytest.approx(expected, rel=1e-12)
+    assert rows.loc[0, "changed_writes_hot_data"] > table.loc["table", "changed_writes_hot_data"]
     assert rows.loc[1, "changed_cpu_dispatch"] == 0.0 and rows.loc[1, "executed_constant_change"] == 0.0
 
 

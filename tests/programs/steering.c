@@ -15,6 +15,7 @@ unsigned __attribute__((noipa)) step_mixed(unsigned acc, unsigned x) { return (a
 
 static struct { step_fn step; } ops;  /* written once, read by the hot loop */
 static unsigned data[ITEMS];
+int tuning_level;  /* a set-up parameter: read at start-up and by fill, written by no code here */
 
 static int __attribute__((noipa)) cpu_has_feature(void)
 {
@@ -26,7 +27,7 @@ static int __attribute__((noipa)) cpu_has_feature(void)
 
 static void __attribute__((noipa)) choose_ops(void)
 {
-    int fast = cpu_has_feature();
+    int fast = cpu_has_feature() && tuning_level >= 0;
     CHOOSE
 }
 
@@ -38,7 +39,7 @@ static void __attribute__((noipa)) other_mode(void)
 static void __attribute__((noipa)) fill(void)
 {
     for (int i = 0; i < ITEMS; i++)
-        data[i] = (unsigned)i * 2654435761u;
+        data[i] = (unsigned)i * 2654435761u + (unsigned)tuning_level;
 }
 
 static unsigned __attribute__((noipa)) kernel(int n)
