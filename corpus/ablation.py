@@ -13,7 +13,7 @@ and the share of Method 4 epochs whose changes were all caught.  With --drop GRO
 features of that group are set to 0 in every project's table before anything is fitted
 (a constant column: no model can use it), so a run with and a run without it measure
 what the group contributes.
-Usage: python corpus/ablation.py STORE... [--models xgboost,logistic,perphecy] [--own] [--drop executed]
+Usage: python corpus/ablation.py STORE... [--models xgboost,logistic,perphecy] [--own] [--drop executed|steering]
        [--operating-points quantile] [--threshold-from projects]
 """
 
@@ -27,7 +27,9 @@ import pandas as pd
 from models.evaluation import OPERATING_POINTS
 
 # groups of features an ablation can take away (features/catalogue.py)
-FEATURE_GROUPS = {"executed": ("executed_changed_share", "predicted_effect", "predicted_effect_size")}
+FEATURE_GROUPS = {"executed": ("executed_changed_share", "predicted_effect", "predicted_effect_size"),
+                  # changed code that steers execution (issue 27)
+                  "steering": ("changed_writes_hot_data", "executed_constant_change", "changed_cpu_dispatch")}
 from selector.store_backtest import run_backtest
 from selector.project_evaluation import cross_project_predictions, load_projects, project_table
 
