@@ -3,14 +3,16 @@
 # evaluate` on every project's store collected by collect.sh under WORKDIR (Method 4 on
 # each, then leave-one-project-out), its tables written into docs/evaluation.md between
 # the markers, each project's report under WORKDIR/evaluation/, and the cross-project
-# model trained on all of them into selector/data/cross-project (the shipped model).
+# model trained on all of them into selector/data/cross-project (the shipped model); then
+# the day-one table: each project decided by that model trained as shipped on the other
+# projects only (`selector evaluate --shipped --held-out`), beside the rules.
 # Usage: corpus/evaluate.sh [WORKDIR]      (default: the current directory)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$corpus")
 work=$(cd "${1:-.}" && pwd)
 stores=()
-for project in lz4 zlib libdeflate cjson yyjson; do
+for project in lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo; do
     if [ -d "$work/$project/store" ]; then
         stores+=("$work/$project/store")
     else
@@ -23,3 +25,4 @@ if [ "${#stores[@]}" -lt 2 ]; then
 fi
 time selector evaluate "${stores[@]}" --out "$work/evaluation" --markdown "$top/docs/evaluation.md" \
     --write-model "$top/selector/data/cross-project" --model perphecy
+time selector evaluate --shipped --held-out "${stores[@]}" --out "$work/day-one" --markdown "$top/docs/evaluation.md"
