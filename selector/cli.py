@@ -716,6 +716,9 @@ def train_command(repository, config_path, store_location, model, scope, benchma
                     "settings": bundle.settings, "models": records(summary)})
         return
     print_table(summary, title=f"{model} ({scope}) trained on {bundle.trained_on['tuples']} tuples")
+    if bundle.settings.get("shipped_threshold") is not None:
+        stderr.print(f"note: the shipped model's operating point, adapted to this project's labelled changes, is "
+                     f"{bundle.settings['shipped_threshold']:.4g}; select uses it while the shipped model decides")
     stdout.print(f"bundle in {bundle_path}" + (f"; MLflow run {run_id}" if run_id else ""))
 
 

@@ -256,6 +256,11 @@ def _models(bundle_path: Path | None, store: Store, notes: list[str]):
         bundle, model_note = shipped, ""
         notes.append(f"no model of this project yet: {describe(shipped.trained_on)} selects; "
                      "`selector train` makes the project's own once the store holds labelled commits")
+    adapted = bundle.settings.get("shipped_threshold") if bundle is not None and bundle is not shipped else None
+    if shipped is not None and adapted is not None:
+        for entry in shipped.entries:  # loaded for this selection only: the file is not touched
+            entry.threshold = min(entry.threshold, adapted)
+        notes.append(f"the shipped model's operating point is adapted to this project's labelled changes: {adapted:.4g}")
     for deciding in {id(b): b for b in (bundle, shipped) if steps_aside(b) or within_rule(b)}.values():
         how = "steps aside for the executed-changed rule" if steps_aside(deciding) else \
             "decides only among what the executed-changed rule runs"

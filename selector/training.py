@@ -23,6 +23,7 @@ from models.design import design_matrix
 from models.bundle import Bundle, save_bundle
 from models.registry import model_spec
 from selector.config import Config, harness_digest
+from selector.shipped_model import OWN_POSITIVES_NEEDED
 from selector.feature_table import benchmarks_of
 from storage.history import load_history
 from selector.store_backtest import labelled_feature_table
@@ -72,6 +73,8 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
     settings = {"model": model, "scope": scope, "target_hit_rate": target_hit_rate, "seed": seed,
                 "operating_point": operating_point,
                 "harness": {benchmark: harness_digest(config, benchmark) for benchmark in chosen}}
+    if any(m.training_positives < OWN_POSITIVES_NEEDED for m in fitted):  # the shipped model will decide for some
+        settings["shipped_threshold"] = adapted_shipped_threshold(table, config, target_hit_rate)
     bundle = save_bundle(bundle_path, fitted, list(FEATURE_NAMES), trained_on, settings, training_inputs=inputs)
     summary = pd.DataFrame([{
         "benchmark": m.benchmark or "(all, pooled)", "model": m.spec_name, "tuples": m.training_tuples,
@@ -80,6 +83,34 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         "note": "no change in its history yet: always run" if not m.training_positives else "",
     } for m in fitted])
     return bundle, summary
+
+
+def adapted_shipped_threshold(table: pd.DataFrame, config: Config, target_hit_rate: float) -> float | None:
+    """The shipped model's operating point adapted to the project's own labelled changes: lowered
+    (never raised) until it keeps the target share of those that its policy can run, as `select`
+    decides them.  None without a shipped model or a change.  Only the project's past reaches
+    it (the labelled commits so far), and `select` applies it while the shipped model decides."""
+    from models.bundle import BundleError, load_bundle
+    from models.evaluation import operating_threshold
+    from selector.selection import executed_rule_scores, steps_aside, within_rule
+    from selector.shipped_model import shipped_bundle_path
+
+    path, labels = shipped_bundle_path(), table["label"].to_numpy(bool)
+    if path is None or not labels.any():
+        return None
+    try:
+        shipped = load_bundle(path, portable=True)
+    except BundleError:
+        return None
+    entry = shipped.entry_for("")
+    if entry is None or steps_aside(shipped):
+        return None  # the rule decides: there is no threshold to adapt
+    features = table[FEATURE_NAMES].to_numpy(float)
+    reachable = labels & (executed_rule_scores(features) > 0) if within_rule(shipped) else labels
+    if not reachable.any():
+        return None
+    scores = shipped.score_rows(entry, features[reachable], table["benchmark"][reachable].tolist(), list(FEATURE_NAMES))
+    return float(min(entry.threshold, operating_threshold(scores, np.ones(len(scores), bool), target_hit_rate)))
 
 
 def at_min_effect(estimator, min_effect: float) -> None:

@@ -72,3 +72,46 @@ def test_select_on_a_store_without_a_model_uses_the_shipped_one_and_says_so(coll
     assert neutral["run"] == [], neutral["benchmarks"]
     text = select(by_kind["hot"])
     assert "shipped cross-project model" in text.stdout + text.stderr
+
+
+def test_the_shipped_operating_point_adapts_to_the_projects_own_changes(collected_sample, tmp_path):
+    """A project whose own model learnt from too few changes: `train` records the shipped model's
+    threshold lowered to keep the project's labelled changes, and `select` applies it."""
+    from features.catalogue import FEATURE_NAMES
+    from models.bundle import load_bundle
+    from selector.config import load_config
+    from selector.selection import executed_rule_scores, within_rule
+    from selector.shipped_model import shipped_bundle_path
+    from selector.store_backtest import labelled_feature_table
+    from features.tuples import closest_tuples
+    from selector.feature_table import benchmarks_of
+    from storage.history import load_history
+    from storage.store import Store
+
+    source, commits, _, _ = collected_sample
+    root = tmp_path / "project"
+    shutil.copytree(source, root, symlinks=True)
+    trained = subprocess.run(selector_command("train", "--repo", str(root), "--model", "perphecy", "--format", "json"),
+                             capture_output=True, text=True)
+    assert trained.returncode == 0, trained.stderr
+    settings = json.loads(trained.stdout)["settings"]
+    shipped = load_bundle(shipped_bundle_path(), portable=True)
+    adapted = settings["shipped_threshold"]
+    entry = shipped.entry_for("")
+    assert adapted is not None and adapted <= entry.threshold
+    # every labelled change the shipped policy can run scores at least the adapted threshold
+    store = Store(root / ".selector", create=False)
+    history = load_history(store)
+    table = labelled_feature_table(store, load_config(root / "selector.toml"), history,
+                                   closest_tuples(history, benchmarks_of(history)))
+    table = table[table["label"] == True]  # noqa: E712
+    features = table[FEATURE_NAMES].to_numpy(float)
+    if within_rule(shipped):
+        features = features[executed_rule_scores(features) > 0]
+    scores = shipped.score_rows(entry, features, ["b"] * len(features), list(FEATURE_NAMES))
+    assert len(scores) and (scores >= adapted).all()
+    by_kind = {commit.step.kind: commit.sha for commit in commits}
+    selected = subprocess.run(selector_command("select", by_kind["hot"], "--repo", str(root), "--format", "json"),
+                              capture_output=True, text=True)
+    document = json.loads(selected.stdout)
+    assert any("adapted to this project's labelled changes" in note for note in document["notes"]), document["notes"]
