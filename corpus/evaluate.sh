@@ -6,13 +6,15 @@
 # model trained on all of them into selector/data/cross-project (the shipped model); then
 # the day-one table: each project decided by that model trained as shipped on the other
 # projects only (`selector evaluate --shipped --held-out`), beside the rules.
-# Usage: corpus/evaluate.sh [WORKDIR]      (default: the current directory)
+# Usage: corpus/evaluate.sh [WORKDIR [PROJECT...]]   (default: the current directory, every corpus project)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$corpus")
 work=$(cd "${1:-.}" && pwd)
 stores=()
-for project in lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo; do
+projects=("${@:2}")
+[ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo)
+for project in "${projects[@]}"; do
     if [ -d "$work/$project/store" ]; then
         stores+=("$work/$project/store")
     else
