@@ -38,7 +38,8 @@ DAY_ONE = "day-one"
 SHIPPED = "shipped"
 RULES = ("executed-changed", "reached-changed")
 # the features a missed change is described by
-MISSED_COLUMNS = ["executed_changed_share", "predicted_effect", "changed_inclusive_share", "top_changed_rank_by_instructions"]
+MISSED_COLUMNS = ["executed_changed_share", "predicted_effect", "changed_inclusive_share", "top_changed_rank_by_instructions",
+                  "changed_writes_hot_data", "executed_constant_change", "changed_cpu_dispatch"]
 DESCRIBED = [*MISSED_COLUMNS, "build_config_changed"]
 
 
@@ -146,11 +147,14 @@ def markdown(document: dict) -> str:
     if len(missed):
         lines += ["", "Changes the shipped model would have skipped (effect measured; what it saw):", "",
                   "| project | commit | benchmark | effect | p (threshold) | executed changed share | predicted effect | "
-                  "changed inclusive share |", "|---|---|---|---|---|---|---|---|"]
+                  "changed inclusive share | steering: writes hot data, constant, CPU dispatch |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for row in missed.itertuples(index=False):
             lines.append(f"| {row.project} | {row.new[:10]} | {row.benchmark} | {100 * row.effect:+.2f}% | "
                          f"{row.score:.3f} ({row.threshold:.3f}) | {row.executed_changed_share:.2e} | "
-                         f"{row.predicted_effect:+.3f}% | {row.changed_inclusive_share:.3f} |")
+                         f"{row.predicted_effect:+.3f}% | {row.changed_inclusive_share:.3f} | "
+                         f"{row.changed_writes_hot_data:.3f}, {row.executed_constant_change:.3f}, "
+                         f"{row.changed_cpu_dispatch:.0f} |")
     return "\n".join(lines) + "\n"
 
 
