@@ -12,14 +12,21 @@ the fingerprints, plus register renaming:
   RIP-relative or absolute address by the symbol it falls in and the offset there (or by
   its kind when no symbol holds it): the linker moving code is no change, calling another
   function or reading another object is;
+- a load from read-only data no symbol holds (a literal pool entry: gcc merges the
+  constants of consecutive field initialisations into one vector literal, ``movdqa xmm0,
+  [rip+.LC5]`` ... ``movups [rax+0xc8], xmm0``) is replaced by the bytes it loads: a
+  changed literal is a changed constant, a moved one is no change;
 - registers are numbered by first appearance inside the block (their width kept), so a
   register-allocation change that renames registers consistently is no change either;
 - everything else (mnemonic, immediates, displacements, scales, memory sizes) is kept.
 
 Each block also has a *shape*: the same normalization with immediates and displacements
 left out (a stack slot's displacement is kept: a moved slot is a new frame layout, not a
-changed constant).  A region whose old and new blocks pair up shape for shape differs
-only in constants (``Region.constants_only``): `int n = 1000` become `2000`.
+changed constant; a literal's bytes are left out).  A region whose old and new blocks pair
+up shape for shape differs only in constants (``Region.constants_only``): `int n = 1000`
+become `2000`.  Such a region also says which struct fields its changed constants are
+stored to (``Region.fields``: collectors.code_effects.RegisterOffsets names a field by its
+offset off a register; the stack frame holds no field).
 
 Inlined copies need no mapping of their own at this grain: an inlined callee's code is
 the caller's code, and its changed blocks are found, and counted, where they execute.
@@ -39,6 +46,7 @@ from typing import NamedTuple
 import iced_x86
 import numpy as np
 
+from collectors.code_effects import FieldAccess, RegisterOffsets
 from collectors.code_image import CodeImage
 
 _FLOW_ENDS_BLOCK = frozenset({
@@ -59,6 +67,7 @@ class Block:
     addresses: tuple[int, ...]  # of its instructions, in order
     tokens: tuple[int, ...]  # hash of each normalized instruction (for similarity)
     shape: int  # hash of the normalized instructions without immediates and displacements
+    accesses: tuple[FieldAccess | None, ...] = ()  # per instruction: its plain field store or register load
 
 
 class NewBlock(NamedTuple):
@@ -83,6 +92,7 @@ class Region:
     old_addresses: np.ndarray  # int64, addresses of the old instructions in the region
     new_blocks: tuple[NewBlock, ...]
     constants_only: bool = False  # as many new blocks as old ones, each of its old block's shape: only constants changed
+    fields: tuple[tuple[int, int], ...] = ()  # constants only: the (field offset, bytes) its changed constants are stored to
 
     @property
     def new_instructions(self) -> int:
@@ -95,6 +105,12 @@ def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]
     blocks: list[Block] = []
     for address, size in ranges:
         instructions = list(iced_x86.Decoder(64, image.read(address, size), ip=address))
+        offsets = RegisterOffsets()  # followed through the part in one linear pass, as the readers' are
+        accesses = []
+        for instruction in instructions:
+            accesses.append(offsets.access(instruction))
+            offsets.follow(instruction)
+        accesses_at = dict(zip((instruction.ip for instruction in instructions), accesses))
         inside = range(address, address + size)
         leaders = {address}
         for instruction, following in zip(instructions, instructions[1:]):
@@ -106,11 +122,11 @@ def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]
         current: list[iced_x86.Instruction] = []
         for instruction in instructions:
             if instruction.ip in leaders and current:
-                blocks.append(_block(current, low, high, image.designate, inside))
+                blocks.append(_block(current, low, high, image, inside, accesses_at))
                 current = []
             current.append(instruction)
         if current:
-            blocks.append(_block(current, low, high, image.designate, inside))
+            blocks.append(_block(current, low, high, image, inside, accesses_at))
     return blocks
 
 
@@ -146,8 +162,31 @@ def align(old: list[Block], new: list[Block]) -> list[Region]:
         new_blocks = tuple(NewBlock(len(new[j].addresses), anchor.addresses[0], anchor.addresses[-1], len(anchor.addresses))
                            for j, anchor in zip(new_part, anchors))
         constants_only = len(old_part) == len(new_part) and all(old[i].shape == new[j].shape for i, j in zip(old_part, new_part))
-        regions.append(Region(addresses, new_blocks, constants_only))
+        fields = tuple(sorted({field for i, j in zip(old_part, new_part) for field in _constant_fields(old[i], new[j])})) \
+            if constants_only else ()
+        regions.append(Region(addresses, new_blocks, constants_only, fields))
     return regions
+
+
+def _constant_fields(old: Block, new: Block) -> set[tuple[int, int]]:
+    """The fields the new block of a constants-only pair stores a changed constant to: a store whose
+    own instruction changed (an immediate, or its field), or that stores a register a changed
+    instruction loaded (from a changed literal, or a changed immediate), followed through register
+    copies inside the block."""
+    fields: set[tuple[int, int]] = set()
+    carrying: set[int] = set()  # full registers holding a changed constant
+    for old_token, new_token, access in zip(old.tokens, new.tokens, new.accesses):
+        if access is None:
+            continue
+        changed = old_token != new_token
+        if access.stored is not None and (changed or access.source in carrying):
+            fields.add(access.stored)
+        if access.defines is not None:
+            if changed:
+                carrying.add(access.defines)
+            else:
+                carrying.discard(access.defines)
+    return fields
 
 
 def _moved_blocks(old: list[Block], new: list[Block], operations) -> tuple[dict[int, int], dict[int, int]]:
@@ -186,7 +225,9 @@ def load_image(path: str) -> CodeImage:
     return CodeImage.load(path)
 
 
-def _block(instructions: list[iced_x86.Instruction], low: int, high: int, designate, inside: range) -> Block:
+def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image: CodeImage, inside: range,
+           accesses: dict[int, FieldAccess | None]) -> Block:
+    designate = image.designate
     numbering: dict[int, int] = {}
 
     def register(value: int) -> tuple[int, int] | None:
@@ -205,9 +246,9 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, design
                 token.append(register(instruction.op_register(operand)))
                 shape.append(token[-1])
             elif kind == iced_x86.OpKind.MEMORY:
-                memory = _memory_token(instruction, register, low, high, designate)
+                memory = _memory_token(instruction, register, low, high, image)
                 token.append(memory)
-                shape.append(memory if _keeps_displacement(instruction, memory) else memory[:4] + (None, memory[5]))
+                shape.append(memory if _keeps_displacement(instruction, memory) else memory[:4] + (_constant_kind(memory), memory[5]))
             elif kind in _BRANCH_OPERANDS:
                 target = instruction.near_branch_target
                 token.append("branch" if target in inside else ("call", designate(target)))
@@ -221,16 +262,26 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, design
                 shape.append((kind, None if immediate else 0))
         tokens.append(hash(tuple(token)))
         shapes.append(hash(tuple(shape)))
-    return Block(hash(tuple(tokens)), tuple(instruction.ip for instruction in instructions), tuple(tokens), hash(tuple(shapes)))
+    return Block(hash(tuple(tokens)), tuple(instruction.ip for instruction in instructions), tuple(tokens), hash(tuple(shapes)),
+                 tuple(accesses.get(instruction.ip) for instruction in instructions))
 
 
-def _memory_token(instruction: iced_x86.Instruction, register, low: int, high: int, designate) -> tuple:
-    """(kind, base, index, scale, displacement, size), an address replaced by what it designates."""
+def _memory_token(instruction: iced_x86.Instruction, register, low: int, high: int, image: CodeImage) -> tuple:
+    """(kind, base, index, scale, displacement, size), an address replaced by what it designates, or
+    by the bytes it loads when it is a literal (see above; its shape keeps only that it is one)."""
     displacement = instruction.memory_displacement
+    address = None
     if instruction.is_ip_rel_memory_operand:
-        displacement = ("address", designate(instruction.ip_rel_memory_address))
+        address = instruction.ip_rel_memory_address
     elif low <= displacement < high and instruction.memory_base == _NONE:
-        displacement = ("address", designate(displacement))
+        address = displacement
+    if address is not None:
+        designated = image.designate(address)
+        displacement = ("address", designated)
+        if designated is None and instruction.memory_index == _NONE and instruction.mnemonic != iced_x86.Mnemonic.LEA:
+            literal = image.literal(address, iced_x86.MemorySizeExt.size(instruction.memory_size))
+            if literal is not None:
+                displacement = ("literal", literal)
     return ("m", register(instruction.memory_base), register(instruction.memory_index),
             instruction.memory_index_scale, displacement, instruction.memory_size)
 
@@ -238,7 +289,12 @@ def _memory_token(instruction: iced_x86.Instruction, register, low: int, high: i
 def _keeps_displacement(instruction: iced_x86.Instruction, memory: tuple) -> bool:
     """Whether a memory operand's shape keeps its displacement: an address (what it designates
     is no constant) or a stack slot (a moved slot is a new frame layout)."""
-    return isinstance(memory[4], tuple) or instruction.memory_base in _STACK_BASES
+    return (isinstance(memory[4], tuple) and memory[4][0] != "literal") or instruction.memory_base in _STACK_BASES
+
+
+def _constant_kind(memory: tuple):
+    """What a memory operand's shape keeps of the constant left out: that it is a literal, or nothing."""
+    return ("literal",) if isinstance(memory[4], tuple) else None
 
 
 def _is_immediate(kind: int) -> bool:

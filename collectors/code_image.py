@@ -27,6 +27,7 @@ from collectors.symbols import parent_symbol
 SECTION_DTYPE = np.dtype([("name", "<u4"), ("type", "<u4"), ("flags", "<u8"), ("address", "<u8"), ("offset", "<u8"),
                           ("size", "<u8"), ("link", "<u4"), ("info", "<u4"), ("align", "<u8"), ("entsize", "<u8")])
 SHT_SYMTAB, SHT_NOBITS, SHT_DYNSYM = 2, 8, 11
+SHF_WRITE, SHF_EXECINSTR = 0x1, 0x4
 
 
 @dataclass
@@ -128,6 +129,17 @@ class CodeImage:
         if index >= 0 and address < int(self.symbols["value"][index]) + int(self.symbols["size"][index]):
             return parent_symbol(self._name(index)), address - int(self.symbols["value"][index])
         return self._plt_names.get(address)
+
+    def literal(self, address: int, size: int) -> bytes | None:
+        """The `size` bytes an instruction loads from `address` when they are an anonymous constant
+        (a literal pool entry: read-only, not code, held by no symbol), else None."""
+        if size <= 0 or self.designate(address) is not None:
+            return None
+        index = int(np.searchsorted(self.sections["address"], address, side="right")) - 1
+        if index < 0 or int(self.sections["flags"][index]) & (SHF_WRITE | SHF_EXECINSTR):
+            return None
+        loaded = self.read(address, size)
+        return loaded if len(loaded) == size else None
 
     @cached_property
     def _plt_names(self) -> dict[int, str]:

@@ -25,7 +25,8 @@ from collectors.errors import BinaryError
 from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
 from features.executed_code import INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change
 from features.steering import (
-    NO_STEERING, Steering, largest_inclusive_share, names_cpu_features, reader_share, runs_changed_constant,
+    NO_STEERING, Steering, changed_constant_fields, largest_inclusive_share, names_cpu_features, reader_share,
+    runs_changed_constant,
 )
 from storage.history import History, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
 
@@ -91,6 +92,7 @@ class FeatureBuilder:
         self._functions = functions
         self._regions: dict[tuple[str, str, int], list[Region] | None] = {}
         self._effects: dict[tuple[str, int], CodeEffects | None] = {}  # (commit, function code): its decoded stores, cpuid
+        self._loads: dict[tuple[str, int], tuple[tuple[int, int], ...]] = {}  # (commit, function code): struct fields it reads
         self._written: dict[tuple[str, int], frozenset[str]] = {}
         self._layouts: dict[str, _ObjectLayout | None] = {}
         self._code_of_name: dict[str, int] | None = None
@@ -334,7 +336,36 @@ class FeatureBuilder:
             hot_data_written_share=self._hot_data_written_share(profile, sources, new, known, benchmark),
             executed_constant_share=largest_inclusive_share(profile.inclusive, constant_positions, profile.root_inclusive),
             cpu_dispatch=any(self._dispatches(new, code) for code in sources),
+            field_readers_share=self._field_readers_share(profile, functions, sources, known, benchmark),
         )
+
+    def _field_readers_share(self, profile: ProfileView, functions: list[FunctionChange], sources: list[int], known: str,
+                             benchmark: str) -> float:
+        """The share of the run in reached functions (other than the changed code) that read a struct field
+        at an offset an executed changed constant is stored to (decoded in `known`'s binary)."""
+        from collectors.code_effects import overlaps
+
+        stored = frozenset().union(*(changed_constant_fields(function) for function in functions))
+        if not stored:
+            return 0.0
+        _, run, own = self._run_counts(known, benchmark, profile)
+        writers = set(sources)
+        readers = [position for position, code in enumerate(profile.codes.tolist())
+                   if own[position] > 0 and code not in writers and overlaps(self._field_loads(known, code), stored)]
+        return reader_share(own, readers, run)
+
+    def _field_loads(self, commit: str, code: int) -> tuple[tuple[int, int], ...]:
+        """The struct fields the function reads in `commit`'s binary (none when it is not at hand)."""
+        from collectors.code_effects import field_loads
+
+        key = (commit, code)
+        if key not in self._loads:
+            located = self._function_code(commit, code)
+            try:
+                self._loads[key] = field_loads(*located) if located is not None else ()
+            except (BinaryError, OSError, ValueError):
+                self._loads[key] = ()
+        return self._loads[key]
 
     def _steering_sources(self, changed_reached: np.ndarray, new_codes: np.ndarray, commit: str) -> list[int]:
         """The changed functions the benchmark reaches, then the new functions of `commit` they call,

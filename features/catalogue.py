@@ -446,6 +446,24 @@ def executed_constant_change(t: TupleView) -> float:
     return t.steering.executed_constant_share
 
 
+@feature("changed_field_constant_readers", "extension", "An init function that runs once sets a parameter in a heap struct "
+         "(a pass count, a search depth) that the hot code reads: the changed constant's own function is cold, its readers are not.")
+def changed_field_constant_readers(t: TupleView) -> float:
+    """Share (0-1) of c_o's run instructions spent in reached functions (their own instructions) that read
+    a struct field an executed constant-only change stores to.  The change: an aligned run of changed
+    basic blocks of a changed reached function that differ only in constants (as for
+    executed_constant_change, a changed literal pool entry counting as a changed constant) and whose old
+    instructions ran; its stores: a plain move of a changed immediate, or of a register a changed
+    instruction loaded (a changed literal), to [register + D] (not off the stack or frame pointer or
+    RIP, no index), D counted from what the register held in one linear pass over the function (add,
+    sub, lea and register copies followed).  Readers: the reached functions other than the changed code,
+    decoded in c_o's binary, with a memory read at [register + D'] (same rules, D' not 0) whose bytes
+    overlap the stored ones.  Matching by offset alone is a heuristic: another struct may hold a field
+    at the same offset.  0 without per-instruction counts or binaries.  With a perf profile it is a
+    share of the run's samples."""
+    return t.steering.field_readers_share
+
+
 @feature("changed_cpu_dispatch", "extension", "Code that checks the CPU's features picks the implementation (SIMD "
          "or not) the hot code calls: changing it changes what runs, not how often it runs.")
 def changed_cpu_dispatch(t: TupleView) -> float:

@@ -14,7 +14,13 @@ defines the features, features/builder.py gathers what they need):
   displacements: ``collectors.block_diff.Region.constants_only``) and ran in c_o's profile:
   the inclusive share of the function holding it, what the constant can steer;
 - changed code that asks the CPU what it supports (``cpuid``, ``xgetbv``, gcc's
-  ``__cpu_model``, glibc's ``__x86_get_cpu_features``...) or resolves an IFUNC symbol.
+  ``__cpu_model``, glibc's ``__x86_get_cpu_features``...) or resolves an IFUNC symbol;
+- an executed constant-only change that stores the changed constant into a struct field
+  ([register + D], not the stack frame: ``Region.fields``), and the share of the run in
+  reached functions that read a field at an overlapping offset: an init function sets a
+  parameter in a heap struct (libdeflate's ``c->p.n.max_optim_passes = 4``), the hot code
+  reads it.  Which struct a register points to is not known statically: the match is by
+  offset only, a heuristic (another struct may hold a field at the same offset).
 
 "Changed code" is a changed function the benchmark reaches, and the new functions it
 calls (directly or through other new ones): new code runs only if changed code calls it.
@@ -42,9 +48,18 @@ class Steering:
     hot_data_written_share: float  # 0-1 of the run's instructions (or samples) in functions reading what changed code writes
     executed_constant_share: float  # 0-1: the largest inclusive share among functions with an executed constant-only change
     cpu_dispatch: bool  # changed code asks the CPU what it supports, or resolves an IFUNC
+    field_readers_share: float = 0.0  # 0-1 in functions reading a struct field an executed changed constant is stored to
 
 
 NO_STEERING = Steering(0.0, 0.0, False)
+
+
+def changed_constant_fields(function: FunctionChange) -> frozenset[tuple[int, int]]:
+    """The (field offset, bytes) the function's executed constant-only regions store changed constants to."""
+    if function.regions is None or not len(function.addresses):
+        return frozenset()
+    return frozenset(field for region in function.regions if region.fields and region.constants_only
+                     and counts_at(function, region.old_addresses).sum() > 0 for field in region.fields)
 
 
 def runs_changed_constant(function: FunctionChange) -> bool:

@@ -61,6 +61,7 @@ EXTENDED_INDICATORS = (
     "changed_writes_hot_data",
     "executed_constant_change",
     "changed_cpu_dispatch",
+    "changed_field_constant_readers",
 )
 
 

@@ -61,27 +61,26 @@ warmup = 0
 """
 
 
-def _source(values: dict[str, str]) -> str:
-    text = program_text("steering.c")
+def _source(values: dict[str, str], program: str = "steering.c") -> str:
+    text = program_text(program)
     for placeholder, value in values.items():
         text = text.replace(placeholder, value)
     return text
 
 
-@pytest.fixture(scope="module")
-def steered(tmp_path_factory):
-    """The collected history: (store, sha of each step by name, the feature table by step)."""
-    root = tmp_path_factory.mktemp("steering") / "project"
+def _collected(root: Path, program: str, base: dict[str, str], steps: list[tuple[str, dict[str, str]]]):
+    """A scripted history of `program` (each step's placeholders over the step before), collected:
+    (store, sha of each step by name, the feature table by step)."""
     root.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
     (root / "selector.toml").write_text(CONFIG)
     (root / ".gitignore").write_text("prog\n.selector/\n")
-    values = dict(BASE)
-    (root / "prog.c").write_text(_source(values))
+    values = dict(base)
+    (root / "prog.c").write_text(_source(values, program))
     shas = {"base": commit_all(root, "base")}
-    for name, change in STEPS:
+    for name, change in steps:
         values.update(change)
-        (root / "prog.c").write_text(_source(values))
+        (root / "prog.c").write_text(_source(values, program))
         shas[name] = commit_all(root, name)
     result = run_selector("collect", "--repo", str(root), "--format", "json")
     assert result.returncode == 0, result.stderr
@@ -90,6 +89,26 @@ def steered(tmp_path_factory):
     table = feature_table(store)
     table["step"] = table["new"].map(step_of)
     return store, shas, table.set_index("step")
+
+
+@pytest.fixture(scope="module")
+def steered(tmp_path_factory):
+    """The collected history of steering.c: (store, sha of each step by name, the feature table by step)."""
+    return _collected(tmp_path_factory.mktemp("steering") / "project", "steering.c", BASE, STEPS)
+
+
+FIELD_STEPS = [  # tests/programs/field_params.c: (name, what changes from the commit before)
+    ("passes", {"PASSES": "4"}),  # make_state's constant, stored to a heap struct field walk reads: the loop runs longer
+    ("comment", {"PASSES": "4 /* walks over the data */"}),
+    ("seed", {"SEED": "6"}),  # main's constant, stored to a stack slot
+]
+
+
+@pytest.fixture(scope="module")
+def parameters(tmp_path_factory):
+    """The collected history of field_params.c, as `steered` is of steering.c."""
+    return _collected(tmp_path_factory.mktemp("fields") / "project", "field_params.c", {"PASSES": "3", "SEED": "5"},
+                      FIELD_STEPS)
 
 
 def _profile(store: Store, sha: str) -> pd.DataFrame:
@@ -294,3 +313,56 @@ def _symbols(binary: Path) -> dict[str, tuple[int, int]]:
 
 def _object_at(symbols: dict[str, tuple[int, int]], address: int) -> str:
     return next(name for name, (start, size) in symbols.items() if start <= address < start + size and name != "f1")
+
+
+@pytest.mark.slow
+def test_a_changed_constant_stored_to_a_struct_field_weighs_the_hot_code_reading_the_field(parameters):
+    """gcc stores the four parameters with one vector move of a 16-byte literal: the literal's bytes
+    changed, the code did not.  walk reads `passes` at the offset the literal is stored to."""
+    store, shas, table = parameters
+    row = table.loc["passes"]
+    assert row["changed_field_constant_readers"] == pytest.approx(_own_share(store, shas["base"], "walk"), rel=1e-12)
+    assert row["changed_field_constant_readers"] > 0.5  # walk is the run
+    assert row["executed_changed_share"] < 1e-4  # the literal's load and store ran once
+    # the literal's change is a constant-only change of make_state, which runs a small part of the run
+    assert row["executed_constant_change"] == pytest.approx(_inclusive_share(store, shas["base"], "make_state"), rel=1e-12)
+    assert row["executed_constant_change"] < 0.5 < row["changed_field_constant_readers"]
+
+
+@pytest.mark.slow
+def test_a_comment_or_a_constant_stored_to_the_stack_reads_no_field(parameters):
+    store, shas, table = parameters
+    assert table.loc["comment", "changed_functions"] == 0.0
+    assert table.loc["comment", "changed_field_constant_readers"] == 0.0
+    seed = table.loc["seed"]
+    assert seed["changed_field_constant_readers"] == 0.0  # main's `movl $6, [rsp+12]`: a stack slot
+    assert seed["executed_constant_change"] == pytest.approx(_inclusive_share(store, shas["comment"], "main"), rel=1e-12)
+
+
+def test_a_changed_literal_is_a_changed_constant_and_a_moved_one_no_change(tmp_path):
+    """Real gcc -O2 code: the merged field initialisations load a literal pool entry; changing one
+    of its constants makes a constant-only region storing to the struct's field; adding an unrelated
+    literal before it (moving it) changes nothing in make_state."""
+    from collectors.block_diff import changed_regions
+    from collectors.code_effects import field_loads
+
+    def build(name: str, passes: str, extra: str = "") -> tuple[CodeImage, dict[str, tuple[int, int]]]:
+        source = extra + _source({"PASSES": passes, "SEED": "5"}, "field_params.c")
+        binary = compile_c(source, tmp_path / name, "-O2")
+        return CodeImage.load(str(binary)), _symbols(binary)
+
+    def regions(old, new, function: str):
+        (old_image, old_symbols), (new_image, new_symbols) = old, new
+        return changed_regions(old_image, [old_symbols[function]], new_image, [new_symbols[function]])
+
+    three, four = build("three", "3"), build("four", "4")
+    moved = build("moved", "3", "const double shift_literals[2] = {1.5, 2.5};\n"
+                                "double __attribute__((noipa)) scaled(double x) { return x * 3.25 + 0.75; }\n")
+    (changed,) = regions(three, four, "make_state")
+    assert changed.constants_only and len(changed.fields) == 1
+    (offset, size), = changed.fields
+    assert size == 16  # the four unsigned parameters, stored at once
+    image, symbols = three
+    walk_reads = field_loads(image, [symbols["walk"]])
+    assert any(offset <= read < offset + size for read, _ in walk_reads)  # `passes`
+    assert regions(three, moved, "make_state") == []
