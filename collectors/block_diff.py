@@ -68,6 +68,7 @@ class Block:
     tokens: tuple[int, ...]  # hash of each normalized instruction (for similarity)
     shape: int  # hash of the normalized instructions without immediates and displacements
     accesses: tuple[FieldAccess | None, ...] = ()  # per instruction: its plain field store or register load
+    values: tuple[int, ...] = ()  # per instruction: hash of its constant values (immediates, a literal's bytes)
 
 
 class NewBlock(NamedTuple):
@@ -169,16 +170,16 @@ def align(old: list[Block], new: list[Block]) -> list[Region]:
 
 
 def _constant_fields(old: Block, new: Block) -> set[tuple[int, int]]:
-    """The fields the new block of a constants-only pair stores a changed constant to: a store whose
-    own instruction changed (an immediate, or its field), or that stores a register a changed
-    instruction loaded (from a changed literal, or a changed immediate), followed through register
-    copies inside the block."""
+    """The fields the new block of a constants-only pair stores a changed constant to: a store of a
+    changed immediate, or of a register an instruction with a changed value loaded (a changed
+    literal, a changed immediate), followed through register copies inside the block.  A changed
+    displacement alone (another field, a new struct layout) is no changed value."""
     fields: set[tuple[int, int]] = set()
     carrying: set[int] = set()  # full registers holding a changed constant
-    for old_token, new_token, access in zip(old.tokens, new.tokens, new.accesses):
+    for old_value, new_value, access in zip(old.values, new.values, new.accesses):
         if access is None:
             continue
-        changed = old_token != new_token
+        changed = old_value != new_value
         if access.stored is not None and (changed or access.source in carrying):
             fields.add(access.stored)
         if access.defines is not None:
@@ -236,7 +237,7 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
         full = iced_x86.RegisterExt.full_register(value)
         return numbering.setdefault(full, len(numbering)), iced_x86.RegisterExt.size(value)
 
-    tokens, shapes = [], []
+    tokens, shapes, values = [], [], []
     for instruction in instructions:
         token: list = [instruction.mnemonic]
         shape: list = [instruction.mnemonic]  # the token, constants left out
@@ -262,8 +263,9 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
                 shape.append((kind, None if immediate else 0))
         tokens.append(hash(tuple(token)))
         shapes.append(hash(tuple(shape)))
+        values.append(hash(tuple(part for part, kept in zip(token, shape) if part != kept and _is_value(part))))
     return Block(hash(tuple(tokens)), tuple(instruction.ip for instruction in instructions), tuple(tokens), hash(tuple(shapes)),
-                 tuple(accesses.get(instruction.ip) for instruction in instructions))
+                 tuple(accesses.get(instruction.ip) for instruction in instructions), tuple(values))
 
 
 def _memory_token(instruction: iced_x86.Instruction, register, low: int, high: int, image: CodeImage) -> tuple:
@@ -290,6 +292,12 @@ def _keeps_displacement(instruction: iced_x86.Instruction, memory: tuple) -> boo
     """Whether a memory operand's shape keeps its displacement: an address (what it designates
     is no constant) or a stack slot (a moved slot is a new frame layout)."""
     return (isinstance(memory[4], tuple) and memory[4][0] != "literal") or instruction.memory_base in _STACK_BASES
+
+
+def _is_value(part) -> bool:
+    """Whether a normalized operand the shape leaves out is a value (an immediate, a literal's bytes),
+    not a memory operand's displacement."""
+    return not (isinstance(part, tuple) and part[0] == "m") or isinstance(part[4], tuple)
 
 
 def _constant_kind(memory: tuple):
