@@ -453,8 +453,9 @@ def changed_field_constant_readers(t: TupleView) -> float:
     a struct field an executed constant-only change stores to.  The change: an aligned run of changed
     basic blocks of a changed reached function that differ only in constants (as for
     executed_constant_change, a changed literal pool entry counting as a changed constant) and whose old
-    instructions ran; its stores: a plain move of a changed immediate, or of a register a changed
-    instruction loaded (a changed literal), to [register + D] (not off the stack or frame pointer or
+    instructions ran; its stores: a plain move of a changed immediate, or of a register loaded by an
+    instruction whose immediate or literal bytes changed (a changed displacement alone does not
+    count), to [register + D] (not off the stack or frame pointer or
     RIP, no index), D counted from what the register held in one linear pass over the function (add,
     sub, lea and register copies followed).  Readers: the reached functions other than the changed code,
     decoded in c_o's binary, with a memory read at [register + D'] (same rules, D' not 0) whose bytes
