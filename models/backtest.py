@@ -76,7 +76,8 @@ def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray,
         fit_model(estimator, X, y, weights, effect)
     else:
         estimator = DummyClassifier(strategy="prior").fit(X, y)
-    by_group = groups is not None and len(np.unique(groups)) >= 2 and spec.kind != "baseline" and y.any()
+    # (the effect bound runs where its bound reaches min_effect: its threshold is no operating point to move)
+    by_group = groups is not None and len(np.unique(groups)) >= 2 and spec.kind in ("ml", "perphecy") and y.any()
     if by_group:
         # Across projects: the threshold that kept the target on every training project held out
         # in turn (a learnt rule's own threshold only lowered by it: never less safe than the rule).

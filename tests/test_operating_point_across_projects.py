@@ -52,3 +52,7 @@ def test_cross_project_training_keeps_every_held_out_projects_changes():
                                                                    "build_config_changed": 0.0}),
                      y, np.ones(len(y)), "cross-project", None, 0.95, 0, groups=groups)
     assert rule.threshold == 0.5
+    # the effect bound learns from the measured effects and keeps its own threshold
+    effect = train_one(model_spec("effect"), X, y, np.ones(len(y)), "cross-project", None, 0.95, 0, groups=groups,
+                       effect=np.where(y, 0.05, 0.001))
+    assert effect.threshold == 0.5
