@@ -177,8 +177,9 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     fitted, X = fit_cross_project(training, model, target_hit_rate, seed, threshold_by_project, operating_point)
     trained_on = {"projects": [p.name for p in projects], "tuples": len(training), "positives": fitted.training_positives,
                   "commits": int(sum(len(p.data.history.built()) for p in projects)), "benchmarks": []}
-    evidence = held_out_evidence(projects, model, target_hit_rate, seed, threshold_by_project, operating_point)
-    policy, reason = policy_from(evidence)
+    evidence = held_out_evidence(projects, model, target_hit_rate, seed, threshold_by_project, operating_point) \
+        if len(projects) >= 2 else {}  # one project: none to hold out
+    policy, reason = policy_from(evidence) if evidence else ("model", "trained on one project: no project held out to judge it")
     settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed,
                 "operating_point": operating_point, "threshold_by_project": threshold_by_project,
                 "policy": policy, "policy_reason": reason, "evidence": evidence}
