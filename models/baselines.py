@@ -26,6 +26,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from models.binary_labels import BinaryClassifierTags, validate_binary_fit
+from models.design import any_positive
 from models.names import EXECUTED_CHANGE_COLUMNS  # noqa: F401 - re-exported
 
 REACHED_CHANGE_COLUMNS = (
@@ -86,7 +87,7 @@ class ReachedChanged(_ColumnsBaseline):
     def predict_proba(self, X) -> np.ndarray:
         check_is_fitted(self, "columns_")
         X = validate_data(self, X, dtype=float, reset=False, ensure_all_finite="allow-nan")
-        touched = (np.nan_to_num(X[:, self.columns_]) > 0).any(axis=1)
+        touched = any_positive(X, self.columns_)
         return self._proba(touched.astype(float))
 
 

@@ -42,3 +42,9 @@ def model_inputs(features: np.ndarray, benchmarks: Sequence[str], feature_column
         else:
             raise ValueError(f"the model reads {column!r}, which is not among the features given")
     return X
+
+
+def any_positive(X: np.ndarray, columns) -> np.ndarray:
+    """Rows where any of `columns` is above 0 (missing values count as 0): the safe-selection
+    rules' test (models.baselines), which `select` also applies without scikit-learn."""
+    return (np.nan_to_num(X[:, columns]) > 0).any(axis=1)

@@ -603,9 +603,8 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
     import pandas as pd
 
     from models.bundle import BundleError, load_bundle
-    from selector.day_one import (DayOneProject, day_one_document, day_one_predictions, day_one_table, held_out_bundle,
-                                  write_markdown)
-    from selector.project_evaluation import open_project
+    from selector.day_one import day_one_document, day_one_predictions, day_one_table, held_out_bundle, write_markdown
+    from selector.project_evaluation import Project, open_project
     from selector.shipped_model import shipped_bundle_path
     from selector.store_backtest import evaluation_data
 
@@ -621,7 +620,8 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
         for store_path, config_path in stores:
             name, store, config = open_project(store_path, config_path)
             status.update(f"building every labelled pair's features: {name}")
-            projects.append(DayOneProject(name, config, evaluation_data(store, config, "kfold", {"folds": 2})))
+            # every closest-ancestor pair: k-fold's tuples (its folds are not used)
+            projects.append(Project(name, store, config, evaluation_data(store, config, "kfold", {"folds": 2})))
     if held_out and len(projects) < 2:
         raise UserError("--held-out trains on the other stores given: give at least two")
     with stderr.status("deciding") as status:

@@ -16,7 +16,6 @@ given, not on the shipped bundle's corpus.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
@@ -29,9 +28,8 @@ from models.backtest import prediction_frame
 from models.design import design_matrix
 from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
-from selector.config import Config
 from selector.selection import decide_rows
-from selector.store_backtest import EvaluationData
+from selector.project_evaluation import Project
 from selector.tables import records
 
 DAY_ONE = "day-one"
@@ -43,14 +41,7 @@ MISSED_COLUMNS = ["executed_changed_share", "predicted_effect", "changed_inclusi
 DESCRIBED = [*MISSED_COLUMNS, "build_config_changed"]
 
 
-@dataclass
-class DayOneProject:
-    name: str
-    config: Config
-    data: EvaluationData  # every closest-ancestor pair of the store, with features and labels
-
-
-def day_one_predictions(project: DayOneProject, bundle, model: str = SHIPPED) -> pd.DataFrame:
+def day_one_predictions(project: Project, bundle, model: str = SHIPPED) -> pd.DataFrame:
     """The bundle's decisions (as `select` makes them) and the rules' on every labelled pair of
     the project: PREDICTION_COLUMNS plus project, why (what decided) and effect (measured)."""
     table = project.data.table[project.data.table["label"].notna()].reset_index(drop=True)
@@ -75,7 +66,7 @@ def _rule_predictions(rule: str, table: pd.DataFrame) -> pd.DataFrame:
         why=np.where(scores >= spec.rule_threshold, "rule", "skip"))
 
 
-def held_out_bundle(projects: Sequence[DayOneProject], held_out: DayOneProject, like, directory: Path):
+def held_out_bundle(projects: Sequence[Project], held_out: Project, like, directory: Path):
     """A bundle trained as `like` (the shipped one) was, on every project but `held_out`: what a
     team whose project is not in the corpus would have got on day one."""
     from models.bundle import load_bundle
@@ -108,7 +99,7 @@ def missed_changes(predictions: pd.DataFrame, model: str = SHIPPED) -> pd.DataFr
     return missed[["project", "new", "old", "benchmark", "effect", "score", "threshold", *MISSED_COLUMNS]].reset_index(drop=True)
 
 
-def day_one_document(predictions: pd.DataFrame, bundle, projects: Sequence[DayOneProject], held_out: bool = False) -> dict:
+def day_one_document(predictions: pd.DataFrame, bundle, projects: Sequence[Project], held_out: bool = False) -> dict:
     return {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "held_out": held_out,

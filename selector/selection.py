@@ -37,6 +37,7 @@ from collectors.repository import Repository
 from collectors.errors import UserError
 from collectors.static_analysis import AnalysisInProgress, analyse_binary
 from features.catalogue import FEATURE_NAMES, common_indices
+from models.design import any_positive
 from models.names import EXECUTED_CHANGE_COLUMNS, STEPPING_ASIDE_RULE, WITHIN_RULE
 from storage.history import History, measured_runs, with_current_build_configs
 from selector.config import Config, harness_digest
@@ -355,7 +356,7 @@ def within_rule(bundle) -> bool:
 def executed_rule_scores(features: np.ndarray) -> np.ndarray:
     """The executed-changed rule (models.baselines): 1 when a changed block executed in c_o's run,
     a reached function was deleted, a data object it reads changed or the build changed; else 0."""
-    return (np.nan_to_num(features[:, EXECUTED_RULE_COLUMNS]) > 0).any(axis=1).astype(float)
+    return any_positive(features, EXECUTED_RULE_COLUMNS).astype(float)
 
 
 def _rows_by_entry(bundle, benchmarks: Sequence[str]) -> list[tuple]:
