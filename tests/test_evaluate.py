@@ -112,3 +112,12 @@ def test_evaluate_shipped_decides_every_labelled_pair_as_select_does(collected_s
     rules = lambda d: sorted((r["project"], r["model"], r["hit_rate"], r["dismiss_rate"])  # noqa: E731
                              for r in d["results"] if r["model"] != "shipped")
     assert rules(held_out) == rules(document)
+
+
+def test_evaluate_shipped_held_out_needs_two_stores(collected_sample, tmp_path):
+    store = str(collected_sample[0] / ".selector")
+    result = subprocess.run(selector_command("evaluate", "--shipped", "--held-out", store, "--out", str(tmp_path / "out")),
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "at least two" in result.stderr and "Traceback" not in result.stderr
+    result = subprocess.run(selector_command("evaluate", "--held-out", store), capture_output=True, text=True)
+    assert result.returncode == 2 and "--shipped" in result.stderr and "Traceback" not in result.stderr
