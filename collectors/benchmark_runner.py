@@ -37,6 +37,11 @@ class BenchmarkSpec:
     timeout: float = 300
     warmup: int = 1
     reuse: bool = True  # may runs of an identical binary stand for this benchmark's
+    setup: str | None = None  # run before each run, unmeasured (same placeholders and context)
+
+    def commands(self) -> list[str]:
+        """The command and its set-up: every command line the benchmark runs."""
+        return [self.command, *([self.setup] if self.setup else [])]
 
 
 WARMUP_REPETITION = -1  # the repetition a warm-up run is scheduled (and stored) with
@@ -136,6 +141,10 @@ class BenchmarkRunner:
 
     def run_once(self, spec: BenchmarkSpec, repetition: int, order: int, callgrind_output: Path | None = None) -> Run:
         """One run of one benchmark; failures come back as a Run with status failed."""
+        warmup = repetition == WARMUP_REPETITION
+        unprepared = self.prepare(spec)
+        if unprepared:
+            return Run(spec.name, repetition, order, None, "failed", unprepared, 0.0, warmup=warmup)
         arguments = expand(spec.command, self.binary, self.checkout, self.suite)
         if spec.metric == INSTRUCTIONS:
             callgrind_output = callgrind_output or self.workdir / f"{spec.name}.{repetition}.callgrind"
@@ -148,7 +157,14 @@ class BenchmarkRunner:
         if not failure:
             value, failure = self._value(spec, outcome, callgrind_output)
         return Run(spec.name, repetition, order, value, "failed" if failure else "ok", failure, outcome.seconds,
-                   warmup=repetition == WARMUP_REPETITION)
+                   warmup=warmup)
+
+    def prepare(self, spec: BenchmarkSpec) -> str:
+        """Run the benchmark's set-up, if it has one; what went wrong, or ''."""
+        if not spec.setup:
+            return ""
+        outcome = self.execute(expand(spec.setup, self.binary, self.checkout, self.suite), spec.timeout)
+        return f"setup failed: {outcome.failure}" if outcome.failure else ""
 
     def _value(self, spec: BenchmarkSpec, outcome: "_Outcome", callgrind_output: Path | None) -> tuple[float | None, str]:
         if spec.metric == WALL_TIME:

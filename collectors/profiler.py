@@ -82,6 +82,9 @@ def _callgrind(runner: BenchmarkRunner, spec: BenchmarkSpec, output: Path | None
 def _perf(runner: BenchmarkRunner, spec: BenchmarkSpec) -> pa.Table:
     event = sampling_event()
     data = runner.workdir / f"{spec.name}.perf.data"
+    unprepared = runner.prepare(spec)
+    if unprepared:
+        raise _NoProfile(unprepared)
     outcome = runner.execute(perf_command(expand(spec.command, runner.binary, runner.checkout, runner.suite), data, event), spec.timeout)
     if outcome.failure:
         raise _NoProfile(f"perf record failed: {outcome.failure}")

@@ -77,6 +77,10 @@ class BenchmarkSection(_Section):
     # May an identical binary's runs stand for this benchmark's (see `selector collect
     # --help`)?  Say false when the command reads files its text does not name.
     reuse: bool = True
+    # Run before every run (warm-ups too), with the same placeholders, directory and
+    # environment, neither measured nor profiled: what a benchmark that changes its
+    # state (a repository it adds to, a database it fills) needs to start afresh.
+    setup: Annotated[str, msgspec.Meta(min_length=1)] | None = None
 
 
 class ProfileSection(_Section):
@@ -205,9 +209,10 @@ def _benchmark_problem(benchmarks: list[BenchmarkSection]) -> str | None:
     """What the schema cannot say: a metric must be built in or a regex with one group,
     and benchmark names must be unique."""
     for position, benchmark in enumerate(benchmarks):
-        problem = _placeholder_problem(benchmark.command)
-        if problem:
-            return f"benchmark.{position}.command: {problem} in benchmark {benchmark.name!r}"
+        for key in ("command", "setup"):
+            problem = _placeholder_problem(getattr(benchmark, key) or "")
+            if problem:
+                return f"benchmark.{position}.{key}: {problem} in benchmark {benchmark.name!r}"
         if benchmark.metric in BUILTIN_METRICS:
             continue
         try:
@@ -252,5 +257,7 @@ def harness_digest(config: Config, benchmark: str) -> str:
     settings = _effective(spec) if spec else None
     if settings:
         del settings["reuse"]  # how a run was obtained, not what it measures
+        if settings["setup"] is None:
+            del settings["setup"]  # as digested before there were set-up commands
     text = json.dumps([settings, config.project.suite], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -102,9 +102,10 @@ def why_not_reusable(spec: BenchmarkSpec, context: ReuseContext) -> str:
 def names_checkout(spec: BenchmarkSpec) -> bool:
     """Does the command name files of the checkout (beyond the binary)?  Then it needs a built
     checkout: {checkout}, or a relative path with a directory in it (the command runs there)."""
-    if "{checkout}" in spec.command:
+    if any("{checkout}" in command for command in spec.commands()):
         return True
-    words = _words(expand(spec.command, Path("/binary"), Path("/checkout"), Path("/suite")))
+    words = [word for command in spec.commands() for word in _words(expand(command, Path("/binary"), Path("/checkout"),
+                                                                            Path("/suite")))]
     return any("/" in word and not os.path.isabs(word) for word in words)
 
 
@@ -215,7 +216,8 @@ def _checkout_inputs_digest(spec: BenchmarkSpec, binary: Path, checkout: Path, s
     the checkout (where it runs); None when it names the checkout itself."""
     digest = hashlib.sha256()
     checkout = checkout.resolve()
-    for word in sorted(set(_words(expand(spec.command, binary, checkout, suite)))):
+    words = {word for command in spec.commands() for word in _words(expand(command, binary, checkout, suite))}
+    for word in sorted(words):
         path = (checkout / word).resolve() if not os.path.isabs(word) else Path(word).resolve()
         if path == checkout:
             return None

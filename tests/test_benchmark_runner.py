@@ -103,3 +103,27 @@ def test_runs_can_be_pinned_to_a_cpu(tmp_path):
                          repetitions=1, warmup=0)
     pinned = BenchmarkRunner([spec], Path("/bin/true"), tmp_path, cpu=last_cpu, workdir=tmp_path).run().runs
     assert [(run.status, run.value) for run in pinned] == [("ok", float(last_cpu))]
+
+
+def test_setup_runs_before_every_run_unmeasured_and_its_failure_fails_the_run(tmp_path):
+    """A benchmark that changes its state (appends to a file here) starts afresh from its set-up
+    before every run, warm-ups included; the count covers the measured process alone."""
+    program = "#include <stdio.h>\nint main(void) { FILE *f = fopen(\"state\", \"a\"); fputs(\"x\", f); fclose(f);\n" \
+              "  f = fopen(\"state\", \"r\"); int n = 0; while (fgetc(f) != EOF) n++; printf(\"size=%d\\n\", n); return 0; }\n"
+    binary = compile_c(program, tmp_path / "grow", "-O1 -g")
+    fresh = "sh -c 'rm -f state; echo started >> setups'"
+    specs = [
+        BenchmarkSpec("grows", "{binary}", r"size=(\d+)", repetitions=3, timeout=30, warmup=1, setup=fresh),
+        BenchmarkSpec("counted", "{binary}", "instructions", repetitions=2, timeout=60, warmup=0, setup=fresh),
+        BenchmarkSpec("broken", "{binary}", r"size=(\d+)", repetitions=1, timeout=30, warmup=0, setup="sh -c 'exit 4'"),
+    ]
+    result = runner(binary, specs, tmp_path).run()
+    values = {run.benchmark: [] for run in result.runs}
+    for run in result.runs:
+        values[run.benchmark].append(run.value)
+    assert values["grows"] == [1.0] * 4  # the warm-up and three measured runs each began from nothing
+    counted = values["counted"]
+    assert counted[0] == counted[1] > 0, "a fresh state before each run: the counts repeat"
+    assert (tmp_path / "setups").read_text().count("started") == 6  # 4 + 2: the broken one's set-up is its own
+    broken = next(run for run in result.runs if run.benchmark == "broken")
+    assert broken.status == "failed" and broken.error == "setup failed: exit status 4"

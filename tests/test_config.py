@@ -38,6 +38,8 @@ BAD = [
      "for a literal brace) in benchmark 'awk'"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'half'\ncommand = '{binary} }'\n",
      "benchmark.0.command: Single '}' encountered"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'git-add'\ncommand = '{binary} add'\n"
+     "setup = 'cp -a {data} work'\n", "benchmark.0.setup: unknown placeholder {data}"),
 ]
 
 
