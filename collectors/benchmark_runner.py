@@ -8,6 +8,8 @@ a failed run with the reason, and the suite goes on.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import random
 import re
@@ -24,6 +26,9 @@ from collectors.child_processes import die_with_parent, process_alive
 from collectors.run_context import RunContext, tool_path
 
 WALL_TIME, INSTRUCTIONS = "wall_time", "instructions"
+TEXT, GOOGLE_JSON = "text", "google-benchmark-json"  # what a benchmark prints: its number is read from it
+GOOGLE_TIMES = ("real_time", "cpu_time")  # per-iteration times of a Google Benchmark report, in its time_unit
+_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 OUTPUT_TAIL = 400  # characters of stderr kept with a failure
 
 
@@ -38,6 +43,10 @@ class BenchmarkSpec:
     warmup: int = 1
     reuse: bool = True  # may runs of an identical binary stand for this benchmark's
     setup: str | None = None  # run before each run, unmeasured (same placeholders and context)
+    # callgrind counts only inside functions matching this pattern (--toggle-collect): a
+    # suite's benchmark without the set-up its binary shares with the others
+    isolate: str | None = None
+    output: str = TEXT  # TEXT: a regex metric reads stdout; GOOGLE_JSON: a field of the JSON report
 
     def commands(self) -> list[str]:
         """The command and its set-up: every command line the benchmark runs."""
@@ -70,6 +79,14 @@ class SuiteResult:
     runs: list[Run]
     callgrind_files: dict[str, Path] = field(default_factory=dict)  # benchmark -> one callgrind output (instructions metric)
     child_seconds: float = 0.0  # time spent waiting for benchmark processes
+
+
+def file_stem(benchmark: str) -> str:
+    """A file name for a benchmark's outputs: suites' names hold '/', '<' and spaces."""
+    if re.fullmatch(r"[A-Za-z0-9_.-]+", benchmark):
+        return benchmark
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", benchmark)[:80]
+    return f"{safe}-{hashlib.blake2b(benchmark.encode(), digest_size=4).hexdigest()}"
 
 
 def metric_unit(metric: str) -> str:
@@ -131,7 +148,7 @@ class BenchmarkRunner:
         self.random.shuffle(warmups)
         result = SuiteResult(runs=[])
         for order, (spec, repetition) in enumerate(warmups + schedule):
-            keep = self.workdir / f"{spec.name}.{repetition}.callgrind" if spec.metric == INSTRUCTIONS else None
+            keep = self.workdir / f"{file_stem(spec.name)}.{repetition}.callgrind" if spec.metric == INSTRUCTIONS else None
             run = self.run_once(spec, repetition, order, keep)
             result.runs.append(run)
             if keep is not None and run.counts and spec.name not in result.callgrind_files:
@@ -145,10 +162,10 @@ class BenchmarkRunner:
         unprepared = self.prepare(spec)
         if unprepared:
             return Run(spec.name, repetition, order, None, "failed", unprepared, 0.0, warmup=warmup)
-        arguments = expand(spec.command, self.binary, self.checkout, self.suite)
+        arguments = self.expand(spec.command)
         if spec.metric == INSTRUCTIONS:
-            callgrind_output = callgrind_output or self.workdir / f"{spec.name}.{repetition}.callgrind"
-            arguments = callgrind_command(arguments, callgrind_output)
+            callgrind_output = callgrind_output or self.workdir / f"{file_stem(spec.name)}.{repetition}.callgrind"
+            arguments = callgrind_command(arguments, callgrind_output, spec.isolate)
         if self.cpu is not None:
             arguments = [tool_path("taskset"), "-c", str(self.cpu), *arguments]
         outcome = self.execute(arguments, spec.timeout)
@@ -159,11 +176,15 @@ class BenchmarkRunner:
         return Run(spec.name, repetition, order, value, "failed" if failure else "ok", failure, outcome.seconds,
                    warmup=warmup)
 
+    def expand(self, command: str) -> list[str]:
+        """A command of this runner's benchmarks as the argument vector it runs."""
+        return expand(command, self.binary, self.checkout, self.suite)
+
     def prepare(self, spec: BenchmarkSpec) -> str:
         """Run the benchmark's set-up, if it has one; what went wrong, or ''."""
         if not spec.setup:
             return ""
-        outcome = self.execute(expand(spec.setup, self.binary, self.checkout, self.suite), spec.timeout)
+        outcome = self.execute(self.expand(spec.setup), spec.timeout)
         return f"setup failed: {outcome.failure}" if outcome.failure else ""
 
     def _value(self, spec: BenchmarkSpec, outcome: "_Outcome", callgrind_output: Path | None) -> tuple[float | None, str]:
@@ -171,9 +192,14 @@ class BenchmarkRunner:
             return outcome.seconds, ""
         if spec.metric == INSTRUCTIONS:
             try:
-                return float(callgrind_total(callgrind_output)), ""
+                total = float(callgrind_total(callgrind_output))
             except (OSError, ValueError) as error:
                 return None, f"callgrind output unreadable: {error}"
+            if spec.isolate and not total:
+                return None, f"isolated by {spec.isolate!r}, which no executed function matched"
+            return total, ""
+        if spec.output == GOOGLE_JSON:
+            return google_value(outcome.stdout, spec.metric, spec.name)
         match = re.search(spec.metric, outcome.stdout)
         if match is None:
             return None, f"no match for /{spec.metric}/ in the output"
@@ -211,6 +237,24 @@ class BenchmarkRunner:
                      else f"exit status {process.returncode}")
             return _Outcome(seconds, text, f"{cause}{': ' + detail.splitlines()[-1] if detail else ''}")
         return _Outcome(seconds, text, "")
+
+
+def google_value(stdout: str, metric: str, benchmark: str) -> tuple[float | None, str]:
+    """The metric of a Google Benchmark JSON report: real_time and cpu_time in seconds, any other
+    field or user counter as reported."""
+    try:
+        records = [record for record in json.loads(stdout).get("benchmarks", [])
+                   if record.get("run_type", "iteration") == "iteration"]
+    except (json.JSONDecodeError, AttributeError) as error:
+        return None, f"no Google Benchmark JSON report in the output ({error})"
+    if not records:
+        return None, f"the JSON report has no run of {benchmark}"
+    values = [record.get(metric) for record in records]
+    if any(not isinstance(value, (int, float)) for value in values):
+        return None, f"the JSON report has no number {metric!r} (fields: {', '.join(sorted(records[0]))})"
+    scale = _SECONDS.get(records[0].get("time_unit", "ns"), 1.0) if metric in GOOGLE_TIMES else 1.0
+    return sum(values) / len(values) * scale, ""
+
 
 
 @dataclass

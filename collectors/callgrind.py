@@ -35,10 +35,12 @@ _CLONE_NOTE = re.compile(r" \[clone [^\]]*\]")
 _NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
 
 
-def callgrind_command(command: list[str], output: Path) -> list[str]:
-    """The command line that runs `command` under callgrind, writing `output`."""
+def callgrind_command(command: list[str], output: Path, isolate: str | None = None) -> list[str]:
+    """The command line that runs `command` under callgrind, writing `output`; with `isolate`,
+    counting only while a function matching that pattern runs (its callees included)."""
+    toggle = [f"--toggle-collect={isolate}"] if isolate else []
     return [tool_path("valgrind"), "--tool=callgrind", f"--callgrind-out-file={output}", "--dump-line=no", "--dump-instr=yes",
-            "--quiet", *command]
+            *toggle, "--quiet", *command]
 
 
 def normalize_function(name: str) -> str:

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from collectors.arrow_rows import concatenated, with_constants
 
-from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, BenchmarkSpec, expand
+from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, BenchmarkSpec, file_stem
 from collectors.callgrind import INSTRUCTION_COLUMNS, PROFILE_COLUMNS, read_callgrind
 from collectors.perf_profile import perf_command, read_perf, sampling_event
 
@@ -71,7 +71,7 @@ class _NoProfile(Exception):
 
 def _callgrind(runner: BenchmarkRunner, spec: BenchmarkSpec, output: Path | None) -> pa.Table:
     if output is None:
-        output = runner.workdir / f"{spec.name}.profile.callgrind"
+        output = runner.workdir / f"{file_stem(spec.name)}.profile.callgrind"
         run = runner.run_once(dataclasses.replace(spec, metric=INSTRUCTIONS), repetition=-2, order=-1, callgrind_output=output)
         if run.status != "ok":
             raise _NoProfile(f"callgrind run failed: {run.error}")
@@ -81,11 +81,11 @@ def _callgrind(runner: BenchmarkRunner, spec: BenchmarkSpec, output: Path | None
 
 def _perf(runner: BenchmarkRunner, spec: BenchmarkSpec) -> pa.Table:
     event = sampling_event()
-    data = runner.workdir / f"{spec.name}.perf.data"
+    data = runner.workdir / f"{file_stem(spec.name)}.perf.data"
     unprepared = runner.prepare(spec)
     if unprepared:
         raise _NoProfile(unprepared)
-    outcome = runner.execute(perf_command(expand(spec.command, runner.binary, runner.checkout, runner.suite), data, event), spec.timeout)
+    outcome = runner.execute(perf_command(runner.expand(spec.command), data, event), spec.timeout)
     if outcome.failure:
         raise _NoProfile(f"perf record failed: {outcome.failure}")
     try:

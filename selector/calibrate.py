@@ -36,12 +36,13 @@ from typing import Callable
 import pandas as pd
 import pyarrow as pa
 
-from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
+from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec, file_stem
 from collectors.builds import OK, Worktree, run_build
 from collectors.run_context import Perturbation, RunContext
 from collectors.errors import UserError
 from collectors.repository import Repository
-from selector.config import Config, benchmark_specs, context_settings, label_rules
+from selector.benchmarks import build_benchmarks
+from selector.config import Config, context_settings, has_benchmarks, label_rules
 from storage.history import built_commits
 from storage.labels import label_paired, label_pair, label_spread, near_exact, smallest_p_value, update_labels
 from storage.store import Store
@@ -52,9 +53,8 @@ def calibrate(
     on_round: Callable[[str, int], None] = lambda benchmark, done: None,
 ) -> pd.DataFrame:
     """A/A-measure every benchmark on the build of `revision`; store and return one row per benchmark."""
-    specs = benchmark_specs(config)
-    if not specs:
-        raise UserError("no [[benchmark]] in the configuration: nothing to calibrate")
+    if not has_benchmarks(config):
+        raise UserError("no [[benchmark]] or [[suite]] in the configuration: nothing to calibrate")
     if rounds < 1:
         raise UserError(f"--rounds must be at least 1 (got {rounds})")
     repo = Repository.open(repository)
@@ -69,7 +69,10 @@ def calibrate(
             if build.status != OK:
                 failure = f"the build of {candidate[:12]} failed ({build.reason})"
                 continue
-            for spec in specs:
+            found = build_benchmarks(config, checkout, build.binary)
+            if found.problems:
+                raise UserError(f"cannot calibrate {candidate[:12]}: {found.describe_problems()}")
+            for spec in found.specs:
                 rows.append(_calibrate_one(spec, config, checkout, suite, Path(workdir), rounds, candidate, on_round))
             break
     if not rows:
@@ -77,7 +80,8 @@ def calibrate(
                         "name a commit that builds")
     table = pd.DataFrame(rows)
     for row in rows:
-        store.write("calibration", row["benchmark"], pa.Table.from_pylist([row]))
+        # the row names the benchmark; the file, a name a suite's benchmark ("suite/BM_x<int>") can have
+        store.write("calibration", file_stem(row["benchmark"]), pa.Table.from_pylist([row]))
     # Exactness decides how pairs are labelled: the stored labels follow the new calibration
     # now, without a new collection.
     update_labels(store, label_rules(config))

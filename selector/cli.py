@@ -750,7 +750,7 @@ def report_command(backtest_dir: Path | None, store_location: str | None, output
 
 # --------------------------------------------------------------------- select
 def _select_and_print(repository, config_path, store_location, revision, binary, against, bundle_path, strict,
-                      output_format, run_benchmarks: bool = False) -> int:
+                      output_format, run_benchmarks: bool = False, filter_suite: str | None = None) -> int:
     """Select and print; returns the exit status.  Without `strict`, an internal failure selects everything."""
     analysis = None
     if binary is not None:
@@ -763,7 +763,7 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
 
     keep_pandas_out()  # selecting needs pyarrow, not pandas (whose import alone is a third of a selection)
     from selector.selection import BUNDLE_REFUSED, SelectionFailed, select_failing_open
-    from selector.selection_output import EXIT_INTERNAL, exit_status, print_selection
+    from selector.selection_output import EXIT_INTERNAL, exit_status, print_filter, print_selection
 
     config, store = _project(repository, config_path, store_location)
     try:
@@ -773,6 +773,9 @@ def _select_and_print(repository, config_path, store_location, revision, binary,
         click.echo(f"selector: internal error: {error}", err=True)
         return EXIT_INTERNAL
     refused = [note for note in selection.notes if note.startswith(BUNDLE_REFUSED)]
+    if filter_suite is not None:
+        print_filter(selection, filter_suite)
+        return EXIT_INTERNAL if strict and refused else exit_status(selection)
     verifying = run_benchmarks and selection.run and not (strict and refused)
     if output_format == "json" and verifying:  # one JSON document: the comparison goes inside it
         print_selection(selection, output_format, records(_compare(repository, config, store, selection)))
@@ -813,9 +816,14 @@ def _compare(repository, config, store, selection):
 @click.option("--run-benchmarks", is_flag=True,
               help="Then run the selected benchmarks and compare them with the ancestor (the labels' statistics).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
-              help="text for people; json (docs/select.schema.json); github writes run/matrix/any to $GITHUB_OUTPUT.")
+              help="text for people; json (docs/select.schema.json); github writes run/matrix/any (and a [[suite]]'s "
+                   "filters) to $GITHUB_OUTPUT.")
+@click.option("--filter", "print_filter", is_flag=True,
+              help="Print only the regex of a suite's selected benchmarks, for Google Benchmark's --benchmark_filter: "
+                   "`$(selector select --filter)`.")
+@click.option("--suite", metavar="NAME", help="The [[suite]] --filter is for [default: the only one].")
 def select_command(revision, repository, config_path, store_location, binary, against, bundle_path, strict, run_benchmarks,
-                   output_format):
+                   output_format, print_filter, suite):
     """Say which benchmarks REVISION (default HEAD) needs, and why.
 
     Each benchmark is compared with its closest ancestor that has stored
@@ -826,8 +834,13 @@ def select_command(revision, repository, config_path, store_location, binary, ag
     _on_the_push_path()
     if run_benchmarks:
         require("selector select --run-benchmarks", "collect")
+    if print_filter and (run_benchmarks or output_format != "text"):
+        raise UserError("--filter prints one regex: it goes with neither --format nor --run-benchmarks")
+    if suite and not print_filter:
+        raise UserError("--suite names the suite of --filter; add --filter")
+    filter_suite = (suite or "") if print_filter else None
     sys.exit(_select_and_print(repository, config_path, store_location, revision, binary, against, bundle_path, strict,
-                               output_format, run_benchmarks))
+                               output_format, run_benchmarks, filter_suite))
 
 
 # ----------------------------------------------------------------------- hook

@@ -41,7 +41,9 @@ from collectors.run_context import RunContext
 from collectors.profiler import profile_suite
 from collectors.static_analysis import analyse_binary, content_digest
 from storage.history import benchmarks_in, built_commits, measured_runs
-from selector.config import Config, benchmark_specs, context_settings, label_rules
+from collectors.benchmark_suite import suite_of
+from selector.benchmarks import BuildBenchmarks, build_benchmarks
+from selector.config import Config, benchmark_specs, configured_metrics, context_settings, has_benchmarks, label_rules
 from storage.labels import LabelSummary, update_labels
 from selector.measurement_reuse import (
     ReuseContext, complete_benchmarks, copy_reused, copy_runs, identity_lock, names_checkout, plan_reuse, record_owners,
@@ -155,7 +157,7 @@ def collect(
     sweep_run_folders()
     repo = Repository.open(repository)
     Worktree.sweep(repo)
-    todo, done = pending_commits(store, commits, retry_failed, needs_measurements=bool(config.benchmark))
+    todo, done = pending_commits(store, commits, retry_failed, needs_measurements=has_benchmarks(config))
     upgrade_build_configs(store, repo, config, skip={commit.sha for commit in todo})
     summary = CollectSummary()
     for commit in done:
@@ -177,7 +179,7 @@ def collect(
             on_outcome(outcome)
     else:
         _collect_in_pool(todo, arguments, donors, jobs, summary, on_outcome)
-    if config.benchmark:
+    if has_benchmarks(config):
         summary.labels = update_labels(store, label_rules(config))
     store.refresh_snapshots()
     summary.seconds = time.monotonic() - started
@@ -291,7 +293,7 @@ def collect_commit(commit: CommitInfo, repository_path: str, config: Config, sto
         "benchmarks_reused": 0,
     }
     outcome = CommitOutcome(commit.sha, OK)
-    timing = any(spec.metric != INSTRUCTIONS for spec in benchmark_specs(config))
+    timing = any(metric != INSTRUCTIONS for metric in configured_metrics(config))
     try:
         repository = Repository.open(repository_path)
         donated = _donated_runs(store, donor, row, config, settings) if donor and imported is None else None
@@ -368,7 +370,7 @@ def _build_and_measure(store: Store, repository, sha: str, config: Config, setti
             except UserError as error:  # the binary exists but cannot be analysed (stripped, not x86-64, ...)
                 row.update(build_status="failed", build_reason=f"analysis: {error}")
                 outcome.status, outcome.reason = "failed", f"analysis: {error}"
-        if outcome.status == OK and config.benchmark:
+        if outcome.status == OK and has_benchmarks(config):
             reuse = settings.reuse if imported is None else None
             _measure(store, sha, config, checkout, row, outcome, timing, reuse, imported)
 
@@ -385,8 +387,12 @@ def _donated_runs(store: Store, donor: str, row: dict, config: Config, settings:
     if built["build_status"] != OK or any(built[key] != row[key] for key in ("build_command", "toolchain")):
         return None
     specs = benchmark_specs(config)
-    copied = _complete_runs(store, donor, config) if specs else set()
-    copied = {spec.name for spec in specs if spec.name in copied and not why_not_reusable(spec, settings.reuse)}
+    complete = _complete_runs(store, donor, config) if has_benchmarks(config) else set()
+    copied = {spec.name for spec in specs if spec.name in complete and not why_not_reusable(spec, settings.reuse)}
+    # A suite's benchmarks are the donor's, whose binary this commit takes: listed from it,
+    # and copied as [[benchmark]]s are (reuse allowed, calibrated exact).
+    copied |= {name for name in complete if suite_of(name) in {s.name for s in config.suite if s.reuse}
+               and settings.reuse.exact.get(name)}
     if any(names_checkout(spec) for spec in specs if spec.name not in copied):
         return None
     row.update(binary_sha256=built["binary_sha256"], build_status=OK, build_seconds=0.0,
@@ -411,20 +417,24 @@ def _collect_from_donor(store: Store, repository, sha: str, donor: str, donated:
     outcome.build_reused_from = donor
     outcome.reused_analysis = _store_analysis(store, sha, row)
     outcome.functions = row["functions"]
-    if not config.benchmark:
+    if not has_benchmarks(config):
         return
-    specs = benchmark_specs(config)
     copied_runs, copied_profiles = copy_runs(store, sha, donated)
     outcome.reused = dict(donated)
-    to_run = [spec for spec in specs if spec.name not in donated]
-    outcome.benchmarks_run = len(to_run)
-    outcome.not_reusable = {spec.name: why_not_reusable(spec, reuse) or f"the runs of {donor[:12]} are incomplete" for spec in to_run}
     measurements, profile_rows, failures = pa.table({}), pa.table({}), {}
-    if to_run:
-        suite = Path(config.project.suite) if config.project.suite else None
+    suite = Path(config.project.suite) if config.project.suite else None
+    explicit_left = [spec for spec in benchmark_specs(config) if spec.name not in donated]
+    if explicit_left or config.suite:  # a suite's benchmarks are known once listed from the binary
         with Worktree(repository, sha) as checkout:
-            place_binary(store.local_binary(row["binary_sha256"]), checkout / config.project.binary)
+            binary = checkout / config.project.binary
+            place_binary(store.local_binary(row["binary_sha256"]), binary)
+            found = build_benchmarks(config, checkout, binary)
+            to_run = [spec for spec in found.specs if spec.name not in donated]
+            outcome.not_reusable = {spec.name: why_not_reusable(spec, reuse) or f"the runs of {donor[:12]} are incomplete"
+                                    for spec in to_run}
+            outcome.benchmarks_run = len(to_run)
             measurements, profile_rows, failures = _run_suite(sha, config, to_run, checkout, suite, outcome, timing, None)
+            failures.update(_discovery_failures(found))
     _store_runs(store, sha, concatenated([measurements, copied_runs]), concatenated([profile_rows, copied_profiles]), failures,
                 row, outcome)
 
@@ -434,9 +444,10 @@ def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, 
     """Run the benchmarks (unless their results are `imported`, or an identical binary's
     runs can stand for them) and the profilers on the built checkout; store measurements
     and profiles."""
-    specs = benchmark_specs(config)
     suite = Path(config.project.suite) if config.project.suite else None
     binary = checkout / config.project.binary
+    found = build_benchmarks(config, checkout, binary)
+    specs = found.specs
     plan = plan_reuse(specs, binary, row["content_digest"], checkout, suite, reuse) if reuse and reuse.enabled else None
     outcome.not_reusable = dict(plan.refused) if plan else {}
     with identity_lock(plan.binary_identity if plan and plan.identities else None):
@@ -444,6 +455,7 @@ def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, 
         to_run = [spec for spec in specs if spec.name not in outcome.reused]
         outcome.benchmarks_run = len(to_run)
         measurements, profile_rows, profile_failures = _run_suite(sha, config, to_run, checkout, suite, outcome, timing, imported)
+        profile_failures.update(_discovery_failures(found))
         if outcome.reused:
             measurements = concatenated([measurements, reused_runs])
             profile_rows = concatenated([profile_rows, reused_profiles])
@@ -451,6 +463,11 @@ def _measure(store: Store, sha: str, config: Config, checkout: Path, row: dict, 
         if plan:
             profiled = None if config.profile.tool == "none" else benchmarks_in(profile_rows)
             record_owners(store, sha, plan, measurements, profiled)
+
+
+def _discovery_failures(found: BuildBenchmarks) -> dict[str, str]:
+    """Suites that could not be listed, as failures the commit's row keeps (with the profiles')."""
+    return {f"suite {suite}": f"its benchmarks could not be listed: {problem}" for suite, problem in found.problems.items()}
 
 
 def _store_runs(store: Store, sha: str, measurements: pa.Table, profile_rows: pa.Table, profile_failures: dict[str, str],

@@ -18,6 +18,7 @@ from collectors.errors import UserError
 
 if TYPE_CHECKING:
     from collectors.benchmark_runner import BenchmarkSpec
+    from collectors.benchmark_suite import SuiteSpec
     from collectors.run_context import ContextSettings
     from storage.labels import LabelRules
 
@@ -83,6 +84,34 @@ class BenchmarkSection(_Section):
     setup: Annotated[str, msgspec.Meta(min_length=1)] | None = None
 
 
+class SuiteMember(_Section):
+    name: Annotated[str, msgspec.Meta(min_length=1)]
+    isolate: str | None = None  # the callgrind function pattern of this benchmark's own code
+
+
+class SuiteSection(_Section):
+    """One binary holding many named benchmarks, discovered at each commit
+    (collectors/benchmark_suite.py); each is stored as "<suite>/<benchmark>"."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
+    framework: Literal["google-benchmark", "command"]
+    command: Annotated[str, msgspec.Meta(min_length=1)] = "{binary}"
+    metric: str = "instructions"
+    direction: Literal["lower", "higher"] = "lower"
+    repetitions: Annotated[int, msgspec.Meta(ge=1)] = 5
+    timeout: _Positive = 300
+    warmup: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    reuse: bool = True
+    setup: Annotated[str, msgspec.Meta(min_length=1)] | None = None
+    include: str | None = None  # regex: keep the discovered benchmarks whose names it finds
+    exclude: str | None = None  # regex: drop those whose names it finds
+    # Count only the benchmark's own code under callgrind: true (Google Benchmark: its
+    # function), false, or (command) a callgrind function pattern with {name}.
+    isolate: bool | str = True
+    names: list[str | SuiteMember] = msgspec.field(default_factory=list)  # command: the benchmarks' names
+    list_command: str | None = None  # command: prints the names, one a line
+
+
 class ProfileSection(_Section):
     tool: Literal["callgrind", "perf", "none"] = "callgrind"
 
@@ -107,6 +136,7 @@ class Config(_Section):
     project: ProjectSection
     build: BuildSection
     benchmark: list[BenchmarkSection] = msgspec.field(default_factory=list)
+    suite: list[SuiteSection] = msgspec.field(default_factory=list)
     profile: ProfileSection = msgspec.field(default_factory=ProfileSection)
     labels: LabelsSection = msgspec.field(default_factory=LabelsSection)
     run: RunSection = msgspec.field(default_factory=RunSection)
@@ -134,7 +164,7 @@ def load_config(path: str | Path) -> Config:
         config = msgspec.convert(document, Config)
     except msgspec.ValidationError as error:
         raise ConfigError(f"{path}: {_described(error, document)}") from None
-    problem = _benchmark_problem(config.benchmark)
+    problem = _benchmark_problem(config.benchmark) or _suite_problem(config.suite)
     if problem:
         raise ConfigError(f"{path}: {problem}")
     if config.project.suite is not None:
@@ -146,10 +176,62 @@ def load_config(path: str | Path) -> Config:
 
 
 def benchmark_specs(config: Config) -> list[BenchmarkSpec]:
-    """The benchmarks in the form the runner takes."""
+    """The [[benchmark]]s in the form the runner takes (a suite's are found at each commit:
+    selector/benchmarks.py)."""
     from collectors.benchmark_runner import BenchmarkSpec
 
     return [BenchmarkSpec(**_effective(benchmark)) for benchmark in config.benchmark]
+
+
+def suite_specs(config: Config) -> list[SuiteSpec]:
+    """The [[suite]]s in the form discovery takes."""
+    from collectors.benchmark_suite import SuiteSpec
+
+    specs = []
+    for suite in config.suite:
+        settings = _effective(suite)
+        names = settings.pop("names")
+        settings["names"] = tuple((n, None) if isinstance(n, str) else (n.name, n.isolate) for n in names)
+        specs.append(SuiteSpec(**settings))
+    return specs
+
+
+def configured_metrics(config: Config) -> list[str]:
+    """The metric of every [[benchmark]] and [[suite]]."""
+    return [b.metric for b in config.benchmark] + [s.metric for s in config.suite]
+
+
+def has_benchmarks(config: Config) -> bool:
+    """Does the configuration measure anything ([[benchmark]]s or [[suite]]s)?"""
+    return bool(config.benchmark or config.suite)
+
+
+class BySuite(dict):
+    """benchmark -> a setting, where a suite's benchmarks ("<suite>/<name>", found at each
+    commit) take their suite's: labelling asks for names no configuration lists."""
+
+    def __init__(self, explicit: dict[str, str], by_suite: dict[str, str]) -> None:
+        super().__init__(explicit)
+        self.by_suite = by_suite
+
+    def __missing__(self, benchmark: str) -> str:
+        suite, separator, _ = benchmark.partition("/") if isinstance(benchmark, str) else ("", "", "")
+        if separator and suite in self.by_suite:
+            return self.by_suite[suite]
+        raise KeyError(benchmark)
+
+    def __contains__(self, benchmark: object) -> bool:
+        try:
+            self[benchmark]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, benchmark, default=None):
+        return self[benchmark] if benchmark in self else default
+
+    def __reduce__(self):
+        return BySuite, (dict(self), self.by_suite)
 
 
 def label_rules(config: Config) -> LabelRules:
@@ -157,8 +239,10 @@ def label_rules(config: Config) -> LabelRules:
     from storage.labels import LabelRules
 
     return LabelRules(alpha=config.labels.alpha, min_effect=config.labels.min_effect,
-                      metrics={b.name: b.metric for b in config.benchmark},
-                      directions={b.name: b.direction for b in config.benchmark}, profiled=config.profile.tool != "none")
+                      metrics=BySuite({b.name: b.metric for b in config.benchmark}, {s.name: s.metric for s in config.suite}),
+                      directions=BySuite({b.name: b.direction for b in config.benchmark},
+                                         {s.name: s.direction for s in config.suite}),
+                      profiled=config.profile.tool != "none")
 
 
 def context_settings(config: Config) -> ContextSettings:
@@ -174,7 +258,7 @@ def default_warmup(metric: str) -> int:
     return 0 if metric == "instructions" else 1
 
 
-def _effective(benchmark: BenchmarkSection) -> dict:
+def _effective(benchmark: BenchmarkSection | SuiteSection) -> dict:
     """A benchmark's settings with the defaults that depend on others filled in."""
     settings = msgspec.structs.asdict(benchmark)
     if settings["warmup"] is None:
@@ -228,21 +312,57 @@ def _benchmark_problem(benchmarks: list[BenchmarkSection]) -> str | None:
     return None
 
 
+def _suite_problem(suites: list[SuiteSection]) -> str | None:
+    """What the schema cannot say of suites: how each framework finds and reads its benchmarks."""
+    from collectors.benchmark_suite import metric_problem
+
+    for position, suite in enumerate(suites):
+        where = f"suite.{position}"
+        command_kind = suite.framework == "command"
+        for key in ("command", "setup", "list_command"):
+            problem = _placeholder_problem(getattr(suite, key) or "", (*PLACEHOLDERS, "name") if key != "list_command"
+                                           else PLACEHOLDERS)
+            if problem:
+                return f"{where}.{key}: {problem} in suite {suite.name!r}"
+        problem = metric_problem(suite.framework, suite.metric)
+        if problem:
+            return f"{where}.metric: {problem}"
+        for key in ("include", "exclude"):
+            try:
+                re.compile(getattr(suite, key) or "")
+            except re.error as error:
+                return f"{where}.{key}: not a valid regex ({error})"
+        if command_kind and "{name}" not in suite.command:
+            return f"{where}.command: a command suite's command names the benchmark it runs with {{name}}"
+        if command_kind and bool(suite.names) == bool(suite.list_command):
+            return f"{where}: a command suite gives its benchmarks by `names` or by `list_command` (one of the two)"
+        if not command_kind and (suite.names or suite.list_command):
+            return f"{where}: a google-benchmark suite lists its benchmarks itself (--benchmark_list_tests); " \
+                   "choose among them with include and exclude"
+        if not command_kind and isinstance(suite.isolate, str):
+            return f"{where}.isolate: true or false for a google-benchmark suite (its benchmarks' functions are known)"
+    names = [s.name for s in suites]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        return f"suite: suite names must be unique; repeated: {', '.join(duplicates)}"
+    return None
+
+
 PLACEHOLDERS = ("binary", "checkout", "suite")
 
 
-def _placeholder_problem(command: str) -> str | None:
+def _placeholder_problem(command: str, placeholders: tuple[str, ...] = PLACEHOLDERS) -> str | None:
     """What is wrong with the {...} placeholders of a command (str.format syntax: {{ and }}
     are literal braces), or None."""
     import string
 
-    known = ", ".join(f"{{{name}}}" for name in PLACEHOLDERS)
+    known = ", ".join(f"{{{name}}}" for name in placeholders)
     try:
         fields = [(field, spec, conversion) for _, field, spec, conversion in string.Formatter().parse(command) if field is not None]
     except ValueError as error:
         return f"{error} (placeholders are {known}; write {{{{ and }}}} for a literal brace)"
     for field, spec, conversion in fields:
-        if field not in PLACEHOLDERS or spec or conversion:
+        if field not in placeholders or spec or conversion:
             return f"unknown placeholder {{{field}}} (placeholders are {known}; write {{{{ and }}}} for a literal brace)"
     return None
 
@@ -254,6 +374,9 @@ def harness_digest(config: Config, benchmark: str) -> str:
     import json
 
     spec = next((b for b in config.benchmark if b.name == benchmark), None)
+    suite, separator, _ = benchmark.partition("/")
+    if spec is None and separator:  # a suite's benchmark: its harness is the suite's
+        spec = next((s for s in config.suite if s.name == suite), None)
     settings = _effective(spec) if spec else None
     if settings:
         del settings["reuse"]  # how a run was obtained, not what it measures

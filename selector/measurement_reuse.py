@@ -60,11 +60,11 @@ class ReuseContext:
 
 
 def reuse_context(store: Store, config: Config, toolchain: str, enabled: bool = True) -> ReuseContext:
-    from selector.config import harness_digest
+    from selector.config import BySuite, harness_digest, has_benchmarks
     from selector.config import label_rules
     from storage.labels import exact_benchmarks
 
-    if not enabled or not config.benchmark:
+    if not enabled or not has_benchmarks(config):
         return ReuseContext(False, {}, "", "", toolchain, "")
     return ReuseContext(
         enabled=True,
@@ -73,7 +73,8 @@ def reuse_context(store: Store, config: Config, toolchain: str, enabled: bool = 
         suite_digest=_tree_digest(Path(config.project.suite)) if config.project.suite else "",
         toolchain=toolchain,
         cpu_model=str(host_facts()["cpu_model"]),
-        harness={benchmark.name: harness_digest(config, benchmark.name) for benchmark in config.benchmark},
+        harness=BySuite({benchmark.name: harness_digest(config, benchmark.name) for benchmark in config.benchmark},
+                        {suite.name: harness_digest(config, f"{suite.name}/") for suite in config.suite}),
     )
 
 

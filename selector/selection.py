@@ -40,7 +40,8 @@ from features.catalogue import FEATURE_NAMES, common_indices
 from models.design import any_positive
 from models.names import EXECUTED_CHANGE_COLUMNS, STEPPING_ASIDE_RULE, WITHIN_RULE
 from storage.history import History, measured_runs, with_current_build_configs
-from selector.config import Config, harness_digest
+from collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
+from selector.config import Config, harness_digest, has_benchmarks
 from selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
 from storage.store import Store
 
@@ -104,8 +105,11 @@ class Selection:
 
 
 def run_everything(config: Config, commit: str, reason: str, notes: list[str] | None = None) -> Selection:
-    """The safe answer: every benchmark runs, for one reason (used when selection itself fails)."""
-    return Selection(commit, None, [Decision(b.name, "run", reason) for b in config.benchmark], None, notes or [])
+    """The safe answer: every benchmark runs, for one reason (used when selection itself fails).
+    A suite whose benchmarks are not known here is one decision, "<suite>/*": all of them."""
+    decisions = [Decision(b.name, "run", reason) for b in config.benchmark]
+    decisions += [Decision(member_name(suite.name, EVERY_MEMBER), "run", reason) for suite in config.suite]
+    return Selection(commit, None, decisions, None, notes or [])
 
 
 class SelectionFailed(Exception):
@@ -148,19 +152,20 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         raise UserError(f"{revision!r} is not a commit of {top}")
     sha = commit.sha
     notes: list[str] = []
-    benchmarks = [b.name for b in config.benchmark]
-    if not benchmarks:
-        raise UserError("selector.toml configures no [[benchmark]]; there is nothing to select")
+    if not has_benchmarks(config):
+        raise UserError("selector.toml configures no [[benchmark]] or [[suite]]; there is nothing to select")
 
     stored = store.read("commits")
     stored_ok = stored.filter(pc.equal(stored["build_status"], "ok")) if stored.num_rows else stored
     functions, objects, binary_label, new_binary = _new_analysis(repository, config, store, sha, binary, stored_ok, notes, analysis)
 
     known = _KnownVersions(store, config, stored_ok)
-    pairs = _compared_pairs(repository, sha, benchmarks, against, known, _parents(repository, sha, stored))
+    parents = _parents(repository, sha, stored)
+    benchmarks = [b.name for b in config.benchmark] + _suite_benchmarks(top, config, store, stored, sha, new_binary, known,
+                                                                         parents, notes)
+    pairs = _compared_pairs(repository, sha, benchmarks, against, known, parents)
     decisions: dict[str, Decision] = {
-        benchmark: Decision(benchmark, "run", "no ancestor with stored measurements and a profile (collect or record one)"
-                            if not against else f"{against} has no measurements and profile of this benchmark")
+        benchmark: Decision(benchmark, "run", _why_no_pair(benchmark, against, known, sha, parents))
         for benchmark in benchmarks if benchmark not in pairs
     }
     if not pairs:
@@ -178,6 +183,54 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         decisions[benchmark] = overrule_by_predicted_effect(decision, config.labels.min_effect)
     model = _model_document(bundle, shipped, bundle_path or Path(store.root) / "models")
     return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, notes, time.monotonic() - started)
+
+
+def _suite_benchmarks(top: Path, config: Config, store: Store, stored: pa.Table, sha: str, new_binary: str | None,
+                      known: _KnownVersions, parents: dict[str, list[str]], notes: list[str]) -> list[str]:
+    """The suites' benchmarks of the new commit: listed from its binary (built, given, or the
+    stored one), or, when it cannot be listed, those of its closest measured ancestor.  A
+    benchmark the ancestor had and the commit has not is gone: not selected, and said."""
+    if not config.suite:
+        return []
+    from selector.benchmarks import build_benchmarks
+
+    # A collected commit's benchmarks are those it was measured with; another's, its binary's.
+    local_binary = new_binary if new_binary or sha not in known.stored else None
+    found = build_benchmarks(config, top, Path(local_binary)) if local_binary else None
+    if found is None and sha in known.stored:
+        return sorted(name for suite in config.suite for name in known.suite_members(sha, suite.name))
+    listed = {spec.name for spec in found.specs if suite_of(spec.name)} if found else set()
+    names = []
+    for suite in config.suite:
+        ancestor = closest_ancestor(sha, parents, lambda commit, s=suite.name: bool(known.suite_members(commit, s)))
+        before = known.suite_members(ancestor[0], suite.name) if ancestor else set()
+        if found is None or suite.name in found.problems:
+            why = found.problems[suite.name] if found else "no binary of it here"
+            notes.append(f"suite {suite.name}: its benchmarks could not be listed at {sha[:12]} ({why}); "
+                         f"selecting among the {len(before)} its closest measured ancestor had")
+            names.extend(sorted(before))
+            continue
+        now = sorted(name for name in listed if suite_of(name) == suite.name)
+        gone = sorted(before - set(now))
+        if gone:
+            notes.append(f"suite {suite.name}: {len(gone)} benchmark{'s' if len(gone) > 1 else ''} of {ancestor[0][:12]} "
+                         f"no longer exist{'s' if len(gone) == 1 else ''} and {'are' if len(gone) > 1 else 'is'} not "
+                         f"selected: {', '.join(gone[:5])}{' ...' if len(gone) > 5 else ''}")
+        names.extend(now)
+    return names
+
+
+def _why_no_pair(benchmark: str, against: str | None, known: _KnownVersions, sha: str, parents: dict[str, list[str]]) -> str:
+    """Why a benchmark has no old version to compare with: a suite's benchmark its ancestor did not
+    have is new; otherwise nothing measured and profiled it."""
+    if against:
+        return f"{against} has no measurements and profile of this benchmark"
+    suite = suite_of(benchmark)
+    if suite:
+        ancestor = closest_ancestor(sha, parents, lambda commit: bool(known.suite_members(commit, suite)))
+        if ancestor:
+            return f"a new benchmark: {ancestor[0][:12]}, the closest measured ancestor, does not have it"
+    return "no ancestor with stored measurements and a profile (collect or record one)"
 
 
 def _compared_pairs(repository: Repository, sha: str, benchmarks: list[str], against: str | None, known: _KnownVersions,
@@ -397,7 +450,7 @@ def _new_analysis(repository: Repository, config: Config, store: Store, sha: str
         # kept past the worktree: the features align the changed code of this binary block by block
         kept = Path(tempfile.mkdtemp(prefix="selector-select-")) / "binary"
         atexit.register(shutil.rmtree, kept.parent, True)
-        shutil.copyfile(build.binary, kept)
+        shutil.copy(build.binary, kept)  # executable still: a suite lists its benchmarks by running it
     notes.append(f"built {sha[:12]} with `{config.build.command}` in a clean worktree")
     return analysis.functions, analysis.objects, None, str(kept)
 
@@ -427,6 +480,12 @@ class _KnownVersions:
         if commit not in self._benchmarks:
             self._benchmarks[commit] = self._read(commit)
         return benchmark in self._benchmarks[commit]
+
+    def suite_members(self, commit: str, suite: str) -> set[str]:
+        """The benchmarks of `suite` this commit can stand as c_o for."""
+        if commit not in self._benchmarks:
+            self._benchmarks[commit] = self._read(commit)
+        return {name for name in self._benchmarks[commit] if suite_of(name) == suite}
 
     def _read(self, commit: str) -> set[str]:
         if commit not in self.stored or not self.store.has("measurements", commit):

@@ -11,10 +11,14 @@ import json
 import os
 from pathlib import Path
 
-from selector.selection import Selection
+from collectors.benchmark_suite import EVERY_MEMBER, filter_regex, suite_of
+from collectors.errors import UserError
+from selector.selection import Decision, Selection
 from selector.tables import print_json, print_rows, stderr, stdout
 
 EXIT_RUN, EXIT_NOTHING, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
+SKIPS_LISTED = 20  # beyond this many skipped benchmarks, the text groups them by reason
+GITHUB_MATRIX_LIMIT = 256  # jobs GitHub Actions allows a matrix to make
 
 
 def exit_status(selection: Selection) -> int:
@@ -34,16 +38,21 @@ def print_selection(selection: Selection, output_format: str, compared: list[dic
 
 
 def print_text(selection: Selection) -> None:
-    rows = []
-    for d in selection.benchmarks:
-        rows.append({
-            "benchmark": d.name, "decision": d.decision.upper(),
-            "p": "" if d.probability is None else f"{d.probability:.2f}",
-            "threshold": "" if d.threshold is None or d.threshold == float("-inf") else f"{d.threshold:.2f}",
-            "against": f"{d.against[:10]} ({d.hops} back)" if d.against else "", "why": d.reason,
-        })
-    print_rows(rows, title=f"benchmarks for {selection.commit[:12]}")
-    for d in selection.benchmarks:
+    """The runs first, one row each; the skips after them, one row each, or grouped by reason
+    when there are many (a suite of hundreds)."""
+    runs = [d for d in selection.benchmarks if d.decision == "run"]
+    skips = [d for d in selection.benchmarks if d.decision != "run"]
+    grouped = len(skips) > SKIPS_LISTED
+    rows = [_text_row(d) for d in (runs if grouped else runs + skips)]
+    print_rows(rows, title=f"benchmarks for {selection.commit[:12]}" + (f": {len(runs)} run, {len(skips)} skip" if grouped else ""))
+    if grouped:
+        by_reason: dict[str, list[str]] = {}
+        for d in skips:
+            by_reason.setdefault(d.reason, []).append(d.name)
+        print_rows([{"skipped": len(names), "why": reason, "benchmarks": _few(names)}
+                    for reason, names in sorted(by_reason.items(), key=lambda item: -len(item[1]))],
+                   title="skipped, by reason")
+    for d in runs + ([] if grouped else skips):
         if d.drivers:
             shown = ", ".join(
                 f"{x.function} ({x.change}, rank {x.rank_instructions:.0f}, {x.instruction_delta:+d} instr)" if x.change != "data"
@@ -54,14 +63,69 @@ def print_text(selection: Selection) -> None:
     stdout.print(f"run: {' '.join(selection.run) if selection.run else '(nothing)'}")
 
 
+def _few(names: list[str], shown: int = 3) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _text_row(d: Decision) -> dict:
+    return {
+            "benchmark": d.name, "decision": d.decision.upper(),
+            "p": "" if d.probability is None else f"{d.probability:.2f}",
+            "threshold": "" if d.threshold is None or d.threshold == float("-inf") else f"{d.threshold:.2f}",
+            "against": f"{d.against[:10]} ({d.hops} back)" if d.against else "", "why": d.reason,
+    }
+
+
+def suite_filters(selection: Selection) -> dict[str, str]:
+    """suite -> the regex of its selected benchmarks, for the framework's filter flag (Google
+    Benchmark's --benchmark_filter; names without the suite's prefix): every suite, those
+    with nothing selected included (a regex that matches no name)."""
+    selected: dict[str, list[str]] = {}
+    for d in selection.benchmarks:
+        suite = suite_of(d.name)
+        if suite is not None:
+            names = selected.setdefault(suite, [])
+            if d.decision == "run":
+                names.append(d.name[len(suite) + 1:])
+    return {suite: ".*" if EVERY_MEMBER in names else filter_regex(names) if names else "^$"
+            for suite, names in selected.items()}
+
+
+def print_filter(selection: Selection, suite: str) -> None:
+    """`select --filter [SUITE]`: the suite's filter regex alone on stdout."""
+    filters = suite_filters(selection)
+    if not filters:
+        raise UserError("--filter: the configuration has no [[suite]] (a filter selects among a suite's benchmarks)")
+    if not suite and len(filters) > 1:
+        raise UserError(f"--filter: name the suite, one of {', '.join(sorted(filters))}")
+    suite = suite or next(iter(filters))
+    if suite not in filters:
+        raise UserError(f"--filter: no suite {suite!r} (suites: {', '.join(sorted(filters))})")
+    stdout.print(filters[suite], markup=False, highlight=False, soft_wrap=True)
+    stderr.print(f"run: {sum(1 for d in selection.benchmarks if d.decision == 'run' and suite_of(d.name) == suite)} "
+                 f"of the {sum(1 for d in selection.benchmarks if suite_of(d.name) == suite)} benchmarks of {suite}")
+
+
+def github_matrix(run: list[str]) -> dict:
+    """The matrix of the benchmarks to run: one job each, or, past GitHub's 256 jobs, the names in
+    256 chunks (space-separated in `benchmark`), so that every selected benchmark has a job."""
+    if len(run) <= GITHUB_MATRIX_LIMIT:
+        return {"benchmark": run}
+    size = -(-len(run) // GITHUB_MATRIX_LIMIT)
+    return {"benchmark": [" ".join(run[start:start + size]) for start in range(0, len(run), size)]}
+
+
 def write_github_outputs(selection: Selection) -> None:
     """`run`, `matrix` (for strategy.matrix: fromJSON) and `any` into $GITHUB_OUTPUT; a summary table
     into $GITHUB_STEP_SUMMARY when GitHub provides one.  Outside Actions, the outputs go to stdout."""
     lines = [
         f"run={json.dumps(selection.run)}",
-        f"matrix={json.dumps({'benchmark': selection.run})}",
+        f"matrix={json.dumps(github_matrix(selection.run))}",
         f"any={'true' if selection.run else 'false'}",
     ]
+    filters = suite_filters(selection)
+    if filters:  # one job per suite can run its selected benchmarks with the framework's filter flag
+        lines.append(f"filters={json.dumps(filters)}")
     target = os.environ.get("GITHUB_OUTPUT")
     if target:
         with open(target, "a", encoding="utf-8") as handle:

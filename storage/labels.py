@@ -437,7 +437,9 @@ def history_labels(commits: pa.Table, measurements: pa.Table, profiles: pa.Table
     profiled = commit_benchmark_pairs(profiles) if profiles.num_rows else set()
 
     rows = defaultdict(list)
-    pairs = closest_pairs(sorted({commit for commit, _ in values}), list(rules.metrics), parents, set(values),
+    # The benchmarks measured and configured: a suite's are known by the names it was measured under.
+    benchmarks = sorted({benchmark for _, benchmark in values if benchmark in rules.metrics})
+    pairs = closest_pairs(sorted({commit for commit, _ in values}), benchmarks, parents, set(values),
                           profiled if rules.profiled else None)
     for sha, old, benchmark, hops in pairs:
         if (sha, benchmark) not in values:

@@ -40,6 +40,21 @@ BAD = [
      "benchmark.0.command: Single '}' encountered"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'git-add'\ncommand = '{binary} add'\n"
      "setup = 'cp -a {data} work'\n", "benchmark.0.setup: unknown placeholder {data}"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'db'\nframework = 'command'\n"
+     "command = '{binary} --benchmarks=fill'\nnames = ['readrandom']\n",
+     "suite.0.command: a command suite's command names the benchmark it runs with {name}"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'db'\nframework = 'command'\n"
+     "command = '{binary} {name}'\n", "suite.0: a command suite gives its benchmarks by `names` or by `list_command`"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'gb'\nframework = 'google-benchmark'\n"
+     "names = ['BM_a']\n", "suite.0: a google-benchmark suite lists its benchmarks itself"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'gb'\nframework = 'google-benchmark'\n"
+     "metric = 'bytes per second'\n", "suite.0.metric: a Google Benchmark metric is instructions, wall_time, real_time"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'gb'\nframework = 'gbench'\n",
+     "suite.0.framework"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'gb'\nframework = 'google-benchmark'\n"
+     "include = '(BM_'\n", "suite.0.include: not a valid regex"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'g/b'\nframework = 'google-benchmark'\n",
+     "suite.0.name"),
 ]
 
 

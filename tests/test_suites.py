@@ -1,0 +1,223 @@
+"""Benchmark suites on real binaries: a Google Benchmark program built with g++ and a
+db_bench-like driver built with gcc, discovered, run one benchmark at a time, isolated
+under callgrind, and collected and selected end to end in a git history."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collectors.benchmark_runner import BenchmarkRunner
+from collectors.benchmark_suite import SuiteSpec, discover, filter_regex
+from collectors.callgrind import read_callgrind
+from selector.selection import Decision, Selection
+from storage.store import Store
+from tests.helpers import compile_c, program_text, run_selector
+
+GOOGLE_BENCHMARK_HEADER = Path("/usr/include/benchmark/benchmark.h")
+# CI installs it (.ci/run) and says so: there the tests must not skip.
+needs_google_benchmark = pytest.mark.skipif(
+    not GOOGLE_BENCHMARK_HEADER.exists() and not os.environ.get("SELECTOR_REQUIRE_GOOGLE_BENCHMARK"),
+    reason="Google Benchmark is not installed (Debian: libbenchmark-dev)")
+
+
+def build_google(tmp_path: Path, name: str, defines: str = "") -> Path:
+    source = tmp_path / f"{name}.cpp"
+    source.write_text(program_text("suite_bench.cpp"))
+    subprocess.run(["g++", "-O2", "-g", *defines.split(), "-o", str(tmp_path / name), str(source), "-lbenchmark", "-lpthread"],
+                   check=True, capture_output=True)
+    return tmp_path / name
+
+
+def build_driver(tmp_path: Path, name: str, defines: str = "") -> Path:
+    return compile_c(program_text("suite_driver.c"), tmp_path / name, f"-O2 -g {defines}")
+
+
+def measured(suite: SuiteSpec, binary: Path, workdir: Path) -> dict[str, float]:
+    """Each discovered benchmark's value, run once."""
+    runner = BenchmarkRunner([], binary, workdir, workdir=workdir)
+    discovery = discover(suite, runner)
+    assert not discovery.problem
+    runner.benchmarks = discovery.specs
+    return {run.benchmark: run.value for run in runner.run().runs if run.counts}
+
+
+def driver_suite(name: str, isolate: bool | str) -> SuiteSpec:
+    """The driver's two benchmarks; isolated, `sum` by the suite's pattern and `scan` by its own."""
+    names = (("sum", None), ("scan", "scan_table")) if isolate else (("sum", None), ("scan", None))
+    return SuiteSpec(name, "command", "{binary} --benchmarks=fill,{name}", "instructions", repetitions=1, warmup=0,
+                     isolate=isolate, names=names)
+
+
+def test_a_command_suite_isolated_is_not_charged_for_the_set_up_its_benchmarks_share(tmp_path):
+    """The fill phase every benchmark runs first: a change to it moves every benchmark's whole-
+    process count, and none of the isolated counts."""
+    small, large = build_driver(tmp_path, "small", "-DFILL_N=20000"), build_driver(tmp_path, "large", "-DFILL_N=60000")
+    isolated, whole = driver_suite("iso", "run_{name}"), driver_suite("whole", False)
+    before = {**measured(isolated, small, tmp_path), **measured(whole, small, tmp_path)}
+    after = {**measured(isolated, large, tmp_path), **measured(whole, large, tmp_path)}
+    assert set(before) == {"iso/sum", "iso/scan", "whole/sum", "whole/scan"}
+    for benchmark in ("sum", "scan"):
+        assert before[f"iso/{benchmark}"] == after[f"iso/{benchmark}"] > 20_000  # the benchmark's own loop alone
+        assert after[f"whole/{benchmark}"] > 1.5 * before[f"whole/{benchmark}"]  # the set-up tripled
+        assert before[f"whole/{benchmark}"] > 2 * before[f"iso/{benchmark}"]
+
+
+def test_a_command_suite_lists_its_names_and_reads_a_number_or_says_what_failed(tmp_path):
+    binary = build_driver(tmp_path, "driver")
+    listed = SuiteSpec("db", "command", "{binary} --benchmarks=fill,{name}", r"(\d+)$", repetitions=1, warmup=0,
+                       isolate=False, list_command="{binary} --list", include="s")
+    assert measured(listed, binary, tmp_path) == {"db/sum": pytest.approx(measured(listed, binary, tmp_path)["db/sum"]),
+                                                  "db/scan": pytest.approx(measured(listed, binary, tmp_path)["db/scan"])}
+    runner = BenchmarkRunner([], binary, tmp_path, workdir=tmp_path)
+    broken = SuiteSpec("db", "command", "{binary} --benchmarks=fill,{name}", isolate=False, list_command="{binary} --nope")
+    assert discover(broken, runner).problem.startswith("list_command failed: exit status 2")
+    unmatched = SuiteSpec("db", "command", "{binary} --benchmarks=fill,{name}", repetitions=1, warmup=0,
+                          isolate="no_such_function", names=(("sum", None),))
+    runner.benchmarks = discover(unmatched, runner).specs
+    run = next(run for run in runner.run().runs if not run.warmup)
+    assert run.status == "failed" and "no executed function matched" in run.error
+
+
+@needs_google_benchmark
+def test_google_benchmark_discovered_each_run_alone_and_profiled_without_the_others(tmp_path):
+    binary = build_google(tmp_path, "bench")
+    suite = SuiteSpec("gb", "google-benchmark", "{binary}", "instructions", repetitions=2, warmup=0)
+    runner = BenchmarkRunner([], binary, tmp_path, workdir=tmp_path)
+    discovery = discover(suite, runner)
+    assert [spec.name for spec in discovery.specs] == ["gb/BM_a", "gb/BM_b/500", "gb/BM_b/5000"]
+    runner.benchmarks = discovery.specs
+    result = runner.run()
+    values: dict[str, list[float]] = {}
+    for run in result.runs:
+        assert run.status == "ok", run.error
+        values.setdefault(run.benchmark, []).append(run.value)
+    assert all(first == second for first, second in values.values()), "a fixed iteration count: counts repeat"
+    assert values["gb/BM_b/5000"][0] > 5 * values["gb/BM_b/500"][0]
+    profiles = {name: read_callgrind(path, binary).functions.to_pylist() for name, path in result.callgrind_files.items()}
+    functions = {name: {row["function"] for row in rows if row["self_instructions"]} for name, rows in profiles.items()}
+    assert "body_a(int)" in functions["gb/BM_a"] and not any("body_b" in f for f in functions["gb/BM_a"])
+    assert "body_b(int)" in functions["gb/BM_b/500"] and not any("body_a" in f for f in functions["gb/BM_b/500"])
+    assert not any("shared_table" in f or f == "main" for rows in functions.values() for f in rows)
+
+
+@needs_google_benchmark
+def test_google_benchmark_times_come_from_its_json_report(tmp_path):
+    binary = build_google(tmp_path, "bench")
+    suite = SuiteSpec("gb", "google-benchmark", "{binary}", "cpu_time", repetitions=1, warmup=0, include="BM_b")
+    values = measured(suite, binary, tmp_path)
+    assert set(values) == {"gb/BM_b/500", "gb/BM_b/5000"}
+    assert 0 < values["gb/BM_b/500"] < values["gb/BM_b/5000"] < 1e-3  # seconds per iteration
+
+
+def test_the_filter_regex_runs_exactly_the_selected_benchmarks(tmp_path):
+    regex = filter_regex(["BM_b/5000", "BM_a", "BM_t<int>"])
+    assert regex == r"^(BM_a|BM_b/5000|BM_t<int>)$"
+    import re
+
+    assert [name for name in ["BM_a", "BM_ab", "BM_b/500", "BM_b/5000", "BM_t<int>"] if re.search(regex, name)] == \
+        ["BM_a", "BM_b/5000", "BM_t<int>"]
+
+
+SUITE_CONFIG = """
+[project]
+binary = "bench"
+
+[build]
+command = "make -s bench"
+
+[[suite]]
+name = "gb"
+framework = "google-benchmark"
+metric = "instructions"
+repetitions = 2
+
+[labels]
+min_effect = 0.01
+"""
+
+
+def _commit(repo: Path, defines: str, message: str) -> str:
+    (repo / "selector.toml").write_text(SUITE_CONFIG)
+    (repo / "Makefile").write_text(f"bench: bench.cpp\n\tg++ -O2 -g {defines} -o bench bench.cpp -lbenchmark -lpthread\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", message], cwd=repo, check=True)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@needs_google_benchmark
+@pytest.mark.slow
+def test_a_suite_collected_labelled_and_selected_end_to_end(tmp_path):
+    """Shared set-up changed: no benchmark changes (isolated); BM_a's own code changed: BM_a
+    alone; a commit that adds BM_c and drops BM_b/500: BM_c runs as new, BM_b/500 is gone."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "config", "user.email", "t@example.com"], cwd=repo, check=True)
+    subprocess.run(["git", "config", "user.name", "T"], cwd=repo, check=True)
+    shutil.copy(Path(__file__).parent / "programs" / "suite_bench.cpp", repo / "bench.cpp")
+    first = _commit(repo, "-DSETUP_N=1000", "base")
+    calibrated = run_selector("calibrate", "--repo", str(repo), "--rounds", "1")
+    assert calibrated.returncode == 0, calibrated.stderr
+    shared = _commit(repo, "-DSETUP_N=300000", "a heavier set-up every benchmark shares")
+    own = _commit(repo, "-DSETUP_N=300000 -DA_STEPS=2", "BM_a does twice the work")
+    collected = run_selector("collect", "--repo", str(repo), "--format", "json")
+    assert collected.returncode == 0, collected.stderr
+
+    labels = Store(repo / ".selector").read("labels").to_pylist()
+    changed = {(row["new"], row["benchmark"]): row["label"] for row in labels}
+    assert {key: value for key, value in changed.items() if key[0] == shared} == \
+        {(shared, "gb/BM_a"): False, (shared, "gb/BM_b/500"): False, (shared, "gb/BM_b/5000"): False}
+    assert {key: value for key, value in changed.items() if key[0] == own} == \
+        {(own, "gb/BM_a"): True, (own, "gb/BM_b/500"): False, (own, "gb/BM_b/5000"): False}
+    assert first not in {row["new"] for row in labels}
+
+    added = _commit(repo, "-DSETUP_N=300000 -DA_STEPS=2 -DWITH_C", "BM_c, and BM_b without its 500 argument")
+    selected = run_selector("select", "--repo", str(repo), "--format", "json", added)
+    assert selected.returncode == 0, selected.stderr  # something runs
+    document = json.loads(selected.stdout)
+    decisions = {d["name"]: d for d in document["benchmarks"]}
+    assert set(decisions) == {"gb/BM_a", "gb/BM_b/5000", "gb/BM_c"}
+    assert decisions["gb/BM_c"]["decision"] == "run" and "a new benchmark" in decisions["gb/BM_c"]["reason"]
+    assert any("gb/BM_b/500" in note and "no longer exist" in note for note in document["notes"])
+
+    filtered = run_selector("select", "--repo", str(repo), "--filter", added)
+    assert filtered.returncode == 0 and filtered.stdout.strip() == r"^(BM_c)$", filtered.stderr
+    github = run_selector("select", "--repo", str(repo), "--format", "github", added, env={"GITHUB_OUTPUT": ""})
+    outputs = dict(line.split("=", 1) for line in github.stdout.splitlines())
+    assert json.loads(outputs["matrix"]) == {"benchmark": ["gb/BM_c"]}
+    assert json.loads(outputs["filters"]) == {"gb": r"^(BM_c)$"}
+
+
+def _many(count: int, runs: int) -> Selection:
+    decisions = [Decision(f"gb/BM_n/{i}", "run" if i < runs else "skip",
+                          "changed code executed" if i < runs else f"no changed code executed ({i % 2})") for i in range(count)]
+    return Selection("f" * 40, None, decisions, None, [])
+
+
+def test_a_large_suite_prints_runs_first_groups_skips_and_keeps_github_within_its_matrix(capsys, monkeypatch, tmp_path):
+    from selector.selection_output import GITHUB_MATRIX_LIMIT, print_text, suite_filters, write_github_outputs
+
+    selection = _many(300, 290)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "outputs"))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    write_github_outputs(selection)
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "outputs").read_text().splitlines())
+    jobs = json.loads(outputs["matrix"])["benchmark"]
+    assert len(jobs) <= GITHUB_MATRIX_LIMIT
+    assert sorted(name for job in jobs for name in job.split(" ")) == sorted(selection.run)
+    import re
+
+    regex = suite_filters(selection)["gb"]
+    assert [i for i in range(300) if re.search(regex, f"BM_n/{i}")] == list(range(290))
+
+    print_text(_many(200, 3))
+    text = capsys.readouterr().out
+    assert text.index("gb/BM_n/0") < text.index("skipped, by reason")
+    assert "3 run, 197 skip" in text and "gb/BM_n/150" not in text  # 197 skips in two rows, not 197
+    assert "99 │ no changed code executed (1)" in text and "98 │ no changed code executed (0)" in text
