@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterator
 from collectors.child_processes import die_with_parent
 from collectors.slots import claim_slot
 from collectors.repository import GitCommandFailed
+from collectors.submodules import SubmoduleCheckouts, check_out_submodules
 
 if TYPE_CHECKING:
     from collectors.repository import Repository
@@ -39,6 +40,7 @@ class BuildResult:
     binary: Path | None  # the built file, valid until the worktree context closes
     cache_hits: int = 0  # compilations ccache answered from its cache
     cache_misses: int = 0  # compilations ccache had to run
+    notes: tuple[str, ...] = ()  # what the checkout lacked (a submodule left out, and why), also atop the log tail
 
 
 class Worktree:
@@ -50,6 +52,9 @@ class Worktree:
     the same bytes whichever commit came before, and ccache (which hashes that
     directory) can answer the files a commit did not touch.  With one job every build
     uses slot 0: a store's binaries are reproducible from run to run.
+
+    The commit's submodules are checked out in it from the developer's clone
+    (collectors.submodules); `notes` says which could not be, and why.
     """
 
     def __init__(self, repository: Repository, sha: str, parent: str | None = None) -> None:
@@ -59,6 +64,12 @@ class Worktree:
         self.slots = Path(parent or tempfile.gettempdir()) / "selector-worktrees" / repository_key
         self.path: Path | None = None
         self._slot_lock = None
+        self.submodules = SubmoduleCheckouts()
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """One line for each submodule the checkout lacks, and why."""
+        return tuple(self.submodules.missing)
 
     def __enter__(self) -> Path:
         self.slots.mkdir(parents=True, exist_ok=True)
@@ -68,6 +79,12 @@ class Worktree:
                 self._add()
         except BaseException:
             self._slot_lock.close()
+            raise
+        try:
+            # Outside the lock: the clones read the submodules' repositories, not this one's worktree bookkeeping.
+            self.submodules = check_out_submodules(self.repository, self.sha, self.path)
+        except BaseException:
+            self.__exit__()
             raise
         return self.path
 
@@ -125,6 +142,8 @@ class Worktree:
             yield
 
     def _remove(self) -> None:
+        # `worktree remove --force` removes the submodules' clones with the rest (git refuses
+        # without --force): a slot's next build, or the sweep of a killed one's, finds no stale one.
         try:
             self.repository.remove_worktree(self.path)
         except GitCommandFailed:
@@ -207,8 +226,9 @@ def any_of(patterns: list[str]):
 
 
 def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: float,
-              cache: CompilerCache | None = None) -> BuildResult:
-    """Run the build command in `checkout` (through `cache` if given); a failure is a result, not an exception."""
+              cache: CompilerCache | None = None, notes: tuple[str, ...] = ()) -> BuildResult:
+    """Run the build command in `checkout` (through `cache` if given); a failure is a result, not an exception.
+    `notes` (what the checkout lacks: Worktree.notes) head the log tail, where a failure is read."""
     started = time.monotonic()
     statistics = Path(tempfile.gettempdir()) / f"selector-ccache-{os.getpid()}-{sha[:16]}.log"
     statistics.unlink(missing_ok=True)
@@ -231,7 +251,7 @@ def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: floa
     seconds = time.monotonic() - started
     hits, misses = cache_counts(statistics) if cache else (0, 0)
     statistics.unlink(missing_ok=True)
-    tail = "\n".join(output.decode("utf-8", "replace").splitlines()[-LOG_TAIL_LINES:])
+    tail = "\n".join([*notes, *output.decode("utf-8", "replace").splitlines()[-LOG_TAIL_LINES:]])
     built = checkout / binary
     if not reason and not built.is_file():
         reason = f"the build succeeded but did not produce {binary}"
@@ -244,6 +264,7 @@ def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: floa
         binary=None if reason else built,
         cache_hits=hits,
         cache_misses=misses,
+        notes=tuple(notes),
     )
 
 

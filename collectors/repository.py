@@ -24,6 +24,14 @@ from collectors.errors import UserError
 _COMMIT_FORMAT = "%H%x00%P%x00%at%x00%B"
 _COMMIT_FIELDS = 4
 
+# git's repository-local environment (`git rev-parse --local-env-vars`).  A hook that runs
+# us sets some of it (GIT_DIR, GIT_INDEX_FILE): left in place, it would turn a command meant
+# for a submodule's repository to the developer's own.
+_LOCAL_ENVIRONMENT = ("GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+                      "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE",
+                      "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX",
+                      "GIT_SHALLOW_FILE", "GIT_COMMON_DIR")
+
 
 class GitCommandFailed(UserError):
     """A git command exited non-zero: one line naming the command and what git said."""
@@ -40,6 +48,19 @@ class Repository:
     def __init__(self, top: Path, git_dir: Path) -> None:
         self.top = top
         self.git_dir = git_dir
+        self._options: tuple[str, ...] = ()
+        self._environment: dict[str, str] | None = None
+
+    @classmethod
+    def at_git_dir(cls, git_dir: Path) -> "Repository":
+        """The repository in `git_dir` alone, as `git submodule` keeps a submodule's
+        (``.git/modules/<name>``): objects and refs are read, no checkout.  Its own
+        core.worktree (the developer's checkout of it) may be gone, and git refuses to start
+        when it cannot enter it: the git directory stands in as a work tree nothing reads."""
+        repository = cls(git_dir, git_dir)
+        repository._options = (f"--git-dir={git_dir}", f"--work-tree={git_dir}")
+        repository._environment = _local_only_environment()
+        return repository
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> "Repository":
@@ -54,7 +75,7 @@ class Repository:
 
     def git(self, *arguments: str) -> str:
         """The output of ``git arguments`` run at the top, without its trailing newline."""
-        return _run(self.top, arguments).stdout.rstrip("\n")
+        return _run(self.top, arguments, options=self._options, environment=self._environment).stdout.rstrip("\n")
 
     # ------------------------------------------------------------------ commits
     def resolve(self, revision: str) -> str | None:
@@ -101,6 +122,12 @@ class Repository:
         """The first-parent ancestors of `sha`, nearest first, at most `max_count` of them."""
         return self.git("rev-list", "--first-parent", f"--max-count={max_count + 1}", sha).split()[1:]
 
+    def has_commit(self, sha: str) -> bool:
+        """Does this repository hold the commit `sha` (the object, reachable or not)?"""
+        found = _run(self.top, ("cat-file", "-e", f"{sha}^{{commit}}"), check=False, options=self._options,
+                     environment=self._environment)
+        return found.returncode == 0
+
     def is_ancestor(self, ancestor: str, sha: str) -> bool:
         """Is `ancestor` reachable from `sha` (``git merge-base --is-ancestor``; a commit is its own)?"""
         return _run(self.top, ("merge-base", "--is-ancestor", ancestor, sha), check=False).returncode == 0
@@ -113,6 +140,15 @@ class Repository:
     def changed_paths(self, old: str, new: str) -> list[str]:
         """The paths that differ between two commits (renames as a deletion and an addition)."""
         return self.git("diff", "--name-only", "--no-renames", old, new).splitlines()
+
+    def gitlinks(self, sha: str, paths: list[str]) -> dict[str, str]:
+        """path -> commit of the submodule entries (gitlinks) at `paths` in the commit's tree;
+        paths that are not gitlinks there are left out."""
+        if not paths:
+            return {}
+        listing = self.git("ls-tree", "-z", "--full-tree", sha, "--", *paths)
+        entries = (entry.split("\t", 1) for entry in listing.split("\0") if entry)
+        return {path: meta.split()[2] for meta, path in entries if meta.split()[1] == "commit"}
 
     def hooks_directory(self) -> Path:
         """Where git looks for this checkout's hooks (core.hooksPath honoured)."""
@@ -131,6 +167,37 @@ class Repository:
         """Forget the worktrees whose directories are gone."""
         self.git("worktree", "prune")
 
+    def check_out_copy(self, path: Path, sha: str) -> None:
+        """A checkout of `sha` at `path` (absent or empty) in a repository of its own that
+        borrows this one's objects (``git clone --shared``) and copies its refs, tags
+        included (a build that asks ``git describe`` gets its developer's answer).  Nothing
+        is fetched and nothing written here: file transport only, and no hooks run."""
+        environment = {**_local_only_environment(), "GIT_ALLOW_PROTOCOL": "file"}
+        options = ("-c", "protocol.file.allow=always", "-c", "core.hooksPath=/dev/null")
+        _run(path.parent, ("clone", "--shared", "--no-checkout", "--quiet", str(self.git_dir), str(path)),
+             options=options, environment=environment)
+        _run(path, ("checkout", "--quiet", "--detach", sha), options=(*options, "-c", "advice.detachedHead=false"),
+             environment=environment)
+
+
+def submodule_paths(gitmodules: Path) -> dict[str, str]:
+    """name -> path of the submodules a ``.gitmodules`` file declares (none when it is absent)."""
+    if not gitmodules.is_file():
+        return {}
+    found = _run(gitmodules.parent, ("config", "--file", str(gitmodules), "-z", "--get-regexp", r"^submodule\..*\.path$"),
+                 check=False)
+    if found.returncode != 0:  # 1: no submodule has a path
+        return {}
+    entries = (entry.split("\n", 1) for entry in found.stdout.split("\0") if "\n" in entry)
+    return {key[len("submodule."):-len(".path")]: path for key, path in entries}
+
+
+def _local_only_environment() -> dict[str, str]:
+    """This process's environment without git's repository-local variables, and without
+    prompts: a command that would need credentials fails instead of waiting."""
+    environment = {name: value for name, value in os.environ.items() if name not in _LOCAL_ENVIRONMENT}
+    return {**environment, "GIT_TERMINAL_PROMPT": "0"}
+
 
 def _commits(listing: str) -> list[CommitInfo]:
     """CommitInfo of each record of a ``-z`` listing in :data:`_COMMIT_FORMAT`, in its order."""
@@ -144,10 +211,11 @@ def _commits(listing: str) -> list[CommitInfo]:
     return commits
 
 
-def _run(directory: str | os.PathLike[str], arguments: tuple[str, ...], check: bool = True) -> subprocess.CompletedProcess:
+def _run(directory: str | os.PathLike[str], arguments: tuple[str, ...], check: bool = True, options: tuple[str, ...] = (),
+         environment: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     try:
-        result = subprocess.run(["git", "-C", str(directory), *arguments], capture_output=True, text=True,
-                                encoding="utf-8", errors="replace")
+        result = subprocess.run(["git", "-C", str(directory), *options, *arguments], capture_output=True, text=True,
+                                encoding="utf-8", errors="replace", env=environment)
     except FileNotFoundError:
         raise UserError("git is not installed (or not on PATH)") from None
     if check and result.returncode != 0:
