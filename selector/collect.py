@@ -75,6 +75,7 @@ class CommitOutcome:
     benchmarks_run: int = 0  # benchmarks run (or imported) rather than reused
     reused: dict[str, str] = field(default_factory=dict)  # benchmark -> commit whose runs stand for its
     not_reusable: dict[str, str] = field(default_factory=dict)  # benchmark -> why it had to run
+    build_notes: tuple[str, ...] = ()  # what its build's checkout lacked (a submodule left out, and why)
 
 
 @dataclass(frozen=True)
@@ -352,11 +353,13 @@ def upgrade_build_configs(store: Store, repository: Repository, config: Config, 
 
 def _build_and_measure(store: Store, repository, sha: str, config: Config, settings: CollectSettings, row: dict,
                        outcome: CommitOutcome, timing: bool, imported: pa.Table | None) -> None:
-    with Worktree(repository, sha) as checkout:
+    worktree = Worktree(repository, sha)
+    with worktree as checkout:
         with _machine_lock(timing, exclusive=False):
             build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout,
-                              settings.cache)
+                              settings.cache, notes=worktree.notes)
         outcome.child_seconds += build.seconds
+        outcome.build_notes = build.notes
         outcome.build_seconds, outcome.cache_hits, outcome.cache_misses = build.seconds, build.cache_hits, build.cache_misses
         row.update(build_status=build.status, build_reason=build.reason, build_log_tail=build.log_tail, build_seconds=build.seconds,
                    cache_hits=build.cache_hits, cache_misses=build.cache_misses)

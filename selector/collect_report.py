@@ -49,10 +49,11 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
     time_spent = _time_spent(summary)
     not_reusable = _not_reusable(outcomes)
     failures = [{"commit": o.sha, "reason": o.reason} for o in summary.failures]
+    notes = build_notes(outcomes)
     labels = summary.labels.per_benchmark if summary.labels is not None else None
     if output_format == "json":
         print_json({"summary": totals, "cache": cache, "seconds": time_spent, "not_reusable": not_reusable,
-                    "failures": failures, "labels": labels or [],
+                    "build_notes": notes, "failures": failures, "labels": labels or [],
                     "undecided": summary.labels.undecided if summary.labels is not None else {},
                     "unfit": summary.labels.unfit if summary.labels is not None else {}})
         return
@@ -64,6 +65,8 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
                      f"{cache['builds_with_hits']} builds had hits")
     elif summary.count("ok"):
         stderr.print("builds ran without a compiler cache (install ccache to reuse the objects of unchanged files)")
+    for note in notes:
+        stderr.print(note, markup=False)  # paths may hold brackets
     for reason, benchmarks in not_reusable.items():
         stderr.print(f"runs of identical binaries not reused for {', '.join(benchmarks)}: {reason}")
     if failures:
@@ -90,6 +93,12 @@ def _time_spent(summary: CollectSummary) -> dict[str, float]:
     # collection does beyond its commits (labelling, snapshots) is the tool's own.
     commits_tool = sum(o.seconds for o in collected) - sum(parts.values())
     return {"wall": summary.seconds, **parts, "tool": max(commits_tool, 0.0)}
+
+
+def build_notes(outcomes: list[CommitOutcome]) -> list[str]:
+    """What the builds' checkouts lacked, each line once however many commits it concerned
+    (a missing submodule is one line, not one a commit)."""
+    return list(dict.fromkeys(note for outcome in outcomes for note in outcome.build_notes))
 
 
 def _not_reusable(outcomes: list[CommitOutcome]) -> dict[str, list[str]]:

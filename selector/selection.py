@@ -442,8 +442,11 @@ def _new_analysis(repository: Repository, config: Config, store: Store, sha: str
         return analysis.functions, analysis.objects, str(binary), str(binary)
     if stored_ok.num_rows and sha in set(stored_ok["sha"].to_pylist()) and store.has("functions", sha):
         return store.read_one("functions", sha), store.read_one("objects", sha), None, None
-    with Worktree(repository, sha) as checkout:
-        build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout)
+    worktree = Worktree(repository, sha)
+    with worktree as checkout:
+        build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout,
+                          notes=worktree.notes)
+        notes.extend(build.notes)
         if build.status != "ok":
             raise UserError(f"building {sha[:12]} failed ({build.reason}); pass --binary, or fix the build:\n{build.log_tail}")
         analysis = analyse_binary(build.binary)

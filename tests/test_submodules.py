@@ -7,6 +7,7 @@ there: without the submodule, main() returns 0; with it, 1 + 10 (lib at L1) or 2
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ import pytest
 from collectors.build_config import binary_config
 from collectors.builds import OK, BuildResult, CompilerCache, Worktree, find_compiler_cache, run_build
 from collectors.repository import Repository
+from tests.helpers import run_selector
 
 IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "a",
             "GIT_COMMITTER_EMAIL": "a@example.com"}
@@ -178,3 +180,18 @@ def test_a_submodule_not_in_the_clone_is_left_out_with_one_line_saying_why(proje
     assert lacking.status == 0 and lacking.result.notes == (
         f"submodule third_party/lib not checked out: {clone}/.git/modules/third_party/lib lacks its commit {newer[:12]} "
         "(git submodule update fetches it); the build goes on without it",)
+
+
+def test_collect_reports_a_missing_submodule_once(project, tmp_path):
+    app, commits = project
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(app), str(clone))
+    (clone / "selector.toml").write_text('[project]\nbinary = "prog"\n\n[build]\ncommand = "make -s prog"\ntimeout = 60\n')
+    result = run_selector("collect", "--repo", str(clone), "--format", "json", "--store", str(tmp_path / "store"),
+                          "-n", "2", commits["L2"])
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["summary"]["built"] == 2
+    assert report["build_notes"] == [f"submodule third_party/lib not checked out: no local repository of 'third_party/lib' "
+                                     f"in the clone at {clone} (git submodule update --init makes one); "
+                                     "the build goes on without it"]
