@@ -55,9 +55,7 @@ def _check_out_level(git_dirs: list[Path], developer_top: Path | None, repositor
     for submodule in submodules_of(repository, sha, checkout):
         shown = prefix + submodule.path
         local = local_repository(git_dirs, developer_top, submodule)
-        reason = _why_not(local, submodule, developer_top)
-        if reason is None:
-            reason = _check_out(Repository.at_git_dir(local), submodule, checkout)
+        reason = _why_not(local, submodule, developer_top) or _check_out(local, submodule, checkout)
         if reason is not None:
             done.missing.append(f"submodule {shown} not checked out: {reason}; the build goes on without it")
             continue
@@ -81,6 +79,8 @@ def local_repository(git_dirs: list[Path], developer_top: Path | None, submodule
     """The submodule's repository in the developer's clone: where `git submodule update`
     keeps it (``modules/<name>`` in the git directory), else a checkout of it whose .git
     is a directory (or a file naming one); None when there is none."""
+    if not _is_safe_name(submodule.name):
+        return None
     candidates = [git_dir / "modules" / submodule.name for git_dir in git_dirs]
     if developer_top is not None:
         candidates.append(_git_dir_at(developer_top / submodule.path))
@@ -89,6 +89,8 @@ def local_repository(git_dirs: list[Path], developer_top: Path | None, submodule
 
 def _why_not(local: Path | None, submodule: Submodule, developer_top: Path | None) -> str | None:
     """Why the submodule cannot be checked out from `local`, or None when it can."""
+    if not _is_safe_name(submodule.name):
+        return f"its name {submodule.name!r} leaves .git/modules (git refuses such a name too)"
     if local is None:
         where = f" at {developer_top}" if developer_top is not None else ""
         return (f"no local repository of {submodule.name!r} in the clone{where} "
@@ -98,10 +100,10 @@ def _why_not(local: Path | None, submodule: Submodule, developer_top: Path | Non
     return None
 
 
-def _check_out(local: Repository, submodule: Submodule, checkout: Path) -> str | None:
+def _check_out(local: Path, submodule: Submodule, checkout: Path) -> str | None:
     """Check the gitlink's commit out at its path; None, or why that failed."""
     try:
-        local.check_out_copy(checkout / submodule.path, submodule.commit)
+        Repository.at_git_dir(local).check_out_copy(checkout / submodule.path, submodule.commit)
     except GitCommandFailed as error:
         return str(error)
     return None
@@ -126,6 +128,12 @@ def _git_dir_at(path: Path) -> Path | None:
         if text.startswith("gitdir:"):
             return (path / text[len("gitdir:"):].strip()).resolve()
     return None
+
+
+def _is_safe_name(name: str) -> bool:
+    """A name that stays inside .git/modules: no `..` component (a commit's .gitmodules is
+    anyone's text; git checks names the same way)."""
+    return bool(name) and ".." not in name.replace("\\", "/").split("/")
 
 
 def _is_git_dir(path: Path) -> bool:

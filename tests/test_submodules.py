@@ -181,6 +181,13 @@ def test_a_submodule_not_in_the_clone_is_left_out_with_one_line_saying_why(proje
         f"submodule third_party/lib not checked out: {clone}/.git/modules/third_party/lib lacks its commit {newer[:12]} "
         "(git submodule update fetches it); the build goes on without it",)
 
+    # A .gitmodules is anyone's text: a name that would lead out of .git/modules is refused.
+    git(clone, "config", "--file", ".gitmodules", "--rename-section", "submodule.third_party/lib", "submodule.../../x")
+    git(clone, "commit", "-q", "-a", "-m", "a name out of .git/modules")
+    outside = build(Repository.open(clone), git(clone, "rev-parse", "HEAD"), tmp_path / "slots")
+    assert outside.result.notes == ("submodule third_party/lib not checked out: its name '../../x' leaves .git/modules "
+                                    "(git refuses such a name too); the build goes on without it",)
+
 
 def test_collect_reports_a_missing_submodule_once(project, tmp_path):
     app, commits = project
