@@ -269,6 +269,10 @@ def _history(repository: Repository, config: Config, store: Store, stored: pa.Ta
     # older version stored them).
     commit_rows = with_current_build_configs(stored.filter(pc.not_equal(stored["sha"], sha)).select(COMMIT_COLUMNS),
                                              binaries, only=olds)
+    if pa.types.is_null(commit_rows.schema.field("parents").type.value_type):
+        # a store of root commits alone: no parent ever typed the column (the new row has one)
+        commit_rows = commit_rows.set_column(commit_rows.schema.get_field_index("parents"), "parents",
+                                             commit_rows["parents"].cast(pa.list_(pa.large_string())))
     new_row = pa.Table.from_pylist([{
         "sha": sha, "parents": list(commit.parents), "author_time": commit.author_time, "build_status": "ok",
         "build_config": _new_build_config(repository, config, stored, sha, new_binary, binaries),
