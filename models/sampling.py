@@ -31,7 +31,7 @@ from sklearn.model_selection import KFold
 from storage.history import History
 from features.tuples import TUPLE_KEYS, ancestors, closest_pairs
 
-METHODS = ("method4", "method1", "method2", "method3", "kfold")
+METHODS = ("method4", "method1", "method2", "method3", "kfold", "full")
 TUPLE_COLUMNS = [*TUPLE_KEYS, "hops"]
 
 
@@ -205,8 +205,18 @@ def kfold(history: History, benchmarks: list[str], folds: int = 10, seed: int = 
     return Plan("kfold", index.frame(), splits, {"folds": folds, "seed": seed}, leaks_future=True)
 
 
+def full(history: History, benchmarks: list[str]) -> Plan:
+    """Every closest-ancestor tuple trains and is tested: de Oliveira's "Full" rows (Table 6.3),
+    how well a predictor fits the data it was made from; an upper bound, not a forecast."""
+    usable = _Usable(history, benchmarks)
+    index = _TupleIndex()
+    everything = index.add(usable.pairs(usable.commits, usable.commits))
+    return Plan("full", index.frame(), [Split(0, everything, everything)], {}, leaks_future=True)
+
+
 def make_plan(method: str, history: History, benchmarks: list[str], **options) -> Plan:
-    protocols = {"method4": method4, "method1": method1, "method2": method2, "method3": method3, "kfold": kfold}
+    protocols = {"method4": method4, "method1": method1, "method2": method2, "method3": method3, "kfold": kfold,
+                 "full": full}
     if method not in protocols:
         raise ValueError(f"unknown protocol {method!r}; choose from {', '.join(METHODS)}")
     return protocols[method](history, benchmarks, **options)

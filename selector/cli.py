@@ -418,8 +418,9 @@ def confirm_command(repository: Path, config_path: Path | None, store_location: 
 @click.option("--models", callback=_comma_list(MODEL_NAMES),
               help="Comma-separated models [default: all]: random-forest, svm, xgboost, logistic, perphecy, "
                    "always-run, reached-changed, executed-changed, history-only, predicted-effect.")
-@click.option("--method", type=click.Choice(["method4", "method1", "method2", "method3", "kfold"]), default="method4",
-              show_default=True, help="Sampling protocol (Sousa 1.7); only method4 keeps the future out of training.")
+@click.option("--method", type=click.Choice(["method4", "method1", "method2", "method3", "kfold", "full"]), default="method4",
+              show_default=True, help="Sampling protocol (Sousa 1.7; kfold and full are de Oliveira's 10-fold and "
+                                      "train-on-everything); only method4 keeps the future out of training.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Method 4: test commits per epoch.")
 @click.option("--first", type=click.IntRange(min=1), help="Method 4: training commits of the first epoch [default: a fifth, at least 5].")
 @click.option("--epoch-days", type=click.FloatRange(min=0, min_open=True),
@@ -460,7 +461,7 @@ def backtest_command(repository, config_path, store_location, models, method, k,
 
     config, store = _project(repository, config_path, store_location)
     options = {"method4": {"k": k, "first": first, "epoch_days": epoch_days}, "kfold": {"folds": folds, "seed": seed},
-               "method1": {"seed": seed}, "method2": {"seed": seed}, "method3": {}}[method]
+               "method1": {"seed": seed}, "method2": {"seed": seed}, "method3": {}, "full": {}}[method]
     scope_list = ["per-benchmark", "pooled"] if scopes == "both" else [scopes]
     tracking = None if no_tracking else _tracking(store, tracking_uri)
     with Progress(console=stderr.console, transient=True) as progress:

@@ -179,7 +179,7 @@ def test_perphecy_hits_every_change_of_its_training_data(evolved_sample):
 
 def test_other_protocols_run_and_say_they_leak(evolved_sample, tmp_path):
     root, _ = evolved_sample
-    for method in ("method1", "method3", "kfold"):
+    for method in ("method1", "method3", "kfold", "full"):
         result = cli("backtest", "--repo", str(root), "--method", method, "--models", "logistic,perphecy", "--scope", "pooled",
                      "--no-tracking", "--no-report", "--out", str(tmp_path / method), "--format", "json")
         document = json.loads(result.stdout)

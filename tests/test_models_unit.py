@@ -15,7 +15,7 @@ from models.effect import EffectBound
 from models.evaluation import RUN_EVERYTHING, operating_threshold, score_predictions
 from models.perphecy import PerphecyPredictor, greedy_thresholds
 from models.registry import MODELS, fit_model, positive_scores
-from models.sampling import kfold, method1, method2, method3, method4
+from models.sampling import full, kfold, method1, method2, method3, method4
 
 
 def _features(rows: list[dict]) -> pd.DataFrame:
@@ -269,6 +269,10 @@ def test_methods_1_to_3_and_kfold():
     folds = kfold(history, ["b1", "b2"], folds=4)
     tested = np.concatenate([s.test for s in folds.splits])
     assert sorted(tested) == list(range(len(folds.tuples)))  # every tuple tested exactly once
+    everything = full(history, ["b1", "b2"])
+    assert everything.leaks_future and len(everything.splits) == 1
+    assert list(everything.splits[0].train) == list(everything.splits[0].test) == list(range(len(folds.tuples)))
+    assert everything.tuples.equals(folds.tuples)  # the same closest-ancestor tuples as the folds
 
 
 def test_time_ordered_search_picks_from_the_grid():
