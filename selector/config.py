@@ -65,10 +65,9 @@ class BuildSection(_Section):
     )
 
 
-class BenchmarkSection(_Section):
-    name: Annotated[str, msgspec.Meta(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
-    command: Annotated[str, msgspec.Meta(min_length=1)]
-    metric: str = "wall_time"  # wall_time, instructions, or a regex with one group read from stdout
+class _Runs(_Section):
+    """How a benchmark runs, for a [[benchmark]] and for each of a [[suite]]'s."""
+
     direction: Literal["lower", "higher"] = "lower"
     repetitions: Annotated[int, msgspec.Meta(ge=1)] = 5
     timeout: _Positive = 300
@@ -84,12 +83,18 @@ class BenchmarkSection(_Section):
     setup: Annotated[str, msgspec.Meta(min_length=1)] | None = None
 
 
+class BenchmarkSection(_Runs, kw_only=True):
+    name: Annotated[str, msgspec.Meta(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
+    command: Annotated[str, msgspec.Meta(min_length=1)]
+    metric: str = "wall_time"  # wall_time, instructions, or a regex with one group read from stdout
+
+
 class SuiteMember(_Section):
     name: Annotated[str, msgspec.Meta(min_length=1)]
     isolate: str | None = None  # the callgrind function pattern of this benchmark's own code
 
 
-class SuiteSection(_Section):
+class SuiteSection(_Runs, kw_only=True):
     """One binary holding many named benchmarks, discovered at each commit
     (collectors/benchmark_suite.py); each is stored as "<suite>/<benchmark>"."""
 
@@ -97,12 +102,6 @@ class SuiteSection(_Section):
     framework: Literal["google-benchmark", "command"]
     command: Annotated[str, msgspec.Meta(min_length=1)] = "{binary}"
     metric: str = "instructions"
-    direction: Literal["lower", "higher"] = "lower"
-    repetitions: Annotated[int, msgspec.Meta(ge=1)] = 5
-    timeout: _Positive = 300
-    warmup: Annotated[int, msgspec.Meta(ge=0)] | None = None
-    reuse: bool = True
-    setup: Annotated[str, msgspec.Meta(min_length=1)] | None = None
     include: str | None = None  # regex: keep the discovered benchmarks whose names it finds
     exclude: str | None = None  # regex: drop those whose names it finds
     # Count only the benchmark's own code under callgrind: true (Google Benchmark: its
@@ -292,24 +291,23 @@ def _described(error: msgspec.ValidationError, document: dict) -> str:
 def _benchmark_problem(benchmarks: list[BenchmarkSection]) -> str | None:
     """What the schema cannot say: a metric must be built in or a regex with one group,
     and benchmark names must be unique."""
+    from collectors.benchmark_suite import metric_problem
+
     for position, benchmark in enumerate(benchmarks):
         for key in ("command", "setup"):
             problem = _placeholder_problem(getattr(benchmark, key) or "")
             if problem:
                 return f"benchmark.{position}.{key}: {problem} in benchmark {benchmark.name!r}"
-        if benchmark.metric in BUILTIN_METRICS:
-            continue
-        try:
-            groups = re.compile(benchmark.metric).groups
-        except re.error as error:
-            return f"benchmark.{position}.metric: not wall_time, instructions, or a valid regex ({error})"
-        if groups != 1:
-            return f"benchmark.{position}.metric: a regex metric needs exactly one group, the number to read from stdout"
-    names = [b.name for b in benchmarks]
+        problem = metric_problem("command", benchmark.metric)  # read from the output, as a command suite's
+        if problem:
+            return f"benchmark.{position}.metric: {problem}"
+    return _repeated("benchmark", [b.name for b in benchmarks])
+
+
+def _repeated(section: str, names: list[str]) -> str | None:
+    """What is wrong when a section's names repeat, or None."""
     duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        return f"benchmark: benchmark names must be unique; repeated: {', '.join(duplicates)}"
-    return None
+    return f"{section}: {section} names must be unique; repeated: {', '.join(duplicates)}" if duplicates else None
 
 
 def _suite_problem(suites: list[SuiteSection]) -> str | None:
@@ -341,11 +339,7 @@ def _suite_problem(suites: list[SuiteSection]) -> str | None:
                    "choose among them with include and exclude"
         if not command_kind and isinstance(suite.isolate, str):
             return f"{where}.isolate: true or false for a google-benchmark suite (its benchmarks' functions are known)"
-    names = [s.name for s in suites]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        return f"suite: suite names must be unique; repeated: {', '.join(duplicates)}"
-    return None
+    return _repeated("suite", [s.name for s in suites])
 
 
 PLACEHOLDERS = ("binary", "checkout", "suite")

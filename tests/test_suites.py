@@ -129,16 +129,12 @@ SUITE_CONFIG = """
 binary = "bench"
 
 [build]
-command = "make -s bench"
+command = "make -s bench"            # the Makefile of each commit says what it defines
 
 [[suite]]
 name = "gb"
-framework = "google-benchmark"
-metric = "instructions"
+framework = "google-benchmark"       # every benchmark listed, each run alone and isolated
 repetitions = 2
-
-[labels]
-min_effect = 0.01
 """
 
 
