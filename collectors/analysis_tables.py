@@ -8,10 +8,13 @@ what both implementations say of a stripped binary.  The implementations
 the reference) import this module and nothing of each other;
 :mod:`collectors.static_analysis`, the entry point, chooses between them.
 
-A function is the parent name gcc's clones and split parts map to (``foo``,
-``foo.cold``, ``foo.constprop.0`` are one function); its fingerprint changes only when
-the code of one of its parts changes, never because the linker moved it (see
-:mod:`collectors.address_resolver`).  Data objects get a fingerprint of their contents,
+A function is the key its symbols map to (:func:`collectors.symbols.function_key`:
+``foo``, ``foo.cold``, ``foo.constprop.0`` are one function, and so are the variants of
+a C++ constructor or destructor); its fingerprint changes only when the code of one of
+its parts changes, never because the linker moved it (see
+:mod:`collectors.address_resolver`).  A body with several names (identical code folding
+made ``bar`` an alias of ``foo``) is a part of each of their functions: a change of it
+changes both, whichever name a profiler gives the address.  Data objects get a fingerprint of their contents,
 with pointers replaced by what they point to, so a data-only commit is visible too.
 """
 
@@ -24,7 +27,6 @@ from typing import TYPE_CHECKING
 
 from collectors.arrow_rows import table_of_rows
 from collectors.errors import BinaryError
-from collectors.symbols import demangle
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -75,7 +77,7 @@ def no_functions_error(path: str) -> BinaryError:
 
 @dataclass
 class FunctionGroup:
-    raw: str  # parent raw symbol
+    key: str  # collectors.symbols.function_key of its symbols
     local: bool
     file: str
     parts: list[Symbol] = field(default_factory=list)
@@ -83,40 +85,39 @@ class FunctionGroup:
 
 
 def name_functions(functions: list[FunctionGroup]) -> None:
-    """Demangled parent names, made unique (in place: sets each ``name``).
+    """The functions' keys made unique (in place: sets each ``name``).
 
-    Two static functions of the same name in different files get their file; C++
-    constructor and destructor variants (D0/D1/D2, C1/C2), which demangle alike but
-    are different code, get their raw symbol.
+    Names stay mangled (people read them demangled: :func:`collectors.symbols.demangle`).
+    Two static functions of the same name in different files get their file.
     """
-    raw_count = defaultdict(int)
+    key_count = defaultdict(int)
     for function in functions:
-        raw_count[function.raw] += 1
+        key_count[function.key] += 1
     for function in functions:
-        function.name = demangle(function.raw)
-        if raw_count[function.raw] > 1 and function.local:
+        function.name = function.key
+        if key_count[function.key] > 1 and function.local:
             function.name = f"{function.name} [{function.file or '?'}]"
     name_count = defaultdict(int)
     for function in functions:
         name_count[function.name] += 1
     for function in functions:
         if name_count[function.name] > 1:
-            function.name = f"{function.name} [{function.raw}]"
+            function.name = f"{function.name} [{function.key}]"
 
 
 def object_names(objects: list[tuple[str, str, bool]]) -> list[str]:
     """Unique names for data objects given as (token, file, local) in address order.
 
-    Statics of one name in different files get their file; static locals of one name
-    in one file (``counter.0``, ``counter.1``: gcc's numbering moves) are told apart
-    by their order in memory: ``counter#2``.
+    Names stay mangled, like functions'.  Statics of one name in different files get
+    their file; static locals of one name in one file (``counter.0``, ``counter.1``:
+    gcc's numbering moves) are told apart by their order in memory: ``counter#2``.
     """
     files_of = defaultdict(set)
     for token, file, _ in objects:
         files_of[token].add(file)
     named = []
     for token, file, local in objects:
-        name = demangle(token)
+        name = token
         if len(files_of[token]) > 1 and local:
             name = f"{name} [{file or '?'}]"
         named.append(name)

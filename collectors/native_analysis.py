@@ -5,8 +5,8 @@ It gives the same tables as :func:`collectors.python_analysis.analyse_in_python`
 reference, in a fraction of the time: the per-instruction loop of the Python version
 cost more than ``objdump -d`` on libpython (``benchmarks/static_speed.py``), and
 ``selector select`` runs it on every push.  The core returns functions and objects
-with their raw names and refers to them by index; the names a user reads (demangled,
-made unique) are given here by the same helpers the Python version uses.
+with their keys and refers to them by index; the names (keys made unique) are given
+here by the same helper the Python version uses.
 """
 
 from __future__ import annotations
@@ -54,24 +54,24 @@ def run_core(path: str | os.PathLike[str]) -> tuple | None:
 
 
 def tabulate(path: str | os.PathLike[str], output: tuple) -> StaticAnalysis:
-    """The tables of :class:`StaticAnalysis` from the core's output: names demangled and
-    made unique by the helpers the Python implementation uses, rows in the same order."""
+    """The tables of :class:`StaticAnalysis` from the core's output: names made unique by
+    the helpers the Python implementation uses, rows in the same order."""
     path = str(path)
     symbol_source, digest, functions, objects = output
     if not functions:
         raise no_functions_error(path)
     object_name = object_names([(token, file, local) for token, file, local, *_ in objects])
-    groups = [FunctionGroup(raw=raw, local=local, file=file) for raw, local, file, *_ in functions]
+    groups = [FunctionGroup(key=key, local=local, file=file) for (key, _, local, file), *_ in functions]
     name_functions(groups)
     name_of, object_name_of = [group.name for group in groups].__getitem__, object_name.__getitem__
     function_rows = sorted(
         (
-            group.name, group.raw, parts, address, size, instructions, fingerprint,
+            group.name, raw, parts, address, size, instructions, fingerprint,
             sorted(set(map(name_of, callee_functions)).union(callee_stubs)),
             sorted(map(object_name_of, data_refs)),
             cold, group.local, group.file,
         )
-        for group, (_, _, _, parts, address, size, instructions, fingerprint, callee_functions, callee_stubs, data_refs, cold)
+        for group, ((_, raw, _, _), parts, address, size, instructions, fingerprint, callee_functions, callee_stubs, data_refs, cold)
         in zip(groups, functions)
     )
     object_rows = sorted(

@@ -21,7 +21,7 @@ from collectors.address_resolver import AddressResolver, CodeRange, DataRange, R
 from collectors.decoder import Decoder, default_decoder
 from collectors.elf_image import R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT, ElfImage, Symbol
 from collectors.analysis_tables import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
-from collectors.symbols import is_cold_part, parent_symbol, part_kind, reference_name
+from collectors.symbols import function_key, has_external_linkage, is_cold_part, parent_symbol, part_kind, reference_name
 
 
 def analyse_in_python(path: str | os.PathLike[str], decoder: Decoder | None = None, jobs: int = 1) -> StaticAnalysis:
@@ -55,32 +55,48 @@ def _in_code(image: ElfImage, symbol: Symbol) -> bool:
     return section is not None and section.executable and not section.nobits
 
 
+def _alias_order(symbol: Symbol) -> tuple:
+    """Among symbols at one address, the name a user expects first: global, then plain, then short."""
+    return (symbol.local, symbol.raw.startswith("_"), len(symbol.raw), symbol.raw)
+
+
 def _primary_alias(aliases: list[Symbol]) -> Symbol:
-    """Among symbols at one address, the name a user expects: global, then plain, then short."""
-    return min(aliases, key=lambda s: (s.local, s.raw.startswith("_"), len(s.raw), s.raw))
+    return min(aliases, key=_alias_order)
 
 
 def _group_functions(symbols: list[Symbol]) -> tuple[list[CodeRange], list[FunctionGroup]]:
+    """Functions by key, each with its symbol at every address it has code at.
+
+    The symbols at one address are one body: each of their keys gets it as a part (a
+    constructor's C1 and C2 one key, ``foo`` and ``bar`` folded by identical code folding
+    two).  References to the address are written with the name a user expects first.
+    """
     by_address: dict[int, list[Symbol]] = defaultdict(list)
     for symbol in symbols:
         by_address[symbol.address].append(symbol)
-    primaries = [_primary_alias(aliases) for aliases in by_address.values()]
+    aliases_in_order = [sorted(aliases, key=_alias_order) for aliases in by_address.values()]
+    global_keys = {function_key(aliases[0].raw) for aliases in aliases_in_order if not aliases[0].local}
 
-    global_parents = {parent_symbol(s.raw) for s in primaries if not s.local}
     functions: dict[tuple[str, str], FunctionGroup] = {}
-    for symbol in primaries:
-        parent = parent_symbol(symbol.raw)
-        # A clone of a global function is a local symbol: it still belongs to the global.
-        local = symbol.local and parent not in global_parents
-        key = (parent, symbol.file if local else "")
-        function = functions.setdefault(key, FunctionGroup(raw=parent, local=local, file=symbol.file if local else ""))
-        function.parts.append(symbol)
+    primary_group = []
+    for aliases in aliases_in_order:
+        here: dict[tuple[str, str], tuple[Symbol, bool]] = {}
+        for symbol in aliases:
+            key = function_key(symbol.raw)
+            # A clone of a global function is a local symbol: it still belongs to the global;
+            # so does a C++ function of external linkage cloned in each translation unit.
+            local = symbol.local and key not in global_keys and not has_external_linkage(key)
+            here.setdefault((key, symbol.file if local else ""), (symbol, local))
+        for (key, file), (symbol, local) in here.items():
+            function = functions.setdefault((key, file), FunctionGroup(key=key, local=local, file=file))
+            function.parts.append(symbol)
+        primary_group.append(functions[next(iter(here))])
 
     name_functions(list(functions.values()))
     ranges = [
-        CodeRange(raw=part.raw, address=part.address, size=part.size, token=reference_name(part.raw), parent=function.name)
-        for function in functions.values()
-        for part in function.parts
+        CodeRange(raw=aliases[0].raw, address=aliases[0].address, size=aliases[0].size, token=reference_name(aliases[0].raw),
+                  parent=function.name)
+        for aliases, function in zip(aliases_in_order, primary_group)
     ]
     return ranges, sorted(functions.values(), key=lambda f: f.name)
 
@@ -141,7 +157,7 @@ def _function_row(image: ElfImage, decoder: Decoder, resolver: AddressResolver, 
     primary = min(function.parts, key=lambda p: (part_kind(p.raw) != "", p.address))
     return (
         function.name,
-        function.raw,
+        parent_symbol(primary.raw),
         sorted(p.raw for p in function.parts),
         primary.address,
         sum(p.size for p in function.parts),

@@ -1,10 +1,20 @@
-"""Symbol names: demangling and the normalization that makes names comparable.
+"""Symbol names: the key that makes a function the same across builds, and demangling.
 
-A function's identity across commits is its *parent* name: gcc's clones and
-split parts (``foo.constprop.0``, ``foo.isra.0``, ``foo.part.0``, ``foo.cold``)
-belong to ``foo``, and their numbering moves from build to build.  Static locals
-(``counter.0``) are renumbered when another static is added, so their numeric
-suffix is dropped too.
+A function's identity across commits is its *key*, a symbol name:
+
+* gcc's clones and split parts (``foo.constprop.0``, ``foo.isra.0``, ``foo.part.0``,
+  ``foo.cold``) belong to ``foo``, and their numbering moves from build to build.  Static
+  locals (``counter.0``) are renumbered when another static is added, so their numeric
+  suffix is dropped too (:func:`parent_symbol`).
+* A C++ constructor or destructor is emitted as several variants (complete ``C1``, base
+  ``C2``, deleting ``D0``...), as aliases of one body or as separate bodies depending on
+  the class and the flags: they are one function, keyed by the complete-object variant
+  (:func:`function_key`: ``_ZN3FooC2Ev`` -> ``_ZN3FooC1Ev``).
+
+Keys stay mangled: a demangled name depends on the demangler (libstdc++'s, valgrind's,
+perf's, c++filt's differ in spacing and detail) and costs time on every analysis, while
+the mangled name is what every tool reads in the symbol table.  C names are not mangled
+and are their own keys.  People read :func:`demangle`'d names.
 """
 
 from __future__ import annotations
@@ -12,14 +22,21 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import cxxfilt
-
 # gcc / clang clone and split suffixes; each may carry a number (.constprop.3).
 _CLONE_SUFFIX = re.compile(
     r"\.(?:constprop|isra|part|cold|lto_priv|localalias|clone|llvm|specialized)(?:\.\d+)*"
 )
 _NUMERIC_SUFFIX = re.compile(r"(?:\.\d+)+$")
 _COLD_PART = re.compile(r"\.cold(?:\.\d+)?(?:\.|$)")
+# The variants of a constructor (complete, base, allocating, gcc's unified body of
+# -fdeclone-ctor-dtor) and of a destructor (deleting, complete, base, unified).
+CTOR_VARIANTS, DTOR_VARIANTS = ("C1", "C2", "C3", "C4"), ("D0", "D1", "D2", "D4")
+# A this-adjusting entry of a virtual method (non-virtual _ZTh, virtual _ZTv, covariant
+# _ZTc offsets, then the method's encoding): another way into the method's code.
+_THUNK = re.compile(r"^_ZT(?:h|v n?\d+_|c(?:h n?\d+_|v n?\d+_ n?\d+_)(?:h|v n?\d+_))n?\d+_".replace(" ", ""))
+# gcc marks a name of internal linkage with L before it (_ZL3foov, _ZN1nL3barEv); an
+# anonymous namespace is _GLOBAL__N_1.  A false positive only keeps clones apart per file.
+_INTERNAL_LINKAGE = re.compile(r"L\d|_GLOBAL__N")
 
 
 @lru_cache(maxsize=65536)
@@ -30,6 +47,22 @@ def parent_symbol(raw: str) -> str:
     return _NUMERIC_SUFFIX.sub("", stem) or raw
 
 
+@lru_cache(maxsize=65536)
+def function_key(raw: str) -> str:
+    """The function a symbol belongs to: its parent, a constructor or destructor variant
+    as the complete-object one (``_ZN3FooD0Ev.cold`` -> ``_ZN3FooD1Ev``), a thunk as its
+    method (``_ZThn8_N3Foo3runEv`` -> ``_ZN3Foo3runEv``)."""
+    parent = parent_symbol(raw)
+    thunk = _THUNK.match(parent)
+    if thunk:
+        parent = "_Z" + parent[thunk.end():]
+    position = variant_position(parent)
+    if position is None:
+        return parent
+    canonical = "C1" if parent[position] == "C" else "D1"
+    return parent[:position] + canonical + parent[position + 2:]
+
+
 def part_kind(raw: str) -> str:
     """The clone/part suffixes of a symbol without their numbers: ``.constprop.cold``."""
     match = _CLONE_SUFFIX.search(raw)
@@ -38,26 +71,190 @@ def part_kind(raw: str) -> str:
     return re.sub(r"\.\d+", "", raw[match.start():])
 
 
+def clone_suffix(raw: str) -> str:
+    """The clone/part suffixes as written: ``.constprop.0.cold``."""
+    match = _CLONE_SUFFIX.search(raw)
+    return raw[match.start():] if match else ""
+
+
 def is_cold_part(raw: str) -> bool:
     return bool(_COLD_PART.search(raw))
 
 
 @lru_cache(maxsize=65536)
 def reference_name(raw: str) -> str:
-    """How a reference to this symbol appears in a fingerprint: suffix numbers dropped.
+    """How a reference to this symbol appears in a fingerprint: its function's key and
+    the kind of part it is, numbers dropped.
 
     ``foo.constprop.2`` and ``foo.constprop.0`` are the same specialisation
-    renumbered; ``foo`` and ``foo.constprop`` are different code and stay apart.
+    renumbered; ``foo`` and ``foo.constprop`` are different code and stay apart; a call
+    to a base constructor reads the same whether it is an alias of the complete one or not.
     """
-    return parent_symbol(raw) + part_kind(raw)
+    return function_key(raw) + part_kind(raw)
+
+
+def has_external_linkage(raw: str) -> bool:
+    """Whether a mangled C++ name has external linkage: every copy of it in the binary
+    (a local clone in each translation unit of an inline function or template) is the one
+    function (the one definition rule).  False for C names: a static function and a
+    clone of a global one cannot be told apart by name there."""
+    return raw.startswith("_Z") and not _INTERNAL_LINKAGE.search(raw)
+
+
+def variant_position(raw: str) -> int | None:
+    """Where the constructor/destructor variant code (``C2``, ``D0``...) of a mangled
+    member name is, or None.
+
+    Walks the nested name (``_ZN`` [qualifiers] components ``E``): length-prefixed
+    identifiers, standard substitutions, template arguments; anything it does not know
+    ends the walk without an answer, so a name is never misread, at worst not folded.
+    """
+    if not raw.startswith("_ZN"):
+        return None
+    i, end = 3, len(raw)
+    while i < end and raw[i] in "rVKRO":
+        i += 1
+    while i < end:
+        c = raw[i]
+        if c.isdigit():
+            i = _after_identifier(raw, i)
+        elif c == "L" and i + 1 < end and raw[i + 1].isdigit():
+            i += 1  # gcc's internal-linkage mark before an identifier
+        elif c == "S":
+            i = _after_substitution(raw, i)
+        elif c == "I":
+            i = _after_template_arguments(raw, i)
+        elif c == "B":
+            i = _after_identifier(raw, i + 1)  # an ABI tag: B5cxx11
+        elif c in "CD" and i + 2 <= end and raw[i:i + 2] in CTOR_VARIANTS + DTOR_VARIANTS:
+            return i if i + 2 < end and raw[i + 2] in "EIB" else None
+        else:
+            return None
+        if i is None:
+            return None
+    return None
+
+
+def _after_identifier(raw: str, i: int) -> int | None:
+    start = i
+    while i < len(raw) and raw[i].isdigit():
+        i += 1
+    if i == start:
+        return None
+    i += int(raw[start:i])
+    return i if i <= len(raw) else None
+
+
+def _after_substitution(raw: str, i: int) -> int | None:
+    """``St``, ``Sa``... or ``S_``, ``S<seq-id>_``."""
+    if i + 1 < len(raw) and raw[i + 1] in "tabsiod":
+        return i + 2
+    close = raw.find("_", i + 1)
+    if close < 0 or not all(ch.isdigit() or ch.isupper() for ch in raw[i + 1:close]):
+        return None
+    return close + 1
+
+
+_BUILTIN_TYPES = frozenset("vwbcahstijlmxynoefdgz")
+_QUALIFIERS = frozenset("PRKVrO")
+
+
+def _after_template_arguments(raw: str, i: int) -> int | None:
+    """Past the ``I ... E`` of template arguments (nested ones included), or None when
+    they hold something this walk does not read (expressions, lambdas, packs)."""
+    depth, end = 0, len(raw)
+    while i < end:
+        c = raw[i]
+        if c.isdigit():
+            i = _after_identifier(raw, i)
+            if i is None:
+                return None
+            continue
+        if c in "IN":
+            depth += 1
+        elif c == "E":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == "L":  # a literal: L <builtin type> [n] <digits> E
+            close = raw.find("E", i)
+            value = raw[i + 2:close].removeprefix("n")
+            if close < 0 or raw[i + 1] not in _BUILTIN_TYPES or not value.isdigit():
+                return None
+            i = close + 1
+            continue
+        elif c == "S":
+            i = _after_substitution(raw, i)
+            if i is None:
+                return None
+            continue
+        elif c == "T":  # a template parameter: T_ or T<number>_
+            close = raw.find("_", i)
+            if close < 0 or not raw[i + 1:close].isdigit() and close != i + 1:
+                return None
+            i = close + 1
+            continue
+        elif c not in _BUILTIN_TYPES and c not in _QUALIFIERS:
+            return None
+        i += 1
+    return None
+
+
+# ------------------------------------------------------------------ demangling
+class _CxaDemangler:
+    """libstdc++'s ``__cxa_demangle`` through ctypes, loaded by its soname: the cxxfilt
+    package finds the libraries with ``ctypes.util.find_library``, which runs ldconfig
+    and costs more than demangling a small binary's names."""
+
+    def __init__(self) -> None:
+        import ctypes
+
+        libcxx, libc = ctypes.CDLL("libstdc++.so.6"), ctypes.CDLL("libc.so.6")
+        self._ctypes = ctypes
+        self._demangle = libcxx.__cxa_demangle
+        self._demangle.restype = ctypes.c_void_p
+        self._demangle.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+        self._free = libc.free
+        self._free.argtypes = [ctypes.c_void_p]
+
+    def __call__(self, raw: str) -> str | None:
+        status = self._ctypes.c_int()
+        pointer = self._demangle(raw.encode(), None, None, self._ctypes.byref(status))
+        if not pointer:
+            return None
+        try:
+            return self._ctypes.string_at(pointer).decode("utf-8", "replace")
+        finally:
+            self._free(pointer)
+
+
+@lru_cache(maxsize=1)
+def _demangler():
+    try:
+        return _CxaDemangler()
+    except (OSError, AttributeError):  # no libstdc++ by that name (musl, libc++): cxxfilt finds one
+        import cxxfilt
+
+        def demangle_with_cxxfilt(raw: str) -> str | None:
+            try:
+                return cxxfilt.demangle(raw, external_only=False)
+            except cxxfilt.Error:
+                return None
+
+        return demangle_with_cxxfilt
 
 
 @lru_cache(maxsize=None)
 def demangle(raw: str) -> str:
-    """Demangle an Itanium C++ name; anything else is returned unchanged."""
+    """The name a person reads: an Itanium C++ name demangled, a clone suffix kept as gcc's
+    demangler writes it (``f(int) [clone .cold]``); anything else unchanged.  A key with
+    a suffix of ours (``helper [file.c]``, ``counter#2``) keeps it."""
     if not raw.startswith("_Z"):
         return raw
-    try:
-        return cxxfilt.demangle(raw, external_only=False)
-    except cxxfilt.InvalidName:
-        return raw
+    symbol, space, rest = raw.partition(" ")
+    hash_at = symbol.find("#")
+    if hash_at > 0:
+        symbol, rest = symbol[:hash_at], symbol[hash_at:] + space + rest
+        space = ""
+    demangled = _demangler()(symbol)
+    return raw if demangled is None else demangled + space + rest

@@ -124,11 +124,16 @@ COMMITS = TableSchema("commits", "One row per commit: its build outcome, its bin
 ))
 
 FUNCTIONS = TableSchema("functions", "One row per *function*: gcc's clones and split parts (`foo.constprop.0`, "
-                        "`foo.isra.0`, `foo.part.0`, `foo.cold`) are folded into their parent `foo`.", (
+                        "`foo.isra.0`, `foo.part.0`, `foo.cold`) are folded into their parent `foo`, a C++ "
+                        "constructor's or destructor's variants (`C1`, `C2`, `D0`, `D1`, `D2`) and virtual thunks into "
+                        "one function, and the local copies of a C++ inline function or template (one in each "
+                        "translation unit) into one. A body with several names (identical code folding) is a part of "
+                        "each of their functions.", (
     Column("commit", STRING, _COMMIT),
-    Column("name", STRING, "demangled parent name, the key across commits. Made unique: two static functions of one "
-                           "name get ` [file.c]`; C++ constructor/destructor variants get ` [raw symbol]`"),
-    Column("raw_name", STRING, "parent symbol as in the symbol table (mangled for C++)"),
+    Column("name", STRING, "the key across commits: the parent symbol, mangled for C++ (the commands print it "
+                           "demangled), a constructor or destructor variant as the complete-object one (`C1`, `D1`). "
+                           "Made unique: two static functions of one name get ` [file.c]`"),
+    Column("raw_name", STRING, "parent symbol of the main part as in the symbol table"),
     Column("parts", STRINGS, "raw symbols folded into this function"),
     Column("address", INT, "address of the main part"),
     Column("size", INT, "bytes, all parts"),
@@ -145,7 +150,7 @@ FUNCTIONS = TableSchema("functions", "One row per *function*: gcc's clones and s
 
 OBJECTS = TableSchema("objects", "One row per data object (`STT_OBJECT` symbol with a size).", (
     Column("commit", STRING, _COMMIT),
-    Column("name", STRING, "demangled name, numeric suffixes of static locals dropped (`counter.0` -> `counter`); "
+    Column("name", STRING, "symbol name (mangled for C++), numeric suffixes of static locals dropped (`counter.0` -> `counter`); "
                            "made unique like `functions.name`, static locals of one name in one file by their order "
                            "in memory (`counter#2`)"),
     Column("raw_name", STRING, "symbol name without that suffix"),

@@ -8,14 +8,16 @@ import pytest
 
 from collectors.static_analysis import analyse_binary
 from collectors.static_diff import diff_functions, diff_objects
+from collectors.symbols import demangle
 from tests.helpers import compile_c, program_text
 
 CONFIGURATIONS = [("-O0", True), ("-O0", False), ("-O2", True), ("-O2", False)]
 
 
 def _changes(old, new):
+    """Names as people read them (demangled; a C name is its own)."""
     diff = diff_functions(old.functions, new.functions)
-    return {status: {row["name"] for row in diff if row["status"] == status} for status in ("new", "deleted", "changed")}
+    return {status: {demangle(row["name"]) for row in diff if row["status"] == status} for status in ("new", "deleted", "changed")}
 
 
 def _changed_objects(old, new) -> list[str]:
@@ -100,10 +102,12 @@ CPP_PROGRAM = program_text("classes.cpp")
 
 
 @pytest.mark.parametrize("optimization", ["-O0", "-O2"])
-def test_cpp_names_are_demangled_and_only_the_edited_method_changes(tmp_path, optimization):
+def test_cpp_names_are_mangled_keys_that_demangle_and_only_the_edited_method_changes(tmp_path, optimization):
     flags = f"{optimization} -fPIE -pie"
     old = analyse_binary(compile_c(CPP_PROGRAM % "", tmp_path / "old", flags, "g++", "cpp"))
-    names = set(old.functions["name"].to_pylist())
+    keys = set(old.functions["name"].to_pylist())
+    assert {"_ZNK3geo6Square4areaEv", "_ZN3geo6scaledEd", "_ZN3geo6scaledEi"} <= keys
+    names = {demangle(key) for key in keys}
     assert {"geo::Square::area() const", "geo::scaled(double)", "geo::scaled(int)"} <= names
     assert "double geo::total<double>(std::vector<double, std::allocator<double> > const&)" in names
     assert "_ZNK3geo6Square4areaEv" in set(old.functions["raw_name"].to_pylist())

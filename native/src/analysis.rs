@@ -8,18 +8,19 @@ use std::collections::{HashMap, HashSet};
 use blake2::Digest;
 
 use crate::elf::{hex, Blake2b128, Image, Section, Symbol, R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT};
-use crate::names::{is_cold_part, parent_symbol, part_kind, reference_name};
+use crate::names::{function_key, has_external_linkage, is_cold_part, parent_symbol, part_kind, reference_name};
 use crate::resolver::{Callee, CodeRange, DataRange, References, Resolver};
 use crate::scan::scan;
 
 pub struct Function {
-    pub raw: String, // the parent symbol
+    pub key: String, // names::function_key of its symbols
     pub local: bool,
     pub file: String,
-    pub parts: Vec<Symbol>,
+    pub parts: Vec<Symbol>, // its symbol at each address it has code at
 }
 
 pub struct FunctionRecord {
+    pub raw: String,        // the parent symbol of the primary part
     pub parts: Vec<String>, // sorted raw names
     pub address: u64,       // of the primary part
     pub size: u64,
@@ -47,57 +48,74 @@ pub struct Analysis {
     pub objects: Vec<(DataObject, ObjectRecord)>, // by address
 }
 
-/// Among symbols at one address, the one a user expects: global, then plain, then short.
-fn primary_alias(aliases: &[&Symbol]) -> Symbol {
-    let key = |s: &&&Symbol| (s.local, s.raw.starts_with('_'), s.raw.chars().count(), s.raw.clone());
-    (*aliases.iter().min_by_key(key).unwrap()).clone()
+/// Among symbols at one address, the order a user expects: global, then plain, then short.
+fn alias_order(s: &Symbol) -> (bool, bool, usize, String) {
+    (s.local, s.raw.starts_with('_'), s.raw.chars().count(), s.raw.clone())
 }
 
-/// Symbols grouped by address in first-seen order, one primary alias each.
-fn primaries<'s>(symbols: impl Iterator<Item = &'s Symbol>) -> Vec<Symbol> {
+/// Symbols grouped by address in first-seen order, each group in alias order (its primary first).
+fn by_address<'s>(symbols: impl Iterator<Item = &'s Symbol>) -> Vec<Vec<&'s Symbol>> {
     let mut order: Vec<u64> = Vec::new();
-    let mut by_address: HashMap<u64, Vec<&Symbol>> = HashMap::new();
+    let mut groups: HashMap<u64, Vec<&Symbol>> = HashMap::new();
     for symbol in symbols {
-        by_address.entry(symbol.address).or_insert_with(|| { order.push(symbol.address); Vec::new() }).push(symbol);
+        groups.entry(symbol.address).or_insert_with(|| { order.push(symbol.address); Vec::new() }).push(symbol);
     }
-    order.iter().map(|address| primary_alias(&by_address[address])).collect()
+    order
+        .iter()
+        .map(|address| {
+            let mut aliases = groups.remove(address).unwrap();
+            aliases.sort_by_cached_key(|s| alias_order(s));
+            aliases
+        })
+        .collect()
 }
 
-pub fn group_functions(image: &Image) -> Vec<Function> {
+/// Functions by key, each with its symbol at every address it has code at (the symbols at
+/// one address are one body, a part of each of their keys), and for each address its
+/// primary symbol with the index of the function that symbol belongs to.
+pub fn group_functions(image: &Image) -> (Vec<Function>, Vec<(Symbol, usize)>) {
     let in_code = |s: &&Symbol| s.kind == STT_FUNC && s.size != 0 && image.section_at(s.address).is_some_and(|x| x.executable() && !x.nobits);
-    let primaries = primaries(image.symbols.iter().filter(in_code));
-    let global_parents: HashSet<String> = primaries.iter().filter(|s| !s.local).map(|s| parent_symbol(&s.raw)).collect();
+    let addresses = by_address(image.symbols.iter().filter(in_code));
+    let global_keys: HashSet<String> = addresses.iter().filter(|a| !a[0].local).map(|a| function_key(&a[0].raw)).collect();
     let mut functions: Vec<Function> = Vec::new();
     let mut index_of: HashMap<(String, String), usize> = HashMap::new();
-    for symbol in primaries {
-        let parent = parent_symbol(&symbol.raw);
-        // A clone of a global function is a local symbol: it still belongs to the global.
-        let local = symbol.local && !global_parents.contains(&parent);
-        let file = if local { symbol.file.clone() } else { String::new() };
-        let index = *index_of.entry((parent.clone(), file.clone())).or_insert_with(|| {
-            functions.push(Function { raw: parent, local, file, parts: Vec::new() });
-            functions.len() - 1
-        });
-        functions[index].parts.push(symbol);
+    let mut primaries = Vec::new();
+    for aliases in addresses {
+        let mut here: Vec<usize> = Vec::new();
+        for symbol in &aliases {
+            let key = function_key(&symbol.raw);
+            // A clone of a global function is a local symbol: it still belongs to the global;
+            // so does a C++ function of external linkage cloned in each translation unit.
+            let local = symbol.local && !global_keys.contains(&key) && !has_external_linkage(&key);
+            let file = if local { symbol.file.clone() } else { String::new() };
+            let index = *index_of.entry((key.clone(), file.clone())).or_insert_with(|| {
+                functions.push(Function { key, local, file, parts: Vec::new() });
+                functions.len() - 1
+            });
+            if !here.contains(&index) {
+                here.push(index);
+                functions[index].parts.push((*symbol).clone());
+            }
+        }
+        primaries.push((aliases[0].clone(), here[0]));
     }
-    functions
+    (functions, primaries)
 }
 
 pub fn data_objects(image: &Image) -> Vec<DataObject> {
     let is_object = |s: &&Symbol| s.kind == STT_OBJECT && s.size != 0 && image.section_at(s.address).is_some();
     let mut objects: Vec<DataObject> =
-        primaries(image.symbols.iter().filter(is_object)).into_iter().map(|s| DataObject { token: reference_name(&s.raw), symbol: s }).collect();
+        by_address(image.symbols.iter().filter(is_object)).into_iter().map(|a| DataObject { token: reference_name(&a[0].raw), symbol: a[0].clone() }).collect();
     objects.sort_by_key(|o| o.symbol.address);
     objects
 }
 
 pub fn analyse(image: &Image) -> Analysis {
-    let functions = group_functions(image);
+    let (functions, primaries) = group_functions(image);
     let objects = data_objects(image);
-    let code_ranges = functions
+    let code_ranges = primaries
         .iter()
-        .enumerate()
-        .flat_map(|(index, f)| f.parts.iter().map(move |p| CodeRange { address: p.address, end: p.address.wrapping_add(p.size), token: reference_name(&p.raw), parent: index }))
+        .map(|(p, index)| CodeRange { address: p.address, end: p.address.wrapping_add(p.size), token: reference_name(&p.raw), parent: *index })
         .collect();
     let data_ranges = objects.iter().map(|o| DataRange { address: o.symbol.address, end: o.symbol.address.wrapping_add(o.symbol.size), token: o.token.clone() }).collect();
     let mut resolver = Resolver::new(image, code_ranges, data_ranges);
@@ -153,6 +171,7 @@ fn function_record(image: &Image, resolver: &mut Resolver, index: usize, functio
         }
     }
     FunctionRecord {
+        raw: parent_symbol(&primary.raw),
         parts,
         address: primary.address,
         size: function.parts.iter().map(|p| p.size).sum(),

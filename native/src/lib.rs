@@ -15,14 +15,14 @@ mod scan;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-type FunctionRow = (String, bool, String, Vec<String>, u64, u64, usize, String, Vec<usize>, Vec<String>, Vec<usize>, bool);
+type FunctionRow = ((String, String, bool, String), Vec<String>, u64, u64, usize, String, Vec<usize>, Vec<String>, Vec<usize>, bool);
 type ObjectRow = (String, String, bool, u64, u64, String, bool, String);
 type Result = (&'static str, String, Vec<FunctionRow>, Vec<ObjectRow>);
 
 /// Analyse the bytes of an ELF file.
 ///
 /// Returns (symbol_source, content_digest, functions, objects).
-/// A function is (parent raw name, local, file, sorted part names, primary address, size,
+/// A function is ((key, parent symbol of its primary part, local, file), sorted part names, primary address, size,
 /// instructions, fingerprint, callee function indices, callee stub names, data object
 /// indices, has cold part); an object is (token, file, local, address, size, section,
 /// writable, fingerprint), by address.  Raises ValueError on anything malformed.
@@ -43,7 +43,7 @@ fn run(data: &[u8]) -> std::result::Result<Result, String> {
     let functions = analysed
         .functions
         .into_iter()
-        .map(|(f, r)| (f.raw, f.local, f.file, r.parts, r.address, r.size, r.instructions, r.fingerprint, r.callee_functions, r.callee_stubs, r.data_refs, r.has_cold_part))
+        .map(|(f, r)| ((f.key, r.raw, f.local, f.file), r.parts, r.address, r.size, r.instructions, r.fingerprint, r.callee_functions, r.callee_stubs, r.data_refs, r.has_cold_part))
         .collect();
     let objects = analysed
         .objects

@@ -1,7 +1,9 @@
 //! Symbol-name normalization, the same rules as `collectors/symbols.py`.
 //!
 //! gcc's clones and split parts (`foo.constprop.0`, `foo.part.1`, `foo.cold`) belong to
-//! their parent `foo`, and their numbering moves from build to build.
+//! their parent `foo`, and their numbering moves from build to build; the variants of a
+//! C++ constructor or destructor (`C1`, `C2`, `D0`...) are one function, keyed by the
+//! complete-object variant.
 
 const CLONE_WORDS: [&str; 9] = [
     "constprop", "isra", "part", "cold", "lto_priv", "localalias", "clone", "llvm", "specialized",
@@ -59,9 +61,162 @@ pub fn part_kind(raw: &str) -> String {
     String::from_utf8(kind).unwrap_or_default()
 }
 
-/// How a reference to the symbol is written in a fingerprint: numbers dropped, kind kept.
+/// How a reference to the symbol is written in a fingerprint: its function's key, the
+/// kind of part kept, numbers dropped.
 pub fn reference_name(raw: &str) -> String {
-    parent_symbol(raw) + &part_kind(raw)
+    function_key(raw) + &part_kind(raw)
+}
+
+/// The function a symbol belongs to: its parent, a constructor or destructor variant as
+/// the complete-object one (`_ZN3FooD0Ev.cold` -> `_ZN3FooD1Ev`).
+pub fn function_key(raw: &str) -> String {
+    let mut parent = parent_symbol(raw);
+    if let Some(end) = thunk_prefix_end(&parent) {
+        parent = format!("_Z{}", &parent[end..]);
+    }
+    match variant_position(&parent) {
+        Some(at) => {
+            let canonical = if parent.as_bytes()[at] == b'C' { "C1" } else { "D1" };
+            format!("{}{}{}", &parent[..at], canonical, &parent[at + 2..])
+        }
+        None => parent,
+    }
+}
+
+/// Where the method's encoding starts in a thunk (`_ZTh`, `_ZTv`, `_ZTc` and their
+/// call offsets), the `_THUNK` of `collectors/symbols.py`.
+fn thunk_prefix_end(raw: &str) -> Option<usize> {
+    let b = raw.as_bytes();
+    if !raw.starts_with("_ZT") || b.len() < 4 {
+        return None;
+    }
+    let number = |i: usize| -> Option<usize> {
+        // n?\d+_
+        let mut j = i + usize::from(b.get(i) == Some(&b'n'));
+        let start = j;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        (j > start && b.get(j) == Some(&b'_')).then_some(j + 1)
+    };
+    let call_offset = |i: usize| -> Option<usize> {
+        match b.get(i)? {
+            b'h' => number(i + 1),
+            b'v' => number(number(i + 1)?),
+            _ => None,
+        }
+    };
+    match b[3] {
+        b'h' | b'v' => call_offset(3),
+        b'c' => call_offset(call_offset(4)?),
+        _ => None,
+    }
+}
+
+/// Whether a mangled C++ name has external linkage (no `L<digit>`, gcc's mark of
+/// internal linkage, no anonymous namespace): false for C names.
+pub fn has_external_linkage(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    raw.starts_with("_Z") && !raw.contains("_GLOBAL__N") && !bytes.windows(2).any(|w| w[0] == b'L' && w[1].is_ascii_digit())
+}
+
+const VARIANTS: [&[u8]; 8] = [b"C1", b"C2", b"C3", b"C4", b"D0", b"D1", b"D2", b"D4"];
+const BUILTIN_TYPES: &[u8] = b"vwbcahstijlmxynoefdgz";
+const QUALIFIERS: &[u8] = b"PRKVrO";
+
+/// Where the constructor/destructor variant code of a mangled member name is: the walk
+/// of `collectors/symbols.py`'s `variant_position`, which gives up on what it does not know.
+pub fn variant_position(raw: &str) -> Option<usize> {
+    let b = raw.as_bytes();
+    if !raw.starts_with("_ZN") {
+        return None;
+    }
+    let mut i = 3;
+    while i < b.len() && b"rVKRO".contains(&b[i]) {
+        i += 1;
+    }
+    while i < b.len() {
+        let c = b[i];
+        i = if c.is_ascii_digit() {
+            after_identifier(b, i)?
+        } else if c == b'L' && i + 1 < b.len() && b[i + 1].is_ascii_digit() {
+            i + 1
+        } else if c == b'S' {
+            after_substitution(b, i)?
+        } else if c == b'I' {
+            after_template_arguments(b, i)?
+        } else if c == b'B' {
+            after_identifier(b, i + 1)?
+        } else if (c == b'C' || c == b'D') && i + 2 <= b.len() && VARIANTS.contains(&&b[i..i + 2]) {
+            return (i + 2 < b.len() && b"EIB".contains(&b[i + 2])).then_some(i);
+        } else {
+            return None;
+        };
+    }
+    None
+}
+
+fn after_identifier(b: &[u8], mut i: usize) -> Option<usize> {
+    let start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i == start {
+        return None;
+    }
+    let length: usize = std::str::from_utf8(&b[start..i]).ok()?.parse().ok()?;
+    let end = i.checked_add(length)?;
+    (end <= b.len()).then_some(end)
+}
+
+fn after_substitution(b: &[u8], i: usize) -> Option<usize> {
+    if i + 1 < b.len() && b"tabsiod".contains(&b[i + 1]) {
+        return Some(i + 2);
+    }
+    let close = i + 1 + b[i + 1..].iter().position(|&c| c == b'_')?;
+    b[i + 1..close].iter().all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()).then_some(close + 1)
+}
+
+fn after_template_arguments(b: &[u8], mut i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_digit() {
+            i = after_identifier(b, i)?;
+            continue;
+        }
+        if c == b'I' || c == b'N' {
+            depth += 1;
+        } else if c == b'E' {
+            depth = depth.checked_sub(1)?;
+            if depth == 0 {
+                return Some(i + 1);
+            }
+        } else if c == b'L' {
+            let close = i + b[i..].iter().position(|&x| x == b'E')?;
+            let value = b.get(i + 2..close)?;
+            let value = value.strip_prefix(b"n").unwrap_or(value);
+            if !BUILTIN_TYPES.contains(b.get(i + 1)?) || value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            i = close + 1;
+            continue;
+        } else if c == b'S' {
+            i = after_substitution(b, i)?;
+            continue;
+        } else if c == b'T' {
+            let close = i + b[i..].iter().position(|&x| x == b'_')?;
+            if !b[i + 1..close].iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            i = close + 1;
+            continue;
+        } else if !BUILTIN_TYPES.contains(&c) && !QUALIFIERS.contains(&c) {
+            return None;
+        }
+        i += 1;
+    }
+    None
 }
 
 /// `\.cold(?:\.\d+)?(?:\.|$)` anywhere in the name.
