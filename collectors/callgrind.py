@@ -17,13 +17,16 @@ import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import pyarrow as pa
 
 from collectors.arrow_rows import table_of_rows
 
-from collectors.symbols import parent_symbol
+from collectors.code_image import CodeImage
+from collectors.errors import BinaryError
+from collectors.symbols import function_key, keys_by_demangled_name
 from collectors.run_context import tool_path
 
 PROFILE_COLUMNS = ["function", "object", "in_binary", "calls", "self_instructions", "inclusive_instructions"]
@@ -43,15 +46,30 @@ def callgrind_command(command: list[str], output: Path, isolate: str | None = No
             *toggle, "--quiet", *command]
 
 
-def normalize_function(name: str) -> str:
-    """The function a callgrind entry belongs to, as the static table names it.
+def binary_keys(binary: str | os.PathLike[str] | None) -> dict[str, str]:
+    """The binary's C++ functions' keys under the names callgrind and Pin print for them
+    (demangled: callgrind's --toggle-collect patterns are written so), {} for a C binary
+    or one that cannot be read."""
+    if not binary:
+        return {}
+    try:
+        image = CodeImage.load(str(binary))
+    except (BinaryError, OSError):
+        return {}
+    return keys_by_demangled_name(image.function_names())
 
-    ``fib'2`` (a recursion level), ``foo.constprop.0``, ``foo.cold`` and
-    ``f(int) [clone .isra.0]`` all become their parent.
+
+def normalize_function(name: str) -> str:
+    """The function a profiler's entry belongs to, as the static table keys it.
+
+    ``fib'2`` (a recursion level), ``foo.constprop.0``, ``foo.cold`` all become their
+    parent, a C++ constructor variant (``_ZN3FooC2Ev``, as perf prints it) its
+    function's key; a name a profiler demangled, ``f(int) [clone .isra.0]``, loses its
+    clone note (:func:`binary_keys` gives its key).
     """
     name = _RECURSION.sub("", name)
     name = _CLONE_NOTE.sub("", name)
-    return parent_symbol(name) if "(" not in name else name
+    return function_key(name) if "(" not in name else name
 
 
 @dataclass
@@ -178,11 +196,19 @@ def _position(field: str, last: int) -> int:
 def _merge(functions: dict[tuple[str, str], _Function], binary) -> pa.Table:
     binary_path = os.path.realpath(binary) if binary else None
     in_binary = {obj: bool(binary_path) and os.path.realpath(obj) == binary_path for obj in {obj for obj, _ in functions}}
-    normalized = {raw: normalize_function(raw) for _, raw in functions if raw is not None}
+    keys = binary_keys(binary_path) if any(in_binary.values()) else {}
+
+    @lru_cache(maxsize=None)
+    def normalized(obj: str, raw: str | None) -> str:
+        if raw is None:
+            return ""
+        name = normalize_function(raw)
+        return keys.get(name, name) if in_binary.get(obj) else name
+
     merged: dict[tuple[str, str], list[int]] = {}
     by_instruction: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
     for (obj, raw), data in functions.items():
-        key = (obj, normalized.get(raw, ""))
+        key = (obj, normalized(obj, raw))
         for address, cost in data.by_instruction.items():
             by_instruction[key][address] = by_instruction[key].get(address, 0) + cost
         row = merged.setdefault(key, [0, 0, 0])
@@ -190,7 +216,7 @@ def _merge(functions: dict[tuple[str, str], _Function], binary) -> pa.Table:
         row[1] += data.self_cost
         # inclusive = own cost + cost of calls that leave the (merged) function
         row[2] += data.self_cost + sum(
-            cost for (callee_obj, callee), cost in data.calls_out.items() if (callee_obj, normalized.get(callee, "")) != key
+            cost for (callee_obj, callee), cost in data.calls_out.items() if (callee_obj, normalized(callee_obj, callee)) != key
         )
     rows = [
         (name, os.path.basename(obj), in_binary[obj], calls, own, inclusive, *_instruction_lists(by_instruction.get((obj, name), {})))

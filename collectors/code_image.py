@@ -91,6 +91,10 @@ class CodeImage:
         """Entry addresses of the IFUNC resolvers: an ``STT_GNU_IFUNC`` symbol's value is its resolver's."""
         return frozenset(self.symbols["value"][(self.symbols["info"] & 0xF) == STT_GNU_IFUNC].tolist())
 
+    def function_names(self) -> list[str]:
+        """The raw names of the defined functions (with a size)."""
+        return [self._name(index) for index in np.flatnonzero(self._functions).tolist()]
+
     @cached_property
     def _functions(self) -> np.ndarray:
         kinds = self.symbols["info"] & 0xF

@@ -86,7 +86,8 @@ def read_perf(data: str | os.PathLike[str], binary: str | os.PathLike[str] | Non
 
 def _script_lines(data: str | os.PathLike[str]) -> Iterator[str]:
     """`perf script`'s lines, read as they come (a long run has millions of samples)."""
-    command = ["perf", "script", "-i", str(data), "-F", SCRIPT_FIELDS, "--show-mmap-events", "--show-task-events"]
+    # --no-demangle: symbols as the static table keys them (mangled for C++)
+    command = ["perf", "script", "-i", str(data), "-F", SCRIPT_FIELDS, "--no-demangle", "--show-mmap-events", "--show-task-events"]
     # stderr to a file: a pipe nobody reads while the samples stream could fill and stall perf
     with tempfile.TemporaryFile("w+", errors="replace") as stderr:
         try:

@@ -17,12 +17,13 @@ import pyarrow as pa
 
 from collectors.arrow_rows import table_of_rows
 
-from collectors.callgrind import PROFILE_COLUMNS, normalize_function
+from collectors.callgrind import PROFILE_COLUMNS, binary_keys, normalize_function
 from collectors.errors import UserError
 
 
 def read_proccount(path: str | os.PathLike[str], binary: str | os.PathLike[str] | None = None) -> pa.Table:
     binary_name = os.path.basename(os.path.realpath(binary)) if binary else None
+    keys = binary_keys(binary)  # Pin prints C++ names demangled; the tables key them mangled
     merged: dict[tuple[str, str], list[int]] = {}
     try:
         lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
@@ -36,7 +37,8 @@ def read_proccount(path: str | os.PathLike[str], binary: str | os.PathLike[str] 
         if len(fields) < 5 or not fields[-3].startswith("0x") or not (fields[-2].isdigit() and fields[-1].isdigit()):
             raise UserError(f"{path}:{number}: not a proccount line (Procedure Image Address Calls Instructions)")
         procedure, image = " ".join(fields[:-4]), os.path.basename(fields[-4])
-        key = (image, normalize_function(procedure))
+        name = normalize_function(procedure)
+        key = (image, keys.get(name, name) if image == binary_name else name)
         row = merged.setdefault(key, [0, 0])
         row[0] += int(fields[-2])
         row[1] += int(fields[-1])

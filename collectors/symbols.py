@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Iterable
 
 # gcc / clang clone and split suffixes; each may carry a number (.constprop.3).
 _CLONE_SUFFIX = re.compile(
@@ -198,6 +199,21 @@ def _after_template_arguments(raw: str, i: int) -> int | None:
             return None
         i += 1
     return None
+
+
+def keys_by_demangled_name(raw_names: Iterable[str]) -> dict[str, str]:
+    """C++ function keys under the names a demangling profiler prints for their symbols
+    (``Foo::Foo()`` for ``_ZN3FooC2Ev``: ``_ZN3FooC1Ev``).  A name two keys share (two
+    static functions of one name) is left out: it names neither for sure."""
+    found: dict[str, str] = {}
+    shared = set()
+    for raw in raw_names:
+        if not raw.startswith("_Z"):
+            continue  # C: a name is its own key
+        key, name = function_key(raw), demangle(parent_symbol(raw))
+        if found.setdefault(name, key) != key:
+            shared.add(name)
+    return {name: key for name, key in found.items() if name not in shared}
 
 
 # ------------------------------------------------------------------ demangling

@@ -29,6 +29,9 @@ RECENT_LABELS = 10  # how many earlier labels of a benchmark make its recent his
 LENGTH_CHANGE = 0.10  # Perphecy's ">= 10% instruction delta"
 ALLOCATORS = frozenset({
     "malloc", "calloc", "realloc", "free", "mmap", "munmap", "posix_memalign", "aligned_alloc", "memalign",
+    # operator new, new[], delete, delete[], sized delete: mangled as profiles and calls name them
+    # (collectors.symbols: keys are symbols), and demangled as imported profiles may
+    "_Znwm", "_Znam", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm",
     "operator new(unsigned long)", "operator new[](unsigned long)", "operator delete(void*)",
     "operator delete[](void*)", "operator delete(void*, unsigned long)",
 })

@@ -61,6 +61,9 @@ def test_names_are_normalized_like_the_static_table():
     assert normalize_function("foo.constprop.0") == "foo"
     assert normalize_function("main.cold") == "main"
     assert normalize_function("geo::area(int) [clone .isra.0]") == "geo::area(int)"
+    # profiles are read mangled (callgrind --demangle=no, perf script --no-demangle): keys as the static table's
+    assert normalize_function("_ZN3geo6SquareC2Ed") == "_ZN3geo6SquareC1Ed"
+    assert normalize_function("_ZN3geo6SquareD0Ev.cold'2") == "_ZN3geo6SquareD1Ev"
 
 
 def test_perf_profile_uses_the_available_event(program, tmp_path):
