@@ -60,6 +60,14 @@ class StaticAnalysis:
     def objects(self) -> pa.Table:
         return table_of_rows(self.object_rows, OBJECT_COLUMNS)
 
+    def function_records(self) -> list[dict]:
+        """The rows of ``functions`` as dicts, without Arrow: `selector functions` and `diff`
+        print them, and pyarrow's import costs more than analysing a small binary."""
+        return [dict(zip(FUNCTION_COLUMNS, row)) for row in self.function_rows]
+
+    def object_records(self) -> list[dict]:
+        return [dict(zip(OBJECT_COLUMNS, row)) for row in self.object_rows]
+
 
 def stripped_note(path: str) -> str:
     return (

@@ -60,8 +60,9 @@ class AnalysisInProgress:
     :func:`analyse_binary` raises them.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], jobs: int = 1) -> None:
         self.path = path
+        self.jobs = jobs  # for the Python implementation, as analyse_binary's
         self._core: Future | None = None
         if _native_wanted():
             from collectors.native_analysis import run_core
@@ -79,7 +80,7 @@ class AnalysisInProgress:
                 return tabulate(self.path, output)
         from collectors.python_analysis import analyse_in_python
 
-        return analyse_in_python(self.path)
+        return analyse_in_python(self.path, jobs=self.jobs)
 
 
 def _native_wanted() -> bool:

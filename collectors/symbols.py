@@ -109,10 +109,24 @@ def variant_position(raw: str) -> int | None:
     Walks the nested name (``_ZN`` [qualifiers] components ``E``): length-prefixed
     identifiers, standard substitutions, template arguments; anything it does not know
     ends the walk without an answer, so a name is never misread, at worst not folded.
+    A member of a local class (``_ZZ <function> E N ... E``) is walked from the nested
+    name after the function, found from the end.
     """
-    if not raw.startswith("_ZN"):
-        return None
-    i, end = 3, len(raw)
+    if raw.startswith("_ZN"):
+        return _nested_variant(raw, 3)
+    if raw.startswith("_ZZ"):
+        start = raw.rfind("EN")
+        while start > 3:
+            position = _nested_variant(raw, start + 2)
+            if position is not None:
+                return position
+            start = raw.rfind("EN", 0, start)
+    return None
+
+
+def _nested_variant(raw: str, i: int) -> int | None:
+    """:func:`variant_position` from `i`, just after a nested name's ``N``."""
+    end = len(raw)
     while i < end and raw[i] in "rVKRO":
         i += 1
     while i < end:
@@ -260,11 +274,19 @@ def _demangler():
         return demangle_with_cxxfilt
 
 
+# gcc names a translation unit's static initializer (and finalizer) after its first
+# function: c++filt's words for them.
+_STATIC_INITIALIZERS = (("_GLOBAL__sub_I_", "global constructors keyed to "), ("_GLOBAL__sub_D_", "global destructors keyed to "))
+
+
 @lru_cache(maxsize=None)
 def demangle(raw: str) -> str:
     """The name a person reads: an Itanium C++ name demangled, a clone suffix kept as gcc's
     demangler writes it (``f(int) [clone .cold]``); anything else unchanged.  A key with
     a suffix of ours (``helper [file.c]``, ``counter#2``) keeps it."""
+    for prefix, words in _STATIC_INITIALIZERS:
+        if raw.startswith(prefix) and raw.startswith("_Z", len(prefix)):
+            return words + demangle(raw[len(prefix):])
     if not raw.startswith("_Z"):
         return raw
     symbol, space, rest = raw.partition(" ")

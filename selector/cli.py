@@ -87,25 +87,55 @@ def functions(binary: Path, sort: str, limit: int | None, output_format: str) ->
     count and the shift-invariant fingerprint that `diff` compares.
 
     Compiler clones and split parts (foo.constprop.0, foo.cold) are folded into
-    their parent function; PARTS lists them.
+    their parent function, and a C++ constructor's or destructor's variants into
+    one; PARTS says what each part is.  C++ names are demangled, and shortened to
+    fit the terminal; --format json has them whole ("demangled"), with the mangled
+    symbol each function is keyed by ("name").
     """
     from collectors.static_analysis import analyse_binary
+    from selector.function_names import readable
 
     analysis = analyse_binary(binary, jobs=ANALYSIS_JOBS)
-    for note in analysis.notes:
-        stderr.print(f"note: {note}")
-    table = analysis.functions
-    if table.num_rows:
-        table = table.sort_by([(sort, "ascending" if sort in ("name", "address") else "descending")])  # stable
-    if limit:
-        table = table.slice(0, limit)
+    _print_notes(analysis.notes)
+    records = analysis.function_records()  # by key
+    if sort == "name":
+        records.sort(key=lambda row: readable(row["name"]))
+    else:
+        records.sort(key=lambda row: row[sort], reverse=sort != "address")  # stable
+    shown = records[:limit] if limit else records
     if output_format == "json":
-        print_json(table.to_pylist())
+        print_json([{**row, "demangled": readable(row["name"])} for row in shown])
         return
-    shown = [{"name": row["name"], "address": f"{row['address']:#x}", "size": row["size"], "instructions": row["instructions"],
-              "fingerprint": row["fingerprint"][:12], "parts": ", ".join(row["parts"]) if len(row["parts"]) > 1 else ""}
-             for row in table.to_pylist()]
-    print_rows(shown, title=f"{binary}: {analysis.functions.num_rows} functions", justify={"address": "right"})
+    _print_functions(shown, records, title=f"{binary}: {len(records)} functions")
+
+
+def _print_functions(shown: list[dict], every: list[dict], title: str) -> None:
+    """The text table of `functions`: names and parts readable, cut to the terminal's width;
+    a body with several names says which other name it has (= ...)."""
+    from collections import defaultdict
+
+    from selector.function_names import part_labels, readable, shortened
+    from selector.tables import fit_rows, terminal_width
+
+    names_at = defaultdict(list)
+    for row in every:
+        names_at[row["address"]].append(row["name"])
+
+    def parts(row: dict) -> str:
+        same_code = [name for name in names_at[row["address"]] if name != row["name"]]
+        labels = part_labels(row["parts"])
+        return ", ".join(filter(None, [labels, *(f"= {readable(name)}" for name in same_code)]))
+
+    rows = [{"name": readable(row["name"]), "address": f"{row['address']:#x}", "size": row["size"],
+             "instructions": row["instructions"], "fingerprint": row["fingerprint"][:12], "parts": parts(row)}
+            for row in shown]
+    rows = fit_rows(rows, {"name": shortened, "parts": shortened}, terminal_width())
+    print_rows(rows, title=title, justify={"address": "right"}, plain=True)
+
+
+def _print_notes(notes: list[str]) -> None:
+    for note in notes:
+        stderr.print(f"note: {note}")
 
 
 # ----------------------------------------------------------------------- diff
@@ -119,33 +149,45 @@ def diff(old_binary: Path, new_binary: Path, include_unchanged: bool, output_for
     instruction deltas, and data objects whose contents changed.
 
     A function is changed only when its code changed, not when the linker moved it.
+    C++ names are demangled and shortened to fit the terminal; --format json has
+    them whole ("demangled") beside the mangled key ("name").
     """
-    from collectors.static_analysis import analyse_binary
+    from collectors.static_analysis import AnalysisInProgress
     from collectors.static_diff import diff_functions, diff_objects
+    from selector.function_names import readable
 
-    old, new = analyse_binary(old_binary, jobs=ANALYSIS_JOBS), analyse_binary(new_binary, jobs=ANALYSIS_JOBS)
-    for note in old.notes + new.notes:
-        stderr.print(f"note: {note}")
-    functions_diff = diff_functions(old.functions, new.functions, include_unchanged=include_unchanged)
-    objects_diff = diff_objects(old.objects, new.objects)
+    # Both analyses at once: the compiled core releases the GIL, and there are two binaries.
+    analyses = AnalysisInProgress(old_binary, jobs=ANALYSIS_JOBS), AnalysisInProgress(new_binary, jobs=ANALYSIS_JOBS)
+    old, new = (analysis.result() for analysis in analyses)
+    _print_notes(old.notes + new.notes)
+    functions_diff = diff_functions(old.function_records(), new.function_records(), include_unchanged=include_unchanged)
+    objects_diff = diff_objects(old.object_records(), new.object_records())
     counts = Counter(row["status"] for row in functions_diff)
     summary = {
         "old": str(old_binary), "new": str(new_binary),
-        "functions_old": old.functions.num_rows, "functions_new": new.functions.num_rows,
+        "functions_old": len(old.function_rows), "functions_new": len(new.function_rows),
         "new_functions": counts["new"], "deleted_functions": counts["deleted"],
         "changed_functions": counts["changed"], "changed_objects": len(objects_diff),
     }
     if output_format == "json":
-        print_json({"summary": summary, "functions": functions_diff, "objects": objects_diff})
+        print_json({"summary": summary, "functions": [{**row, "demangled": readable(row["name"])} for row in functions_diff],
+                    "objects": [{**row, "demangled": readable(row["name"])} for row in objects_diff]})
         return
-    if functions_diff:
-        print_rows(functions_diff, title="functions")
-    if objects_diff:
-        print_rows(objects_diff, title="data objects")
-    stdout.print(
+    for rows, title in ((functions_diff, "functions"), (objects_diff, "data objects")):
+        if rows:
+            _print_diff_rows(rows, title)
+    click.echo(
         f"{summary['new_functions']} new, {summary['deleted_functions']} deleted, {summary['changed_functions']} changed "
         f"of {summary['functions_new']} functions; {summary['changed_objects']} data objects changed"
     )
+
+
+def _print_diff_rows(rows: list[dict], title: str) -> None:
+    from selector.function_names import readable, shortened
+    from selector.tables import fit_rows, terminal_width
+
+    readable_rows = [{**row, "name": readable(row["name"])} for row in rows]
+    print_rows(fit_rows(readable_rows, {"name": shortened}, terminal_width()), title=title, plain=True)
 
 
 # -------------------------------------------------------------------- collect

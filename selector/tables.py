@@ -8,8 +8,10 @@ to stderr).
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,8 +40,21 @@ class _Console:
         return getattr(self.console, name)
 
 
-# Piped output is read by people in CI logs too: do not squeeze tables into 80 columns.
-stdout = _Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+PIPED_WIDTH = 160  # columns: piped output is read by people in CI logs too, do not squeeze it into 80
+
+
+def terminal_width() -> int:
+    """How wide a line may be: $COLUMNS when set, the terminal's width, PIPED_WIDTH when
+    stdout is not a terminal (rich decides its tables' width alike)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return PIPED_WIDTH
+
+
+stdout = _Console(soft_wrap=True, width=None if sys.stdout.isatty() else PIPED_WIDTH)
 stderr = _Console(stderr=True, soft_wrap=True)
 
 
@@ -60,22 +75,44 @@ def print_table(frame: pd.DataFrame, title: str | None = None, justify: dict[str
     _print(list(frame.columns), numeric, frame.itertuples(index=False), title, justify)
 
 
-def print_rows(rows: list[dict[str, Any]], title: str | None = None, justify: dict[str, str] | None = None) -> None:
-    """:func:`print_table` of rows given as dicts (without pandas: `select` prints this way)."""
+def print_rows(rows: list[dict[str, Any]], title: str | None = None, justify: dict[str, str] | None = None,
+               plain: bool = False) -> None:
+    """:func:`print_table` of rows given as dicts (without pandas: `select` prints this way).
+    `plain`: aligned columns without rich, whatever the length (see :func:`_print`)."""
     columns = list(rows[0]) if rows else []
     numeric = {column: all(isinstance(row[column], (int, float)) and not isinstance(row[column], bool) for row in rows)
                for column in columns}
-    _print(columns, numeric, ([row[column] for column in columns] for row in rows), title, justify)
+    _print(columns, numeric, ([row[column] for column in columns] for row in rows), title, justify, plain)
+
+
+def fit_rows(rows: list[dict[str, Any]], shorten: dict[str, Callable[[str, int], str]], width: int,
+             minimum: int = 24) -> list[dict[str, Any]]:
+    """`rows` with the text of the columns in `shorten` cut (each by its function of text and
+    width) so that their plain table (:func:`print_rows` with `plain`) fits in `width`
+    columns.  The first of them has priority; each other gets at most a third of the room."""
+    if not rows:
+        return rows
+    columns = list(rows[0])
+    widths = {column: max(len(str(column)), *(len(_cell(row[column])) for row in rows)) for column in columns}
+    room = width - sum(widths[c] for c in columns if c not in shorten) - 2 * (len(columns) - 1)
+    if sum(widths[c] for c in shorten) <= room:
+        return rows
+    first, *others = shorten
+    budget = {column: max(len(str(column)), min(widths[column], room // 3)) for column in others}
+    budget[first] = max(minimum, room - sum(budget.values()))
+    return [{**row, **{column: cut(row[column], budget[column]) for column, cut in shorten.items()
+                       if len(row[column]) > budget[column]}} for row in rows]
 
 
 PLAIN_ABOVE = 300  # rows: a longer table is printed as plain aligned text
 
 
-def _print(columns: list, numeric: dict, rows: Iterable, title: str | None, justify: dict[str, str] | None) -> None:
+def _print(columns: list, numeric: dict, rows: Iterable, title: str | None, justify: dict[str, str] | None,
+           plain: bool = False) -> None:
     """A table through rich, boxed; a long one (the functions of a large binary) as plain
     aligned columns, which print far faster (rich takes seconds on libpython's 5,333 rows)."""
     rows = list(rows)
-    if len(rows) > PLAIN_ABOVE:
+    if plain or len(rows) > PLAIN_ABOVE:
         _print_plain(columns, numeric, rows, title, justify or {})
         return
     from rich.table import Table

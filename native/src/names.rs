@@ -127,11 +127,26 @@ const QUALIFIERS: &[u8] = b"PRKVrO";
 /// Where the constructor/destructor variant code of a mangled member name is: the walk
 /// of `collectors/symbols.py`'s `variant_position`, which gives up on what it does not know.
 pub fn variant_position(raw: &str) -> Option<usize> {
-    let b = raw.as_bytes();
-    if !raw.starts_with("_ZN") {
-        return None;
+    if raw.starts_with("_ZN") {
+        return nested_variant(raw.as_bytes(), 3);
     }
-    let mut i = 3;
+    if raw.starts_with("_ZZ") {
+        // a member of a local class: the nested name after the function, found from the end
+        let mut end = raw.len();
+        while let Some(start) = raw[..end].rfind("EN") {
+            if start <= 3 {
+                break;
+            }
+            if let Some(position) = nested_variant(raw.as_bytes(), start + 2) {
+                return Some(position);
+            }
+            end = start; // Python's `rfind("EN", 0, start)`
+        }
+    }
+    None
+}
+
+fn nested_variant(b: &[u8], mut i: usize) -> Option<usize> {
     while i < b.len() && b"rVKRO".contains(&b[i]) {
         i += 1;
     }

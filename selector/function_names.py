@@ -1,0 +1,109 @@
+"""Function names as people read them: demangled, shortened to a column, parts by kind.
+
+The tables key a C++ function by its mangled symbol (:mod:`collectors.symbols`); every
+command prints it demangled, and the text tables shorten it to fit the terminal: a
+template instance or an overload of the standard library demangles to hundreds of
+characters (``std::_Rb_tree<std::__cxx11::basic_string<char, ...`` reached 978 columns on
+LevelDB's db_bench).  JSON output keeps the whole names.
+"""
+
+from __future__ import annotations
+
+from collectors.symbols import clone_suffix, demangle, function_key, parent_symbol, variant_position
+
+__all__ = ["readable", "shortened", "part_labels"]
+
+ELLIPSIS = "…"
+# What each constructor / destructor variant is (the Itanium C++ ABI's names).
+VARIANT_WORDS = {"C1": "complete", "C2": "base", "C3": "allocating", "C4": "unified",
+                 "D0": "deleting", "D1": "complete", "D2": "base", "D4": "unified"}
+# Operators whose spelling holds angle brackets or parentheses: not template arguments.
+_OPERATORS = ("operator<=>", "operator<<=", "operator>>=", "operator<<", "operator>>", "operator<=", "operator>=",
+              "operator->*", "operator->", "operator<", "operator>", "operator()")
+
+
+def readable(key: str) -> str:
+    """The name a person reads for a table's key: demangled (a C name is its own)."""
+    return demangle(key)
+
+
+def shortened(name: str, width: int) -> str:
+    """`name` in at most `width` characters, what tells it apart kept as long as can be:
+    template argument lists are elided first, longest first (``basic_string<…>``), then
+    parameter lists (``(…)``), then a function template's own arguments; what is still
+    too long keeps its start (the qualified name) and its end, the middle elided."""
+    if len(name) <= width:
+        return name
+    angles, parameters = _bracket_groups(name)
+    # A function template's own arguments (``_M_construct<char const*>(``) tell its
+    # instances apart: they go after the class templates' and the parameters.
+    own = [group for group in angles if parameters and group[1] == parameters[-1][0]]
+    for groups in ([group for group in angles if group not in own], parameters, own):
+        longest = max(groups, key=lambda group: group[1] - group[0], default=None)
+        if longest is not None and longest[1] - longest[0] > 3:
+            start, end = longest[0] + 1, longest[1] - 1  # the text between the brackets
+            kept = (end - start) - (len(name) - width) - 1  # what fits of it, with the ellipsis
+            if kept >= 8:  # enough to keep its start and end, cut in the middle to fit exactly
+                return name[:start + (kept + 1) // 2] + ELLIPSIS + name[end - kept // 2:]
+            return shortened(name[:start] + ELLIPSIS + name[end:], width)  # positions moved: look again
+    if width < 2:
+        return name[:width]
+    tail = (width - 1) // 3
+    return name[:width - 1 - tail] + ELLIPSIS + name[len(name) - tail:]
+
+
+def _bracket_groups(name: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The outermost ``<...>`` groups of `name` as (start, end) with end past the ``>``, and
+    its outermost ``(...)`` groups outside them (parameter lists; not ``(anonymous namespace)``)."""
+    angles, parameters = [], []
+    angle_depth = paren_depth = 0
+    angle_start = paren_start = 0
+    i = 0
+    while i < len(name):
+        if name.startswith("operator", i):
+            operator = next((op for op in _OPERATORS if name.startswith(op, i)), None)
+            if operator is not None:
+                i += len(operator)
+                continue
+        c = name[i]
+        if c == "<":
+            if angle_depth == 0:
+                angle_start = i
+            angle_depth += 1
+        elif c == ">" and angle_depth > 0:
+            angle_depth -= 1
+            if angle_depth == 0:
+                angles.append((angle_start, i + 1))
+        elif c == "(" and angle_depth == 0:
+            if paren_depth == 0:
+                paren_start = i
+            paren_depth += 1
+        elif c == ")" and angle_depth == 0 and paren_depth > 0:
+            paren_depth -= 1
+            if paren_depth == 0 and not name.startswith("(anonymous namespace)", paren_start):
+                parameters.append((paren_start, i + 1))
+        i += 1
+    return angles, parameters
+
+
+def part_labels(parts: list[str]) -> str:
+    """What each part of a function is, in a few words: ``body, .cold``; a constructor's
+    ``complete, base``; a destructor's ``complete, deleting``; ``thunk`` for a virtual
+    method's this-adjusting entry.  Empty for a function of one plain part."""
+    labels = [_part_label(raw) for raw in parts]
+    if len(labels) == 1 and labels[0] in ("body", *VARIANT_WORDS.values()):
+        return ""
+    return ", ".join(labels)
+
+
+def _part_label(raw: str) -> str:
+    parent = parent_symbol(raw)
+    words = []
+    if parent.startswith("_ZT") and function_key(parent) != parent:
+        words.append("thunk")
+    else:
+        position = variant_position(parent)
+        if position is not None:
+            words.append(VARIANT_WORDS[parent[position:position + 2]])
+    suffix = clone_suffix(raw)
+    return (" ".join(words) + suffix) if words or suffix else "body"
