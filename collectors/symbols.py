@@ -241,7 +241,7 @@ class _CxaDemangler:
 
         libcxx, libc = ctypes.CDLL("libstdc++.so.6"), ctypes.CDLL("libc.so.6")
         self._ctypes = ctypes
-        self._demangle = libcxx.__cxa_demangle
+        self._demangle = getattr(libcxx, "__cxa_demangle")  # not `libcxx.__cxa_demangle`: Python would mangle the name in a class
         self._demangle.restype = ctypes.c_void_p
         self._demangle.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
         self._free = libc.free

@@ -21,6 +21,7 @@ from collectors.commit_graph import closest_ancestor
 from collectors.errors import UserError
 from collectors.repository import Repository
 from selector.config import Config
+from selector.function_names import readable
 from storage.store import Store
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
     subjects = {c.sha: c.subject for c in suspects}
     ranking = pd.DataFrame({
         "commit": tuples["new"], "subject": tuples["new"].map(subjects), "probability": probability,
-        "drivers": [", ".join([d.function for d in drivers(builder, new, old, benchmark, known) if d.change == "changed"][:3])
+        "drivers": [", ".join([readable(d.function) for d in drivers(builder, new, old, benchmark, known) if d.change == "changed"][:3])
                     for new, old in zip(tuples["new"], tuples["old"])],
     }).sort_values("probability", ascending=False, kind="stable").reset_index(drop=True)
     ranking.insert(0, "order", np.arange(1, len(ranking) + 1))

@@ -22,6 +22,7 @@ from collectors.static_diff import diff_functions, diff_objects
 from selector.calibrate import calibrate
 from selector.collect_report import report_collection, run_collection
 from selector.config import CONFIG_NAME, load_config
+from selector.function_names import readable
 from selector.sample_history import DEMO_STEPS, make_sample_history
 from storage.store import Store
 from selector.selection_output import print_selection
@@ -130,7 +131,7 @@ def commit_changes(store: Store, shas: list[str]) -> pd.DataFrame:
             continue
         functions = diff_functions(store.read_one("functions", previous), store.read_one("functions", current))
         objects = diff_objects(store.read_one("objects", previous), store.read_one("objects", current))
-        names = {status: ", ".join(row["name"] for row in functions if row["status"] == status)
+        names = {status: ", ".join(readable(row["name"]) for row in functions if row["status"] == status)
                  for status in ("new", "deleted", "changed")}
         rows.append(
             {

@@ -42,6 +42,7 @@ from models.names import EXECUTED_CHANGE_COLUMNS, STEPPING_ASIDE_RULE, WITHIN_RU
 from storage.history import History, measured_runs, with_current_build_configs
 from collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
 from selector.config import Config, harness_digest, has_benchmarks
+from selector.function_names import readable
 from selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
 from storage.store import Store
 
@@ -601,7 +602,7 @@ def overrule_by_predicted_effect(decision: Decision, min_effect: float) -> Decis
 
 def _explain_rule(runs: bool, reasons: list[Driver]) -> str:
     what = "changed code executed in the ancestor's run" if runs else "no changed code executed in the ancestor's run"
-    top = f" ({reasons[0].function} {reasons[0].change})" if runs and reasons else ""
+    top = f" ({readable(reasons[0].function)} {reasons[0].change})" if runs and reasons else ""
     return f"executed-changed rule: {what}{top}"
 
 
@@ -611,7 +612,7 @@ def _explain(runs: bool, probability: float, entry, reasons: list[Driver]) -> st
     if not reasons:
         return f"{comparison}; nothing this benchmark reached changed"
     top = reasons[0]
-    what = f"{top.function} {top.change}" + (f" (rank {top.rank_instructions:.0f} by instructions, {top.instruction_delta:+d} "
+    what = f"{readable(top.function)} {top.change}" + (f" (rank {top.rank_instructions:.0f} by instructions, {top.instruction_delta:+d} "
                                               "instructions)" if top.change != "data" else " (a data object it reads)")
     more = f" and {len(reasons) - 1} more" if len(reasons) > 1 else ""
     return f"{comparison}; {what}{more}"

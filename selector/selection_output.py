@@ -13,6 +13,7 @@ from pathlib import Path
 
 from collectors.benchmark_suite import EVERY_MEMBER, filter_regex, suite_of
 from collectors.errors import UserError
+from selector.function_names import readable, shortened
 from selector.selection import Decision, Selection
 from selector.tables import print_json, print_rows, stderr, stdout
 
@@ -55,8 +56,8 @@ def print_text(selection: Selection) -> None:
     for d in runs + ([] if grouped else skips):
         if d.drivers:
             shown = ", ".join(
-                f"{x.function} ({x.change}, rank {x.rank_instructions:.0f}, {x.instruction_delta:+d} instr)" if x.change != "data"
-                else f"{x.function} (data it reads changed)" for x in d.drivers)
+                f"{_name(x.function)} ({x.change}, rank {x.rank_instructions:.0f}, {x.instruction_delta:+d} instr)"
+                if x.change != "data" else f"{_name(x.function)} (data it reads changed)" for x in d.drivers)
             stdout.print(f"  {d.name}: {shown}")
     for note in selection.notes:
         stderr.print(f"note: {note}")
@@ -113,6 +114,13 @@ def github_matrix(run: list[str]) -> dict:
         return {"benchmark": run}
     size = -(-len(run) // GITHUB_MATRIX_LIMIT)
     return {"benchmark": [" ".join(run[start:start + size]) for start in range(0, len(run), size)]}
+
+
+DRIVER_WIDTH = 70  # characters of a changed function's name in the text output (demangled, shortened)
+
+
+def _name(key: str) -> str:
+    return shortened(readable(key), DRIVER_WIDTH)
 
 
 def write_github_outputs(selection: Selection) -> None:
