@@ -53,15 +53,18 @@ def function_key(raw: str) -> str:
     """The function a symbol belongs to: its parent, a constructor or destructor variant
     as the complete-object one (``_ZN3FooD0Ev.cold`` -> ``_ZN3FooD1Ev``), a thunk as its
     method (``_ZThn8_N3Foo3runEv`` -> ``_ZN3Foo3runEv``)."""
-    parent = parent_symbol(raw)
-    thunk = _THUNK.match(parent)
-    if thunk:
-        parent = "_Z" + parent[thunk.end():]
+    parent = thunk_target(parent_symbol(raw))
     position = variant_position(parent)
     if position is None:
         return parent
     canonical = "C1" if parent[position] == "C" else "D1"
     return parent[:position] + canonical + parent[position + 2:]
+
+
+def thunk_target(raw: str) -> str:
+    """The method a thunk enters (``_ZThn8_N3Foo3runEv`` -> ``_ZN3Foo3runEv``); any other name itself."""
+    thunk = _THUNK.match(raw)
+    return "_Z" + raw[thunk.end():] if thunk else raw
 
 
 def part_kind(raw: str) -> str:

@@ -9,7 +9,7 @@ LevelDB's db_bench).  JSON output keeps the whole names.
 
 from __future__ import annotations
 
-from collectors.symbols import clone_suffix, demangle, function_key, parent_symbol, variant_position
+from collectors.symbols import clone_suffix, demangle, function_key, parent_symbol, thunk_target, variant_position
 
 __all__ = ["readable", "shortened", "part_labels"]
 
@@ -89,7 +89,7 @@ def _bracket_groups(name: str) -> tuple[list[tuple[int, int]], list[tuple[int, i
 def part_labels(parts: list[str]) -> str:
     """What each part of a function is, in a few words: ``body, .cold``; a constructor's
     ``complete, base``; a destructor's ``complete, deleting``; ``thunk`` for a virtual
-    method's this-adjusting entry.  Empty for a function of one plain part."""
+    method's this-adjusting entry (``deleting thunk``).  Empty for a function of one plain part."""
     labels = [_part_label(raw) for raw in parts]
     if len(labels) == 1 and labels[0] in ("body", *VARIANT_WORDS.values()):
         return ""
@@ -98,12 +98,10 @@ def part_labels(parts: list[str]) -> str:
 
 def _part_label(raw: str) -> str:
     parent = parent_symbol(raw)
-    words = []
-    if parent.startswith("_ZT") and function_key(parent) != parent:
-        words.append("thunk")
-    else:
-        position = variant_position(parent)
-        if position is not None:
-            words.append(VARIANT_WORDS[parent[position:position + 2]])
+    thunk = parent.startswith("_ZT") and function_key(parent) != parent
+    target = thunk_target(parent) if thunk else parent
+    position = variant_position(target)
+    words = [VARIANT_WORDS[target[position:position + 2]]] if position is not None else []
+    words += ["thunk"] if thunk else []
     suffix = clone_suffix(raw)
     return (" ".join(words) + suffix) if words or suffix else "body"

@@ -66,6 +66,12 @@ def compile_c(source: str, output: Path, flags: str = "-O2", compiler: str = "gc
     return output
 
 
+def compile_cxx(sources: list[Path], output: Path, flags: str = "-O2") -> Path:
+    """Compile and link several C++ translation units with real g++."""
+    subprocess.run(["g++", *flags.split(), "-o", str(output), *map(str, sources)], check=True, capture_output=True)
+    return output
+
+
 def comparable_tables(store, same_slots: bool = True) -> dict:
     """A store's tables without what depends on when and how fast it was collected.  Without
     `same_slots` (builds in other worktree slots, so other directories in the debug

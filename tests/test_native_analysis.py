@@ -18,9 +18,10 @@ from collectors import native_analysis
 from collectors.errors import BinaryError
 from collectors.python_analysis import analyse_in_python
 from collectors.static_analysis import StaticAnalysis, analyse_binary
-from tests.helpers import compile_c, program_text
+from tests.helpers import PROGRAMS, compile_c, compile_cxx, program_text
 
 SPLIT_PROGRAM, CPP_PROGRAM, STATICS_PROGRAM = (program_text(name) for name in ("split.c", "classes.cpp", "statics.c"))
+FOLDED, CONSTRUCTORS, TEMPLATES = (program_text(name) for name in ("cxx_folded.cpp", "cxx_constructors.cpp", "cxx_templates.cpp"))
 
 if not native_analysis.available():
     if os.environ.get("SELECTOR_REQUIRE_NATIVE") == "1":
@@ -67,10 +68,18 @@ def test_every_scripted_build_gets_the_reference_tables(sample_builds, optimizat
         (STATICS_PROGRAM, "-O2 -fPIE -pie", "gcc", "c"),  # same-named statics, pointer tables
         (STATICS_PROGRAM, "-O1 -fno-pie -no-pie", "gcc", "c"),
         (CPP_PROGRAM % "", "-O2", "g++", "cpp"),  # mangled names, constructor variants
+        (FOLDED, "-O2", "g++", "cpp"),  # two methods, one body (identical code folding)
+        (CONSTRUCTORS, "-O2 -fdeclone-ctor-dtor", "g++", "cpp"),  # unified constructor bodies, virtual thunks
+        (TEMPLATES, "-O2 -fPIC -shared", "g++", "cpp"),  # template instances in a shared library
     ],
 )
 def test_clones_jump_tables_statics_and_cpp_get_the_reference_tables(tmp_path, source, flags, compiler, extension):
     assert_same_analysis(*both(compile_c(source, tmp_path / "program", flags, compiler, extension)))
+
+
+def test_inline_function_cloned_in_every_unit_gets_the_reference_tables(tmp_path):
+    sources = sorted((PROGRAMS / "cxx_units").glob("*.cpp"))
+    assert_same_analysis(*both(compile_cxx(sources, tmp_path / "program", "-O2 -fPIE -pie")))
 
 
 def test_stripped_library_falls_back_to_dynsym_in_both(tmp_path):

@@ -1,0 +1,148 @@
+"""C++ on real g++ output: a change is reported once, where the code is, under the name
+people read; the tables key functions by their mangled symbols.
+
+Template instances, inline functions that every translation unit emits (and gcc clones
+in each), constructor and destructor variants, and bodies that identical code folding
+gave several names: see collectors/symbols.py and collectors/analysis_tables.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from collectors.callgrind import callgrind_command, read_callgrind
+from collectors.static_analysis import analyse_binary
+from collectors.static_diff import diff_functions
+from collectors.symbols import demangle, function_key, has_external_linkage
+from tests.helpers import PROGRAMS, compile_c, compile_cxx, program_text, run_selector
+
+UNITS = PROGRAMS / "cxx_units"
+
+
+def _changes(old, new) -> dict[str, set[str]]:
+    diff = diff_functions(old.functions, new.functions)
+    return {status: {demangle(row["name"]) for row in diff if row["status"] == status} for status in ("new", "deleted", "changed")}
+
+
+def _units(tmp_path, name: str, header_edit: tuple[str, str] | None = None, flags: str = "-O2"):
+    """The three translation units of tests/programs/cxx_units, the shared header edited."""
+    folder = tmp_path / name
+    shutil.copytree(UNITS, folder)
+    if header_edit:
+        header = folder / "mixing.h"
+        text = header.read_text()
+        assert header_edit[0] in text
+        header.write_text(text.replace(*header_edit))
+    return analyse_binary(compile_cxx(sorted(folder.glob("*.cpp")), folder / "program", flags))
+
+
+@pytest.mark.parametrize("flags", ["-O2", "-O2 -fPIE -pie", "-O1 -fno-pie -no-pie"])
+def test_a_template_instance_changed_in_a_header_is_that_instance_alone(tmp_path, flags):
+    old = _units(tmp_path, "old", flags=flags)
+    new = _units(tmp_path, "new", ("DOUBLE_FACTOR 2.7", "DOUBLE_FACTOR 3.7"), flags)
+    assert _changes(old, new) == {"new": set(), "deleted": set(), "changed": {"mixing::Scale<double>::apply(double)"}}
+    assert "_ZN6mixing5ScaleIdE5applyEd" in set(new.functions["name"].to_pylist())  # the key: the mangled symbol
+
+
+def test_an_inline_function_every_unit_clones_is_one_function_changed_once(tmp_path):
+    old = _units(tmp_path, "old")
+    keys = old.functions["name"].to_pylist()
+    mix = [row for row in old.functions.to_pylist() if row["name"] == "_ZN6mixing3mixERKNS_4PairE"]
+    # gcc -O2 emits a local clone (mix.isra.0) in each of the three units and no global copy
+    assert len(mix) == 1 and len(mix[0]["parts"]) == 3 and all(part.endswith(".isra.0") for part in mix[0]["parts"])
+    assert not mix[0]["local"] and len(set(keys)) == len(keys)
+    new = _units(tmp_path, "new", ("SALT_FACTOR 7", "SALT_FACTOR 9"))
+    assert _changes(old, new) == {"new": set(), "deleted": set(), "changed": {"mixing::mix(mixing::Pair const&)"}}
+
+
+FOLDED = program_text("cxx_folded.cpp")
+
+
+def test_folded_bodies_count_as_changed_and_reached_under_every_name(tmp_path):
+    old_binary = compile_c(FOLDED, tmp_path / "old", "-O2", "g++", "cpp")
+    old = analyse_binary(old_binary)
+    rows = {demangle(row["name"]): row for row in old.functions.to_pylist()}
+    meter, gauge = rows["folding::Meter::reading(int) const"], rows["folding::Gauge::level(int) const"]
+    # -fipa-icf kept one body for both methods: one address, two names, one fingerprint
+    assert meter["address"] == gauge["address"] and meter["fingerprint"] == gauge["fingerprint"]
+    new = analyse_binary(compile_c(FOLDED.replace("FACTOR 3", "FACTOR 5"), tmp_path / "new", "-O2", "g++", "cpp"))
+    changed = {"folding::Meter::reading(int) const", "folding::Gauge::level(int) const"}
+    assert _changes(old, new) == {"new": set(), "deleted": set(), "changed": changed}
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed: the profile half of the test needs callgrind")
+    # A profiler names the folded address by one of its names, whichever: that name is a
+    # changed function of the table, so the benchmark reached the change.
+    import subprocess
+
+    output = tmp_path / "callgrind.out"
+    subprocess.run(callgrind_command([str(old_binary)], output), check=True, capture_output=True)
+    profiled = {row["function"] for row in read_callgrind(output, old_binary).functions.to_pylist() if row["in_binary"]}
+    reached = {demangle(name) for name in profiled} & changed
+    assert reached, f"callgrind named the folded body by none of {changed}: {sorted(map(demangle, profiled))}"
+
+
+CONSTRUCTORS = program_text("cxx_constructors.cpp")
+
+
+def test_constructor_variants_merged_by_a_flag_change_are_one_changed_function(tmp_path):
+    """A class with a virtual base has separate complete and base constructors (C1, C2);
+    -fdeclone-ctor-dtor (part of -Os) makes both thin entries into one unified body (C4).
+    (gcc 12 makes C1 an alias of C2 for every class without virtual bases, at any -O.)"""
+    old = analyse_binary(compile_c(CONSTRUCTORS, tmp_path / "old", "-O2", "g++", "cpp"))
+    new = analyse_binary(compile_c(CONSTRUCTORS, tmp_path / "new", "-O2 -fdeclone-ctor-dtor", "g++", "cpp"))
+    changes = _changes(old, new)
+    assert changes["new"] == set() and changes["deleted"] == set()
+    assert {"shapes::Counted::Counted(int)", "shapes::Counted::~Counted()"} <= changes["changed"]
+    constructor = [row for row in new.functions.to_pylist() if demangle(row["name"]) == "shapes::Counted::Counted(int)"]
+    assert len(constructor) == 1 and constructor[0]["name"] == "_ZN6shapes7CountedC1Ei"
+    assert sorted(constructor[0]["parts"]) == ["_ZN6shapes7CountedC1Ei", "_ZN6shapes7CountedC2Ei", "_ZN6shapes7CountedC4Ei"]
+    destructor = [row for row in old.functions.to_pylist() if demangle(row["name"]) == "shapes::Counted::~Counted()"]
+    # the deleting, complete and base destructors and the virtual thunks to two of them: one function
+    assert len(destructor) == 1 and len(destructor[0]["parts"]) == 5
+
+
+TEMPLATES = program_text("cxx_templates.cpp")
+
+
+def test_functions_text_fits_the_width_and_json_has_the_whole_names(tmp_path):
+    binary = compile_c(TEMPLATES + CONSTRUCTORS.replace("int main(", "int unused_main("), tmp_path / "program", "-O2", "g++", "cpp")
+    text = run_selector("functions", str(binary), env={"COLUMNS": "100"})
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert max(map(len, lines)) <= 100
+    assert "_Z" not in text.stdout  # demangled, parts included
+    assert any("Ledger<" in line and "…" in line for line in lines)
+    assert any(line.startswith("shapes::Counted::~Counted()") and "deleting" in line and "thunk" in line for line in lines)
+    listing = json.loads(run_selector("functions", str(binary), "--format", "json").stdout)
+    ledgers = [row for row in listing if row["demangled"].startswith("Ledger<")]
+    assert len(ledgers) == 2 and all(len(row["demangled"]) > 150 and "…" not in row["demangled"] for row in ledgers)
+    assert all(row["name"].startswith("_ZN6LedgerI") for row in ledgers)
+
+
+@pytest.mark.parametrize(("raw", "key"), [
+    ("_ZN3FooC2Ev", "_ZN3FooC1Ev"),  # base constructor: the complete one's key
+    ("_ZN3FooD0Ev.cold", "_ZN3FooD1Ev"),  # deleting destructor, split part
+    ("_ZNSt6vectorIiSaIiEEC2ERKS1_", "_ZNSt6vectorIiSaIiEEC1ERKS1_"),  # a class template's constructor
+    ("_ZN7leveldb8SkipListIPKcNS_8MemTable13KeyComparatorEEC2ES4_PNS_5ArenaE",
+     "_ZN7leveldb8SkipListIPKcNS_8MemTable13KeyComparatorEEC1ES4_PNS_5ArenaE"),
+    ("_ZZN7leveldb6DBImpl14RecoverLogFileEmbPbPNS_11VersionEditEPmEN11LogReporterD0Ev",  # a local class's destructor
+     "_ZZN7leveldb6DBImpl14RecoverLogFileEmbPbPNS_11VersionEditEPmEN11LogReporterD1Ev"),
+    ("_ZTv0_n24_N6shapes7CountedD0Ev", "_ZN6shapes7CountedD1Ev"),  # virtual thunk to the deleting destructor
+    ("_ZThn8_N3Foo3runEv", "_ZN3Foo3runEv"),
+    ("_ZN5MyC1E3fooEv", "_ZN5MyC1E3fooEv"),  # "MyC1E" is an identifier, not a constructor
+    ("_ZN3Foo2C1Ev", "_ZN3Foo2C1Ev"),  # a method named C1
+    ("_ZN1AIXadL_Z1fvEEEC2Ev", "_ZN1AIXadL_Z1fvEEEC2Ev"),  # an expression argument: not read, not folded
+    ("helper.constprop.0", "helper"), ("counter.2", "counter"), ("main", "main"),
+])
+def test_function_keys(raw, key):
+    assert function_key(raw) == key
+
+
+def test_external_linkage_is_told_by_the_mangled_name():
+    assert has_external_linkage("_ZN6mixing3mixERKNS_4PairE")
+    assert not has_external_linkage("_ZL6helperv") and not has_external_linkage("_ZN1nL6gamma_EPii")
+    assert not has_external_linkage("_ZN7leveldb12_GLOBAL__N_17LRUCache5UnrefEPNS0_10LRUHandleE")
+    assert not has_external_linkage("helper")  # C: a static function and a clone look alike
