@@ -161,7 +161,7 @@ class AddressResolver:
             return f"sec:{section.name}", None, None, False
         may_be_table = kind in (MEMORY, INDEXED_TABLE) and size in (0, 4, 8)
         text = self._c_string(target)
-        if text is not None:
+        if text is not None and (text or not size):  # read with a size, a first byte 0 is a value (2.5), not ""
             return "str:" + text, None, None, may_be_table
         if size:
             return f"const:{section.name}:{self.image.read(target, size).hex()}", None, None, may_be_table

@@ -115,7 +115,8 @@ def test_cpp_names_are_mangled_keys_that_demangle_and_only_the_edited_method_cha
     assert _changes(old, shifted) == {"new": {"geo::helper_first(int)"}, "deleted": set(), "changed": set()}
     edited_source = (CPP_PROGRAM % "").replace("return side * side;", "return side * side * 1.5;")
     edited = analyse_binary(compile_c(edited_source, tmp_path / "edited", flags, "g++", "cpp"))
-    assert _changes(old, edited)["changed"] == {"geo::Square::area() const"}
+    # -O2 folds square.area() into main as a constant (9.0, now 13.5): main's code changed too
+    assert _changes(old, edited)["changed"] == {"geo::Square::area() const"} | ({"main"} if optimization == "-O2" else set())
 
 
 STATICS_PROGRAM = program_text("statics.c")

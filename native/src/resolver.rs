@@ -177,7 +177,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return plain(format!("sec:{}", section.name));
         }
         let may_be_table = (kind == MEMORY || kind == INDEXED_TABLE) && matches!(size, 0 | 4 | 8);
-        let token = if let Some(text) = self.c_string(target) {
+        // A value read with a size whose first byte is 0 (a double such as 2.5) is that value, not an empty string.
+        let token = if let Some(text) = self.c_string(target).filter(|text| !text.is_empty() || size == 0) {
             format!("str:{text}")
         } else if size != 0 {
             format!("const:{}:{}", section.name, hex(&self.image.read(target, size as u64)))
