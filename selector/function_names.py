@@ -9,6 +9,8 @@ LevelDB's db_bench).  JSON output keeps the whole names.
 
 from __future__ import annotations
 
+import re
+
 from collectors.symbols import clone_suffix, demangle, function_key, parent_symbol, thunk_target, variant_position
 
 __all__ = ["readable", "shortened", "part_labels"]
@@ -17,9 +19,8 @@ ELLIPSIS = "…"
 # What each constructor / destructor variant is (the Itanium C++ ABI's names).
 VARIANT_WORDS = {"C1": "complete", "C2": "base", "C3": "allocating", "C4": "unified",
                  "D0": "deleting", "D1": "complete", "D2": "base", "D4": "unified"}
-# Operators whose spelling holds angle brackets or parentheses: not template arguments.
-_OPERATORS = ("operator<=>", "operator<<=", "operator>>=", "operator<<", "operator>>", "operator<=", "operator>=",
-              "operator->*", "operator->", "operator<", "operator>", "operator()")
+# A bracket, or an operator whose spelling holds brackets (not template arguments, matched whole).
+_BRACKET = re.compile(r"operator(?:<=>|<<=|>>=|<<|>>|<=|>=|->\*|->|<|>|\(\))|[<>()]")
 
 
 def readable(key: str) -> str:
@@ -58,14 +59,8 @@ def _bracket_groups(name: str) -> tuple[list[tuple[int, int]], list[tuple[int, i
     angles, parameters = [], []
     angle_depth = paren_depth = 0
     angle_start = paren_start = 0
-    i = 0
-    while i < len(name):
-        if name.startswith("operator", i):
-            operator = next((op for op in _OPERATORS if name.startswith(op, i)), None)
-            if operator is not None:
-                i += len(operator)
-                continue
-        c = name[i]
+    for match in _BRACKET.finditer(name):  # brackets only: a loop over every character costs milliseconds a name
+        c, i = match[0], match.start()
         if c == "<":
             if angle_depth == 0:
                 angle_start = i
@@ -82,7 +77,6 @@ def _bracket_groups(name: str) -> tuple[list[tuple[int, int]], list[tuple[int, i
             paren_depth -= 1
             if paren_depth == 0 and not name.startswith("(anonymous namespace)", paren_start):
                 parameters.append((paren_start, i + 1))
-        i += 1
     return angles, parameters
 
 
