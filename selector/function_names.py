@@ -31,26 +31,43 @@ def readable(key: str) -> str:
 def shortened(name: str, width: int) -> str:
     """`name` in at most `width` characters, what tells it apart kept as long as can be:
     template argument lists are elided first, longest first (``basic_string<…>``), then
-    parameter lists (``(…)``), then a function template's own arguments; what is still
-    too long keeps its start (the qualified name) and its end, the middle elided."""
+    parameter lists (``(…)``), then a function template's own arguments, the last one cut
+    in its middle just enough to fit; what is still too long keeps its start (the
+    qualified name) and its end, the middle elided."""
     if len(name) <= width:
         return name
-    angles, parameters = _bracket_groups(name)
+    angles, parameters = _bracket_groups(name)  # scanned once: a name is cut in one go
     # A function template's own arguments (``_M_construct<char const*>(``) tell its
     # instances apart: they go after the class templates' and the parameters.
     own = [group for group in angles if parameters and group[1] == parameters[-1][0]]
-    for groups in ([group for group in angles if group not in own], parameters, own):
-        longest = max(groups, key=lambda group: group[1] - group[0], default=None)
-        if longest is not None and longest[1] - longest[0] > 3:
-            start, end = longest[0] + 1, longest[1] - 1  # the text between the brackets
-            kept = (end - start) - (len(name) - width) - 1  # what fits of it, with the ellipsis
-            if kept >= 8:  # enough to keep its start and end, cut in the middle to fit exactly
-                return name[:start + (kept + 1) // 2] + ELLIPSIS + name[end - kept // 2:]
-            return shortened(name[:start] + ELLIPSIS + name[end:], width)  # positions moved: look again
+    others = [group for group in angles if group not in own]
+    kept: dict[tuple[int, int], int] = {}  # the text between a group's brackets -> how much of it is kept
+    excess = len(name) - width
+    for groups in (others, parameters, own):
+        for start, end in sorted(groups, key=lambda group: group[0] - group[1]):
+            if excess <= 0:
+                break
+            text = (start + 1, end - 1)
+            if text[1] - text[0] <= 1:
+                continue
+            for inner in [cut for cut in kept if text[0] <= cut[0] and cut[1] <= text[1]]:
+                excess += _saved(inner, kept.pop(inner))  # a parameter list's cut replaces those within it
+            keep = (text[1] - text[0]) - excess - 1
+            kept[text] = keep if keep >= 8 else 0  # enough to keep its start and end: cut to fit exactly
+            excess -= _saved(text, kept[text])
+    for (start, end), keep in sorted(kept.items(), reverse=True):
+        name = name[:start + (keep + 1) // 2] + ELLIPSIS + name[end - keep // 2:]
+    if len(name) <= width:
+        return name
     if width < 2:
         return name[:width]
     tail = (width - 1) // 3
     return name[:width - 1 - tail] + ELLIPSIS + name[len(name) - tail:]
+
+
+def _saved(text: tuple[int, int], keep: int) -> int:
+    """How many characters cutting `text` (start, end) down to `keep` and an ellipsis saves."""
+    return (text[1] - text[0]) - keep - 1
 
 
 def _bracket_groups(name: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -84,6 +101,8 @@ def part_labels(parts: list[str]) -> str:
     """What each part of a function is, in a few words: ``body, .cold``; a constructor's
     ``complete, base``; a destructor's ``complete, deleting``; ``thunk`` for a virtual
     method's this-adjusting entry (``deleting thunk``).  Empty for a function of one plain part."""
+    if len(parts) == 1 and "." not in parts[0] and not parts[0].startswith("_ZT"):
+        return ""  # one plain part (the common case: no need to read its name)
     labels = [_part_label(raw) for raw in parts]
     if len(labels) == 1 and labels[0] in ("body", *VARIANT_WORDS.values()):
         return ""
