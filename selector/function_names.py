@@ -106,7 +106,10 @@ def part_labels(parts: list[str]) -> str:
     labels = [_part_label(raw) for raw in parts]
     if len(labels) == 1 and labels[0] in ("body", *VARIANT_WORDS.values()):
         return ""
-    return ", ".join(labels)
+    counts = dict.fromkeys(labels, 0)  # in order of appearance; one clone in each of 7 units: ".isra.0 ×7"
+    for label in labels:
+        counts[label] += 1
+    return ", ".join(label if count == 1 else f"{label} ×{count}" for label, count in counts.items())
 
 
 def _part_label(raw: str) -> str:
