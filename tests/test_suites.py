@@ -15,6 +15,7 @@ import pytest
 from collectors.benchmark_runner import BenchmarkRunner
 from collectors.benchmark_suite import SuiteSpec, discover, filter_regex
 from collectors.callgrind import read_callgrind
+from collectors.symbols import demangle
 from selector.selection import Decision, Selection
 from storage.store import Store
 from tests.helpers import compile_c, program_text, run_selector
@@ -100,7 +101,8 @@ def test_google_benchmark_discovered_each_run_alone_and_profiled_without_the_oth
     assert all(first == second for first, second in values.values()), "a fixed iteration count: counts repeat"
     assert values["gb/BM_b/5000"][0] > 5 * values["gb/BM_b/500"][0]
     profiles = {name: read_callgrind(path, binary).functions.to_pylist() for name, path in result.callgrind_files.items()}
-    functions = {name: {row["function"] for row in rows if row["self_instructions"]} for name, rows in profiles.items()}
+    # profiles key C++ functions by their mangled symbols, as the static table does: read them demangled
+    functions = {name: {demangle(row["function"]) for row in rows if row["self_instructions"]} for name, rows in profiles.items()}
     assert "body_a(int)" in functions["gb/BM_a"] and not any("body_b" in f for f in functions["gb/BM_a"])
     assert "body_b(int)" in functions["gb/BM_b/500"] and not any("body_a" in f for f in functions["gb/BM_b/500"])
     assert not any("shared_table" in f or f == "main" for rows in functions.values() for f in rows)
