@@ -42,7 +42,7 @@ from collectors.run_context import Perturbation, RunContext
 from collectors.errors import UserError
 from collectors.repository import Repository
 from selector.benchmarks import build_benchmarks
-from selector.config import Config, context_settings, has_benchmarks, label_rules
+from selector.config import Config, context_settings, has_benchmarks, label_rules, require_suite
 from storage.history import built_commits
 from storage.labels import label_paired, label_pair, label_spread, near_exact, smallest_p_value, update_labels
 from storage.store import Store
@@ -55,6 +55,7 @@ def calibrate(
     """A/A-measure every benchmark on the build of `revision`; store and return one row per benchmark."""
     if not has_benchmarks(config):
         raise UserError("no [[benchmark]] or [[suite]] in the configuration: nothing to calibrate")
+    require_suite(config)
     if rounds < 1:
         raise UserError(f"--rounds must be at least 1 (got {rounds})")
     repo = Repository.open(repository)

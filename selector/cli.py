@@ -245,6 +245,7 @@ def collect_command(
     from collectors.repository import Repository
     from selector.collect import connect_scheduler
     from selector.collect_report import report_collection, run_collection
+    from selector.config import has_benchmarks, require_suite
 
     top, config, store = _checkout(repository, config_path, store_location)
     commits = Repository.open(top).commits(revision, since=since, max_count=max_count, first_parent=first_parent)
@@ -252,6 +253,8 @@ def collect_command(
         raise UserError(f"no commits in {revision!r}" + (f" since {since}" if since else ""))
     if scheduler:
         connect_scheduler(scheduler).close()  # fail before the progress bar starts
+    if has_benchmarks(config):
+        require_suite(config)  # and so here too
     _exit_without_teardown()
     summary = run_collection(top, config, store, commits, jobs, retry_failed, scheduler, reuse, cache)
     report_collection(summary, store, output_format)

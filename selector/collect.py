@@ -43,7 +43,8 @@ from collectors.static_analysis import analyse_binary, content_digest
 from storage.history import benchmarks_in, built_commits, measured_runs
 from collectors.benchmark_suite import suite_of
 from selector.benchmarks import BuildBenchmarks, build_benchmarks
-from selector.config import Config, benchmark_specs, configured_metrics, context_settings, has_benchmarks, label_rules
+from selector.config import (Config, benchmark_specs, configured_metrics, context_settings, has_benchmarks, label_rules,
+                             require_suite)
 from storage.labels import LabelSummary, update_labels
 from selector.measurement_reuse import (
     ReuseContext, complete_benchmarks, copy_reused, copy_runs, identity_lock, names_checkout, plan_reuse, record_owners,
@@ -153,6 +154,8 @@ def collect(
     """
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1 (got {jobs})")
+    if has_benchmarks(config):
+        require_suite(config)
     started = time.monotonic()
     store.sweep_temporaries()
     sweep_run_folders()

@@ -167,11 +167,19 @@ def load_config(path: str | Path) -> Config:
     if problem:
         raise ConfigError(f"{path}: {problem}")
     if config.project.suite is not None:
+        # Resolved, not required: only commands that run a benchmark need the inputs
+        # (require_suite); a store moved without them (a CI cache) is still evaluated.
         suite = (path.parent / config.project.suite).resolve()
-        if not suite.is_dir():
-            raise ConfigError(f"{path}: project.suite: {suite} is not a directory")
         config = msgspec.structs.replace(config, project=msgspec.structs.replace(config.project, suite=str(suite)))
     return config
+
+
+def require_suite(config: Config) -> None:
+    """What a command that runs benchmarks checks first: the suite folder is there."""
+    suite = config.project.suite
+    if suite is not None and not Path(suite).is_dir():
+        raise ConfigError(f"project.suite: {suite} is not a directory: the benchmarks' inputs, needed to run them "
+                          "(evaluate, backtest, train and select without --run-benchmarks read the store alone)")
 
 
 def benchmark_specs(config: Config) -> list[BenchmarkSpec]:

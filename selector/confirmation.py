@@ -50,7 +50,7 @@ from collectors.host import host_facts
 from collectors.repository import Repository
 from collectors.run_context import RunContext
 from selector.collect import _machine_lock  # the lock collection's timed suites take: one timed session at a time
-from selector.config import Config, benchmark_specs, context_settings, label_rules
+from selector.config import Config, benchmark_specs, context_settings, label_rules, require_suite
 from selector.measurement_reuse import names_checkout
 from storage.labels import LabelRules, LabelSummary, history_labels, smallest_p_value, update_labels
 from storage.store import Store
@@ -126,6 +126,7 @@ def confirm(
     `every_label`, their decided labels too) by interleaved runs of both stored binaries;
     store the runs pair by pair and relabel."""
     started = time.monotonic()
+    require_suite(config)
     specs = chosen_specs(config, benchmarks)
     rules = label_rules(config)
     before = current_labels(store, rules)

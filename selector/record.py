@@ -22,7 +22,7 @@ from collectors.errors import UserError
 from collectors.repository import Repository
 from collectors.result_import import import_results
 from selector.collect import CollectSettings, CommitOutcome, collect_commit
-from selector.config import Config, label_rules
+from selector.config import Config, label_rules, require_suite
 from storage.labels import LabelSummary, update_labels
 from storage.store import Store
 
@@ -44,6 +44,8 @@ def record(top: Path, config: Config, store: Store, revision: str, results: list
         raise UserError(f"{revision!r} is not a commit of {top}")
     commit = commits[0]
     imported = None
+    if not results:
+        require_suite(config)  # it runs the benchmarks
     if results:
         configured = {b.name for b in config.benchmark}
         tables = []

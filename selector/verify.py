@@ -18,7 +18,7 @@ from collectors.run_context import RunContext
 from collectors.builds import Worktree, run_build
 from collectors.errors import UserError
 from collectors.repository import Repository
-from selector.config import Config, benchmark_specs, context_settings, label_rules
+from selector.config import Config, benchmark_specs, context_settings, label_rules, require_suite
 from storage.labels import PairLabeller
 from selector.selection import Selection
 from storage.store import Store
@@ -29,6 +29,7 @@ def verify(top: Path, config: Config, store: Store, selection: Selection) -> pd.
     chosen = {d.name: d for d in selection.benchmarks if d.decision == "run" and d.against}
     if not chosen:
         return pd.DataFrame()
+    require_suite(config)
     specs = [spec for spec in benchmark_specs(config) if spec.name in chosen]
     repository = Repository.open(top)
     labeller = PairLabeller(store.read("measurements", keys=sorted({d.against for d in chosen.values()})),

@@ -109,3 +109,18 @@ def test_literal_braces_are_written_doubled(tmp_path):
                     "command = \"sh -c 'echo 1 | awk \\\"{{print $1}}\\\"' {binary}\"\n")
     spec = benchmark_specs(load_config(path))[0]
     assert expand(spec.command, tmp_path / "x", tmp_path, None) == ["sh", "-c", 'echo 1 | awk "{print $1}"', str(tmp_path / "x")]
+
+
+def test_a_missing_suite_folder_stops_only_what_runs_benchmarks(tmp_path):
+    """A store moved without its inputs (a CI cache) still loads its configuration for
+    evaluate, backtest, train and select; collect and calibrate say which folder is missing."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "selector.toml").write_text("[project]\nbinary = 'x'\nsuite = 'inputs'\n[build]\ncommand = 'make'\n"
+                                            "[[benchmark]]\nname = 'a'\ncommand = '{binary} {suite}/a.txt'\n")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "x"],
+                   check=True)
+    config = load_config(tmp_path / "selector.toml")
+    assert config.project.suite == str(tmp_path / "inputs")
+    for command in ("collect", "calibrate"):
+        assert_one_line_error(run_selector(command, "--repo", str(tmp_path)), f"project.suite: {tmp_path / 'inputs'} is not a directory")
