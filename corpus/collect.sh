@@ -6,7 +6,9 @@
 # make_suite.sh.  The configuration used is a copy in WORKDIR with the suite's path made
 # absolute and put in place of SUITE_DIR, the placeholder by which a build command names
 # a driver kept in the suite (the tool fills placeholders into benchmark commands only).
-# Usage: corpus/collect.sh PROJECT [WORKDIR]      (PROJECT: lz4, zlib, cjson, yyjson, libdeflate, zstd, pcre2, libjpeg-turbo, git, zlib-timed;
+# SELECTOR names the command to run (default `selector`), e.g. "python3 -m selector" to run
+# the code PYTHONPATH points at.
+# Usage: corpus/collect.sh PROJECT [WORKDIR]      (PROJECT: lz4, zlib, cjson, yyjson, libdeflate, zstd, pcre2, libjpeg-turbo, git, leveldb, snappy, zlib-timed;
 #        WORKDIR default ./PROJECT, where corpus/evaluate.sh looks for it)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +25,7 @@ work=$(cd "$work" && pwd)
 [ -d "$work/$project" ] || git clone -q "$url" "$work/$project"
 stale=no
 [ -d "$here/suite" ] || stale=yes
-for driver in "$here"/*.c; do
+for driver in "$here"/*.c "$here"/build_*.sh; do   # drivers and build scripts copied into the suite
     if [ -e "$driver" ] && ! cmp -s "$driver" "$here/suite/$(basename "$driver")"; then
         stale=yes
     fi
@@ -34,5 +36,5 @@ fi
 suite=$(printf '%s' "$here/suite" | sed 's/[\\|&]/\\&/g')     # escaped for sed's replacement
 sed -e "s|SUITE_DIR|$suite|g" -e "s|^suite = \"suite\"|suite = \"$suite\"|" "$here/selector.toml" > "$work/selector.toml"
 cd "$work/$project"
-selector calibrate "${range%%..*}" --config "$work/selector.toml" --store "$work/store" --rounds "${calibration_rounds:-2}"
-time selector collect "$range" --first-parent -j 2 --config "$work/selector.toml" --store "$work/store"
+${SELECTOR:-selector} calibrate "${range%%..*}" --config "$work/selector.toml" --store "$work/store" --rounds "${calibration_rounds:-2}"
+time ${SELECTOR:-selector} collect "$range" --first-parent -j 2 --config "$work/selector.toml" --store "$work/store"
