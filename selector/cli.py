@@ -21,7 +21,7 @@ import click
 from collectors.errors import UserError
 from models.names import MODEL_NAMES
 from selector.extras import require
-from selector.tables import FORMATS, print_json, print_rows, print_table, records, stderr, stdout
+from selector.tables import FORMATS, caution_few_positives, print_json, print_rows, print_table, records, stderr, stdout
 
 if TYPE_CHECKING:
     from selector.config import Config
@@ -524,6 +524,7 @@ def backtest_command(repository, config_path, store_location, models, method, k,
     overall = results[results["benchmark"] == "(all)"].drop(columns=["benchmark", "run_share"])
     print_table(overall.round(3), title=f"{method}: {len(data.plan.splits)} splits, pooled over all benchmarks "
                                          f"(operating point for hit rate {target_hit_rate:g})")
+    caution_few_positives(records(overall.drop_duplicates("positives")), lambda row: "the pooled figures")
     per_benchmark = results[results["benchmark"] != "(all)"].pivot_table(index=["model", "scope"], columns="benchmark",
                                                                         values="auroc", sort=False).round(3).reset_index()
     print_table(per_benchmark, title="AUROC per benchmark")
@@ -635,6 +636,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     shown = pd.DataFrame(document["results"]).drop(columns=["missed"]).round(3)  # save_evaluation's table
     for scope, part in shown.groupby("scope", sort=False):
         print_table(part.drop(columns=["scope"]), title=f"{scope}: per project, at the operating point for hit rate {target_hit_rate:g}")
+    caution_few_positives(document["results"], lambda row: str(row["project"]))
     for note in document["notes"]:
         stderr.print(f"note: {note}")
     stdout.print(f"results in {out_dir}" + (f"; tables written into {markdown_path}" if markdown_path else "")
@@ -687,7 +689,9 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
     if output_format == "json":
         print_json({"directory": str(out_dir), **document})
         return
-    print_table(day_one_table(predictions).round(3), title="day one: every labelled pair, no training on the project")
+    table = day_one_table(predictions)
+    print_table(table.round(3), title="day one: every labelled pair, no training on the project")
+    caution_few_positives(records(table), lambda row: str(row["project"]))
     missed = pd.DataFrame(document["missed"])
     if len(missed):
         print_table(missed.assign(new=missed["new"].str[:10], old=missed["old"].str[:10]).round(4),

@@ -160,3 +160,16 @@ def rounded(value: float) -> str:
     if abs(value) >= 1000:
         return f"{value:,.0f}"
     return f"{value:.3g}"
+
+
+FEW_POSITIVES = 10  # below this many test positives a hit rate moves by 0.1 or more with one miss
+
+
+def caution_few_positives(rows: Iterable[dict], who: Callable[[dict], str]) -> None:
+    """One caution on stderr naming the rows whose figures rest on fewer than FEW_POSITIVES
+    test positives (a hit rate of 1.0 from 2 positives says little)."""
+    few = [f"{who(row)} ({row['positives']})" for row in rows
+           if row.get("positives") is not None and row["positives"] < FEW_POSITIVES]
+    if few:
+        stderr.print(f"[yellow]caution:[/] fewer than {FEW_POSITIVES} test positives behind the hit rates and AUROC of "
+                     f"{', '.join(dict.fromkeys(few))}: one more or one fewer change moves them by a tenth or more")

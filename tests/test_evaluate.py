@@ -106,6 +106,12 @@ def test_evaluate_shipped_decides_every_labelled_pair_as_select_does(collected_s
             assert selection["model"]["shipped"]
     text = markdown.read_text()
     assert text.startswith("# Evaluation\n\nprose") and "selector evaluate --shipped: begin" in text
+    # the text says which figures rest on fewer than 10 positives, and only those
+    text_run = subprocess.run(selector_command("evaluate", "--shipped", *stores, "--out", str(tmp_path / "day-one-text")),
+                              capture_output=True, text=True)
+    few = sorted({row["project"] for row in document["results"] if row["positives"] < 10})
+    caution = [line for line in text_run.stderr.splitlines() if line.startswith("caution:")]
+    assert [all(f"{project} (" in line for project in few) for line in caution] == ([True] if few else [])
     held_out = cli("evaluate", "--shipped", "--held-out", *stores, "--out", str(tmp_path / "held-out"))
     assert held_out["held_out"] and {r["model"] for r in held_out["results"]} == {"shipped", "executed-changed", "reached-changed"}
     # the rules are the same policy whichever bundle decides
