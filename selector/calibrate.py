@@ -48,6 +48,14 @@ from storage.labels import label_paired, label_pair, label_spread, near_exact, s
 from storage.store import Store
 
 
+FIRST_ROUNDS = 2  # a first collection's calibration (collect does it when the store has none)
+
+
+def needs_calibration(config: Config, store: Store) -> bool:
+    """Does the store lack the calibration its benchmarks' labels and reuse need?"""
+    return has_benchmarks(config) and not store.read("calibration").num_rows
+
+
 def calibrate(
     repository: Path, config: Config, store: Store, revision: str = "HEAD", rounds: int = 10,
     on_round: Callable[[str, int], None] = lambda benchmark, done: None,

@@ -219,11 +219,14 @@ def _repository_options(command):
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="Build through ccache when it is installed, so files a commit did not touch are not compiled again "
                    "(the binaries are the bytes a clean build gives).")
+@click.option("--calibrate/--no-calibrate", "calibrate_first", default=True, show_default=True,
+              help="When the store has no calibration, calibrate on the oldest commit of the range first (2 rounds): "
+                   "without it no instruction count is known exact, labels stay undecided and no run is reused.")
 @format_option
 def collect_command(
     revision: str, repository: Path, config_path: Path | None, store_location: str | None, since: str | None,
     max_count: int | None, first_parent: bool, jobs: int, retry_failed: bool, scheduler: str | None, reuse: bool,
-    cache: bool, output_format: str,
+    cache: bool, calibrate_first: bool, output_format: str,
 ) -> None:
     """Build the commits of REVISION (a commit, branch or A..B range; default HEAD and
     its ancestors) and store each binary's functions.
@@ -245,6 +248,7 @@ def collect_command(
     from collectors.repository import Repository
     from selector.collect import connect_scheduler
     from selector.collect_report import report_collection, run_collection
+    from selector.calibrate import needs_calibration
     from selector.config import has_benchmarks, require_suite
 
     top, config, store = _checkout(repository, config_path, store_location)
@@ -256,8 +260,26 @@ def collect_command(
     if has_benchmarks(config):
         require_suite(config)  # and so here too
     _exit_without_teardown()
+    if calibrate_first and needs_calibration(config, store):
+        _calibrate_before_collecting(top, config, store, commits[0].sha)
     summary = run_collection(top, config, store, commits, jobs, retry_failed, scheduler, reuse, cache)
     report_collection(summary, store, output_format)
+
+
+def _calibrate_before_collecting(top: Path, config, store, oldest: str) -> None:
+    """A first collection's calibration, said before it starts; if it fails, collection goes on
+    and says why its labels may stay undecided."""
+    from selector.calibrate import FIRST_ROUNDS, calibrate
+
+    stderr.print(f"the store has no calibration: calibrating on {oldest[:12]} first ({FIRST_ROUNDS} rounds), so that "
+                 "labels can be decided and runs of identical binaries reused (--no-calibrate skips it)")
+    try:
+        with stderr.status("calibrating") as status:
+            calibrate(top, config, store, oldest, FIRST_ROUNDS,
+                      on_round=lambda name, done: status.update(f"calibrating {name}: round {done}/{FIRST_ROUNDS}"))
+    except UserError as error:
+        stderr.print(f"[yellow]calibration failed[/] ({error}); collecting without it: instruction counts are not known "
+                     "exact, so their labels may stay undecided until `selector calibrate` runs")
 
 
 # ------------------------------------------------------------------ calibrate

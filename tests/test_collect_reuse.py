@@ -132,7 +132,7 @@ def test_a_metric_that_is_not_exact_is_never_reused(tmp_path):
     config.write_text(config.read_text() + WALL_TIME_BENCHMARK)
     commit_all(root, "Also time fib")
     commits = add_everyday_commits(root)
-    uncalibrated = selector("collect", "HEAD~2..HEAD", "--repo", str(root), "--store", str(tmp_path / "uncalibrated"))
+    uncalibrated = selector("collect", "--no-calibrate", "HEAD~2..HEAD", "--repo", str(root), "--store", str(tmp_path / "uncalibrated"))
     assert uncalibrated["summary"]["benchmarks_reused"] == 0
     assert list(uncalibrated["not_reusable"]) == ["not calibrated (selector calibrate shows whether its metric is exact)"]
 
@@ -176,8 +176,8 @@ def test_a_cached_build_gives_the_bytes_of_a_clean_one(tmp_path):
         (root / "util.c").write_text(f"int util(int x) {{ return x * {multiplier}; }}\n")
         commit_all(root, f"util: times {multiplier}")
     environment = {**os.environ, "CCACHE_DIR": str(tmp_path / "ccache")}
-    cached = selector("collect", "--repo", str(root), "--store", str(tmp_path / "cached"), environment=environment)
-    clean = selector("collect", "--repo", str(root), "--store", str(tmp_path / "clean"), "--no-cache", environment=environment)
+    cached = selector("collect", "--no-calibrate", "--repo", str(root), "--store", str(tmp_path / "cached"), environment=environment)
+    clean = selector("collect", "--no-calibrate", "--repo", str(root), "--store", str(tmp_path / "clean"), "--no-cache", environment=environment)
     assert cached["cache"]["used"] and not clean["cache"]["used"]
     # The first build fills the cache; each later one compiles only the file its commit changed.
     assert cached["cache"]["misses"] == 3 + 3 and cached["cache"]["hits"] == 3 * 2

@@ -148,7 +148,7 @@ def _history(root: Path, metric: str = "wall_time") -> list[str]:
 def test_confirmation_finds_no_change_between_identical_binaries_and_finds_a_planted_slowdown(tmp_path, metric):
     root = tmp_path / "project"
     loop, comment, slower = _history(root, metric)
-    collected = run_selector("collect", "--repo", str(root), "--format", "json")
+    collected = run_selector("collect", "--no-calibrate", "--repo", str(root), "--format", "json")
     assert collected.returncode == 0, collected.stderr
     assert json.loads(collected.stdout)["labels"][0]["undecided"] == 2
     calibrated = run_selector("calibrate", loop, "--repo", str(root), "--format", "json")  # its noise sets the rounds
@@ -181,7 +181,7 @@ def test_confirmation_finds_no_change_between_identical_binaries_and_finds_a_pla
     assert resumed["summary"]["confirmed"] == 1 and [pair["new"] for pair in resumed["pairs"] if pair["runs"]] == [slower]
 
     # A later collection (or calibration) keeps the labels the confirmations decided.
-    assert run_selector("collect", "--repo", str(root)).returncode == 0
+    assert run_selector("collect", "--no-calibrate", "--repo", str(root)).returncode == 0
     labels = {row["new"]: row for row in Store(root / ".selector").read("labels").to_pylist()}
     assert all(labels[new]["reason"].startswith("interleaved in one session") for new in planned)
     assert labels[comment]["label"] is not True, labels[comment]["reason"]
@@ -206,7 +206,7 @@ def test_bad_input_is_one_line(tmp_path):
     root = tmp_path / "project"
     _history(root)
     assert_one_line_error(run_selector("confirm", "--repo", str(root)), "no store here")
-    assert run_selector("collect", "-n", "1", "--repo", str(root)).returncode == 0
+    assert run_selector("collect", "--no-calibrate", "-n", "1", "--repo", str(root)).returncode == 0
     assert_one_line_error(run_selector("confirm", "--repo", str(root), "--benchmarks", "nope"), "unknown benchmark nope")
     nothing = run_selector("confirm", "--repo", str(root))
     assert nothing.returncode == 0 and "nothing to confirm" in nothing.stdout

@@ -23,11 +23,11 @@ def test_a_cluster_collects_the_same_store_as_local_processes(tmp_path):
                       dashboard_address=None, worker_dashboard_address=None) as cluster:
         address = cluster.scheduler_address
         assert address.startswith("tcp://127.0.0.1:")
-        result = run_selector("collect", "--repo", str(root), "--store", str(tmp_path / "cluster"),
+        result = run_selector("collect", "--no-calibrate", "--repo", str(root), "--store", str(tmp_path / "cluster"),
                               "--scheduler", address, "--format", "json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)["summary"]
-    local = run_selector("collect", "--repo", str(root), "--store", str(tmp_path / "local"), "--format", "json")
+    local = run_selector("collect", "--no-calibrate", "--repo", str(root), "--store", str(tmp_path / "local"), "--format", "json")
     assert local.returncode == 0, local.stderr
     assert summary["built"] == json.loads(local.stdout)["summary"]["built"] > 0
     # Two workers build in two worktree slots, one local job in one: same code, other debug paths.

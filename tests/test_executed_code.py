@@ -59,7 +59,7 @@ def _history(root: Path, bodies: list[str], flags: str, tool: str = "callgrind",
     for number, body in enumerate(bodies):
         (root / "prog.c").write_text(program_text("kernel.c").replace("KERNEL_BODY", body))
         shas.append(commit_all(root, f"kernel body {number}"))
-    result = run_selector("collect", "--repo", str(root), "--format", "json")
+    result = run_selector("collect", "--no-calibrate", "--repo", str(root), "--format", "json")
     assert result.returncode == 0, result.stderr
     return shas
 

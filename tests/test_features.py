@@ -172,9 +172,9 @@ def test_closest_ancestor_through_merges_and_failed_builds(tmp_path):
     kernels.write_text(clean)
     m = commit_all(root, "M: merge side, fixing the build")
     for branch in ("side", "fix"):
-        result = run_selector("collect", branch, "--repo", str(root), "--format", "json")
+        result = run_selector("collect", "--no-calibrate", branch, "--repo", str(root), "--format", "json")
         assert result.returncode == 0, result.stderr
-    result = run_selector("collect", "--repo", str(root), "--format", "json")
+    result = run_selector("collect", "--no-calibrate", "--repo", str(root), "--format", "json")
     assert result.returncode == 0, result.stderr
     history = load_history(Store(root / ".selector"))
     tuples = closest_tuples(history, ["fib"]).set_index("new")
@@ -194,7 +194,7 @@ def test_cycle_features_from_a_perf_profile(tmp_path):
     config.write_text(config.parent.joinpath("selector.toml").read_text().replace('tool = "callgrind"', 'tool = "perf"')
                       + '\n[[benchmark]]\nname = "checksum"\ncommand = "{binary} checksum 3000"\nrepetitions = 2\nwarmup = 0\n')
     hot = next(c.sha for c in commits if c.step.kind == "hot")
-    result = run_selector("collect", hot, "-n", "2", "--repo", str(root), "--config", str(config), "--format", "json")
+    result = run_selector("collect", "--no-calibrate", hot, "-n", "2", "--repo", str(root), "--config", str(config), "--format", "json")
     assert result.returncode == 0, result.stderr
     store = Store(root / ".selector")
     assert set(store.read("profiles").to_pandas()["profiler"]) == {"perf"}

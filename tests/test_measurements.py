@@ -81,7 +81,7 @@ metric = "throughput=([0-9.]+)"
 repetitions = 1
 warmup = 0
 """)
-    arguments = ("collect", "--repo", str(root), "--config", str(config), "-n", "2")
+    arguments = ("collect", "--no-calibrate", "--repo", str(root), "--config", str(config), "-n", "2")
     first = cli_json(*arguments)
     assert first["summary"]["built"] == 2 and first["summary"]["failed_runs"] == 6
     store = Store(root / ".selector")

@@ -82,7 +82,7 @@ def _collected(root: Path, program: str, base: dict[str, str], steps: list[tuple
         values.update(change)
         (root / "prog.c").write_text(_source(values, program))
         shas[name] = commit_all(root, name)
-    result = run_selector("collect", "--repo", str(root), "--format", "json")
+    result = run_selector("collect", "--no-calibrate", "--repo", str(root), "--format", "json")
     assert result.returncode == 0, result.stderr
     store = Store(root / ".selector", create=False)
     step_of = {sha: name for name, sha in shas.items()}

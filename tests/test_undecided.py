@@ -24,13 +24,13 @@ def test_undecided_labels_say_why_and_calibrate_decides_them(tmp_path):
     make_sample_history(root)
     config = root / "selector.toml"
     config.write_text(config.read_text().replace("repetitions = 3", "repetitions = 1"))  # as the README suggests for counts
-    result = selector("collect", "-n", "3", "--repo", str(root), "--format", "json")
+    result = selector("collect", "--no-calibrate", "-n", "3", "--repo", str(root), "--format", "json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert all(row["undecided"] == row["pairs"] == 2 for row in report["labels"])
     assert set(report["undecided"]) == {"checksum", "sort", "fib", "weights"}
     assert all("run selector calibrate" in why for why in report["undecided"].values())
-    text = selector("collect", "-n", "3", "--repo", str(root))
+    text = selector("collect", "--no-calibrate", "-n", "3", "--repo", str(root))
     assert "undecided labels of fib" in text.stderr and "selector calibrate" in text.stderr
 
     # The newest commit does not build: calibration takes the newest stored one that did.
@@ -42,6 +42,24 @@ def test_undecided_labels_say_why_and_calibrate_decides_them(tmp_path):
     assert {row["commit"] for row in json.loads(calibrated.stdout)} == {head} != {broken}
     labels = Store(root / ".selector").read("labels").to_pandas()
     assert len(labels) == 8 and labels["label"].notna().all() and labels["exact"].all()  # decided, no collect needed
+
+
+def test_a_first_collection_calibrates_first_and_decides_its_labels(tmp_path):
+    """The trap of a first collection: with one repetition of a count nothing is decided until
+    calibration says the count is exact.  collect calibrates a store that has none, first."""
+    root = tmp_path / "project"
+    make_sample_history(root)
+    config = root / "selector.toml"
+    config.write_text(config.read_text().replace("repetitions = 3", "repetitions = 1"))
+    result = selector("collect", "-n", "3", "--repo", str(root), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert "the store has no calibration: calibrating on" in result.stderr
+    report = json.loads(result.stdout)
+    assert all(row["undecided"] == 0 and row["pairs"] == 2 for row in report["labels"]) and not report["undecided"]
+    calibrated = Store(root / ".selector").read("calibration").to_pandas()
+    assert sorted(calibrated["benchmark"]) == ["checksum", "fib", "sort", "weights"] and calibrated["exact"].all()
+    again = selector("collect", "-n", "4", "--repo", str(root), "--format", "json")  # calibrated now: not again
+    assert again.returncode == 0 and "calibrating" not in again.stderr
 
 
 def test_two_runs_a_side_cannot_be_called_unchanged_by_the_test():
