@@ -788,10 +788,25 @@ def train_command(repository, config_path, store_location, model, scope, benchma
                     "settings": bundle.settings, "models": records(summary)})
         return
     print_table(summary, title=f"{model} ({scope}) trained on {bundle.trained_on['tuples']} tuples")
+    _say_what_decides(summary)
     if bundle.settings.get("shipped_threshold") is not None:
         stderr.print(f"note: the shipped model's operating point, adapted to this project's labelled changes, is "
                      f"{bundle.settings['shipped_threshold']:.4g}; select uses it while the shipped model decides")
     stdout.print(f"bundle in {bundle_path}" + (f"; MLflow run {run_id}" if run_id else ""))
+
+
+def _say_what_decides(summary) -> None:
+    """After training: which benchmarks the new bundle decides, and for which the shipped model
+    keeps deciding (its own model learnt from too few changes)."""
+    from selector.shipped_model import OWN_POSITIVES_NEEDED, shipped_bundle_path
+
+    thin = summary[summary["positives"] < OWN_POSITIVES_NEEDED]
+    if thin.empty or shipped_bundle_path() is None:
+        return
+    names = ", ".join(map(str, thin["benchmark"].head(5))) + (f" and {len(thin) - 5} more" if len(thin) > 5 else "")
+    stderr.print(f"note: select keeps using the shipped cross-project model for {names}: "
+                 f"{'its model' if len(thin) == 1 else 'their models'} learnt from fewer than {OWN_POSITIVES_NEEDED} "
+                 f"changes ({', '.join(map(str, sorted(set(thin['positives']))))}); train again once the store holds more")
 
 
 @cli.command("report")

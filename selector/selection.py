@@ -183,7 +183,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         decision = _decide(benchmark, old, hops, features[benchmark], builder, sha, config, bundle, shipped, model_note, notes)
         decisions[benchmark] = overrule_by_predicted_effect(decision, config.labels.min_effect)
     model = _model_document(bundle, shipped, bundle_path or Path(store.root) / "models")
-    return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, notes, time.monotonic() - started)
+    return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, _said_once(notes), time.monotonic() - started)
 
 
 def _suite_benchmarks(top: Path, config: Config, store: Store, stored: pa.Table, sha: str, new_binary: str | None,
@@ -537,9 +537,38 @@ def _scorer(benchmark: str, bundle, shipped, notes: list[str]):
         return bundle
     if shipped.entry_for(benchmark) is None:
         return bundle
-    notes.append(f"{benchmark}: its own model learnt from {entry.training_positives} changes (fewer than "
-                 f"{OWN_POSITIVES_NEEDED}); {describe(shipped.trained_on)} selects")
+    notes.append(_ThinModel(entry.training_positives, describe(shipped.trained_on), [benchmark]))
     return shipped
+
+
+@dataclass
+class _ThinModel:
+    """The note that the project's own model is too thin for some benchmarks: one note for all
+    of them (a pooled model is thin for every benchmark at once), joined by `_said_once`."""
+
+    positives: int
+    shipped: str
+    benchmarks: list[str]
+
+    def __str__(self) -> str:
+        shown = ", ".join(self.benchmarks[:5]) + (f" and {len(self.benchmarks) - 5} more" if len(self.benchmarks) > 5 else "")
+        return (f"the project's own model learnt from {self.positives} changes (fewer than {OWN_POSITIVES_NEEDED}): "
+                f"{self.shipped} selects for {shown}")
+
+
+def _said_once(notes: list) -> list[str]:
+    """The notes as text, each said once: the thin-model notes of one model joined into one."""
+    joined: dict[tuple, _ThinModel] = {}
+    texts: list = []
+    for note in notes:
+        if isinstance(note, _ThinModel):
+            key = (note.positives, note.shipped)
+            if key in joined:
+                joined[key].benchmarks.extend(note.benchmarks)
+                continue
+            joined[key] = note
+        texts.append(note)
+    return list(dict.fromkeys(str(note) for note in texts))
 
 
 def _shipped(notes: list[str]):

@@ -51,7 +51,12 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
     if tuples.empty:
         raise UserError(f"{store.location}: no commit has a measured ancestor yet; collect at least two commits")
     table = labelled_feature_table(store, config, history, tuples)
+    undecided = int(table["label"].isna().sum())
     table = table[table["label"].notna()].reset_index(drop=True)
+    if table.empty:
+        raise UserError(f"{store.location}: none of its {undecided} labelled pairs is decided, so there is nothing to learn "
+                        "from (`selector collect` says why labels are undecided; `selector calibrate` decides those of "
+                        "exact counts); until then `select` uses the shipped cross-project model")
     fitted: list[FittedModel] = []
     inputs: dict[str | None, pd.DataFrame] = {}
     groups = [(None, table)] if scope == "pooled" else [(b, table[table["benchmark"] == b]) for b in chosen]

@@ -118,3 +118,8 @@ def test_the_shipped_operating_point_adapts_to_the_projects_own_changes(collecte
                               capture_output=True, text=True)
     document = json.loads(selected.stdout)
     assert any("adapted to this project's labelled changes" in note for note in document["notes"]), document["notes"]
+    thin = [note for note in document["notes"] if "the project's own model learnt from" in note]
+    assert len(thin) == 1 and all(b["name"] in thin[0] for b in document["benchmarks"][:5]), document["notes"]
+    told = subprocess.run(selector_command("train", "--repo", str(root), "--model", "perphecy", "--no-tracking"),
+                          capture_output=True, text=True)
+    assert "note: select keeps using the shipped cross-project model for (all, pooled)" in told.stderr, told.stderr

@@ -32,6 +32,9 @@ def test_undecided_labels_say_why_and_calibrate_decides_them(tmp_path):
     assert all("run selector calibrate" in why for why in report["undecided"].values())
     text = selector("collect", "--no-calibrate", "-n", "3", "--repo", str(root))
     assert "undecided labels of fib" in text.stderr and "selector calibrate" in text.stderr
+    untrained = selector("train", "--repo", str(root), "--no-tracking")  # nothing decided: no bundle "trained" on 0
+    assert untrained.returncode == 2 and "none of its 8 labelled pairs is decided" in untrained.stderr, untrained.stderr
+    assert not (root / ".selector" / "models").exists()
 
     # The newest commit does not build: calibration takes the newest stored one that did.
     (root / "src" / "kernels.c").write_text((root / "src" / "kernels.c").read_text() + "\nthis is not C;\n")
