@@ -21,7 +21,8 @@ import click
 from collectors.errors import UserError
 from models.names import MODEL_NAMES
 from selector.extras import require
-from selector.tables import FORMATS, caution_few_positives, print_json, print_rows, print_table, records, stderr, stdout
+from selector.tables import (FORMATS, LogProgress, caution_few_positives, logging_progress, print_json, print_rows,
+                             print_table, records, stderr, stdout)
 
 if TYPE_CHECKING:
     from selector.config import Config
@@ -311,9 +312,14 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
 
     top, config, store = _checkout(repository, config_path, store_location)
     _exit_without_teardown()  # it runs benchmark processes beside Arrow's thread pools (see there)
+    log = LogProgress("calibrated (benchmark rounds)", None) if logging_progress() else None
     with stderr.status("calibrating") as status:
-        table = calibrate(top, config, store, revision, rounds,
-                          on_round=lambda name, done: status.update(f"calibrating {name}: round {done}/{rounds}"))
+        def on_round(name: str, done: int) -> None:
+            status.update(f"calibrating {name}: round {done}/{rounds}")
+            if log:
+                log.advance(f"{name}: round {done}/{rounds}")
+
+        table = calibrate(top, config, store, revision, rounds, on_round=on_round)
     if output_format == "json":
         print_json(records(table.drop(columns=["measured_at"])))
         return
@@ -531,13 +537,23 @@ def backtest_command(repository, config_path, store_location, models, method, k,
                "method1": {"seed": seed}, "method2": {"seed": seed}, "method3": {}, "full": {}}[method]
     scope_list = ["per-benchmark", "pooled"] if scopes == "both" else [scopes]
     tracking = None if no_tracking else _tracking(store, tracking_uri)
+    log = _FitsLog() if logging_progress() else None
     with Progress(console=stderr.console, transient=True) as progress:
         task = progress.add_task("building tuples and features", total=None)
+
+        def on_fits(total: int) -> None:
+            progress.update(task, total=total, completed=0)
+            if log:
+                log.start(total)
+
+        def fitted(n: int) -> None:
+            progress.advance(task, n)
+            if log:
+                log.advance(n)
+
         run = backtest_store(store, config, method, options, models, scope_list, benchmarks, target_hit_rate, seed, search,
                              operating_point, out_dir, report, tracking,
-                             on_step=lambda step: progress.update(task, description=step),
-                             on_fits=lambda total: progress.update(task, total=total, completed=0),
-                             progress=lambda n: progress.advance(task, n))
+                             on_step=lambda step: progress.update(task, description=step), on_fits=on_fits, progress=fitted)
     out_dir, result, data, document, run_id = run.directory, run.result, run.data, run.document, run.mlflow_run
     if output_format == "json":
         print_json({"directory": str(out_dir), "mlflow_run": run_id, **document})
@@ -629,11 +645,19 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
 
     own = sum(count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects)
     crossed = len(projects) * len(models) if leave_one_out and len(projects) > 1 else 0
+    log = _FitsLog() if logging_progress() else None
+    if log:
+        log.start(own + crossed)
     with Progress(console=stderr.console, transient=True) as progress:
         task = progress.add_task("fitting models", total=own + crossed)
-        evaluation = evaluate(projects, models, target_hit_rate, seed, leave_one_out,
-                              progress=lambda n: progress.advance(task, n), threshold_by_project=threshold_from == "projects",
-                              operating_point=operating_point)
+
+        def fitted(n: int) -> None:
+            progress.advance(task, n)
+            if log:
+                log.advance(n)
+
+        evaluation = evaluate(projects, models, target_hit_rate, seed, leave_one_out, progress=fitted,
+                              threshold_by_project=threshold_from == "projects", operating_point=operating_point)
     document = save_evaluation(out_dir, evaluation)
     if report:
         from selector.report import write_report
@@ -833,6 +857,20 @@ def report_command(backtest_dir: Path | None, store_location: str | None, output
     with stderr.status("drawing the report"):
         written = write_report(backtest_dir, output)
     stdout.print(f"report written to {written}")
+
+
+class _FitsLog:
+    """Model fits counted in a log (backtest, evaluate), once their number is known."""
+
+    def __init__(self) -> None:
+        self.progress: LogProgress | None = None
+
+    def start(self, total: int) -> None:
+        self.progress = LogProgress("models fitted", total)
+
+    def advance(self, steps: int) -> None:
+        if self.progress:
+            self.progress.advance(steps=steps)
 
 
 # --------------------------------------------------------------------- select

@@ -11,7 +11,7 @@ from collectors.commit_graph import CommitInfo
 from selector.collect import SKIPPED, CollectSummary, CommitOutcome, collect
 from selector.config import Config
 from storage.store import Store
-from selector.tables import print_json, print_rows, print_table, stderr
+from selector.tables import LogProgress, logging_progress, print_json, print_rows, print_table, stderr
 
 
 def run_collection(
@@ -19,6 +19,7 @@ def run_collection(
     scheduler: str | None = None, reuse: bool = True, cache: bool = True,
 ) -> CollectSummary:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    log = LogProgress("collected", len(commits)) if logging_progress() else None
     with Progress(*columns, console=stderr.console, transient=False) as progress:
         task = progress.add_task("collecting", total=len(commits))
 
@@ -27,6 +28,8 @@ def run_collection(
             if outcome.reused:
                 label += f", {len(outcome.reused)} reused"
             progress.update(task, advance=1, description=f"{outcome.sha[:10]} {label}")
+            if log:
+                log.advance(f"last: {outcome.sha[:10]} {label}")
 
         return collect(top, config, store, commits, jobs=jobs, retry_failed=retry_failed, on_outcome=advance, scheduler=scheduler,
                        reuse=reuse, cache=cache)

@@ -173,3 +173,41 @@ def caution_few_positives(rows: Iterable[dict], who: Callable[[dict], str]) -> N
     if few:
         stderr.print(f"[yellow]caution:[/] fewer than {FEW_POSITIVES} test positives behind the hit rates and AUROC of "
                      f"{', '.join(dict.fromkeys(few))}: one more or one fewer change moves them by a tenth or more")
+
+
+class LogProgress:
+    """Progress for a log file (stderr is not a terminal, where rich draws nothing until the end):
+    a line for the first step, then one at most every `every` seconds, and one for the last, each
+    with the count, the time so far and the time left at the pace so far."""
+
+    def __init__(self, what: str, total: int | None, every: float = 30.0) -> None:
+        import time
+
+        self.what, self.total, self.every = what, total, every
+        self.done, self._clock = 0, time.monotonic
+        self.started = self._last = self._clock()
+        self._said = False
+
+    def advance(self, detail: str = "", steps: int = 1) -> None:
+        self.done += steps
+        now = self._clock()
+        finished = self.total is not None and self.done >= self.total
+        if self._said and not finished and now - self._last < self.every:
+            return
+        self._said, self._last = True, now
+        elapsed = now - self.started
+        left = elapsed / self.done * (self.total - self.done) if self.total and self.done else None
+        count = f"{self.done}/{self.total}" if self.total is not None else str(self.done)
+        stderr.print(f"{self.what}: {count} after {_duration(elapsed)}" + (f", about {_duration(left)} left" if left else "")
+                     + (f" ({detail})" if detail else ""), markup=False, highlight=False, soft_wrap=True)
+
+
+def _duration(seconds: float) -> str:
+    minutes, seconds = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{seconds:02d}s" if minutes else f"{seconds}s"
+
+
+def logging_progress() -> bool:
+    """Is stderr a log (not a terminal)?  Then long commands write LogProgress lines."""
+    return not stderr.is_terminal

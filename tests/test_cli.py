@@ -102,3 +102,20 @@ def test_long_tables_print_as_plain_aligned_columns(capsys):
     assert lines[0] == "many" and lines[1].split() == ["name", "size", "parts"] and len(lines) == PLAIN_ABOVE + 4
     assert len({len(line) for line in lines[3:]}) == 1  # aligned
     assert lines[-1].split() == [f"f{PLAIN_ABOVE}", "300,150", "a,", "b"]  # rounded like the short tables
+
+
+def test_progress_in_a_log_is_a_line_at_a_steady_pace(capsys):
+    """Where stderr is a file, long commands write their progress as lines: the first step, then
+    one at most every `every` seconds, and the last."""
+    from selector.tables import LogProgress
+
+    clock = iter([1.0, 5.0, 20.0, 31.0, 40.0, 80.0])
+    progress = LogProgress("collected", 6, every=30.0)
+    progress._clock = lambda: next(clock)
+    progress.started = progress._last = 0.0
+    for step in range(6):
+        progress.advance(f"commit {step}")
+    lines = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert lines == ["collected: 1/6 after 1s, about 5s left (commit 0)",
+                     "collected: 4/6 after 31s, about 16s left (commit 3)",
+                     "collected: 6/6 after 1m20s (commit 5)"]

@@ -57,6 +57,7 @@ def test_a_first_collection_calibrates_first_and_decides_its_labels(tmp_path):
     result = selector("collect", "-n", "3", "--repo", str(root), "--format", "json")
     assert result.returncode == 0, result.stderr
     assert "the store has no calibration: calibrating on" in result.stderr
+    assert "collected: 1/3 after" in result.stderr and "collected: 3/3 after" in result.stderr  # a log's progress
     report = json.loads(result.stdout)
     assert all(row["undecided"] == 0 and row["pairs"] == 2 for row in report["labels"]) and not report["undecided"]
     calibrated = Store(root / ".selector").read("calibration").to_pandas()
