@@ -248,7 +248,7 @@ def collect_command(
         require("selector collect --scheduler", "dask")
     from collectors.repository import Repository
     from selector.collect import connect_scheduler
-    from selector.collect_report import report_collection, run_collection
+    from selector.collect_report import report_collection, run_collection, undecidable_labels
     from selector.calibrate import needs_calibration
     from selector.config import has_benchmarks, require_suite
 
@@ -263,6 +263,8 @@ def collect_command(
     _exit_without_teardown()
     if calibrate_first and needs_calibration(config, store):
         _calibrate_before_collecting(top, config, store, commits[0].sha)
+    for warning in undecidable_labels(config, store):
+        stderr.print(f"[yellow]note:[/] {warning}")
     summary = run_collection(top, config, store, commits, jobs, retry_failed, scheduler, reuse, cache)
     report_collection(summary, store, output_format)
 

@@ -35,6 +35,30 @@ def run_collection(
                        reuse=reuse, cache=cache)
 
 
+def undecidable_labels(config: Config, store: Store) -> list[str]:
+    """What collect says before it starts: the benchmarks whose labels it cannot decide as
+    configured (neither calibrated exact nor run often enough for the test to reach alpha)."""
+    from selector.config import BenchmarkSection, label_rules
+    from storage.labels import exact_benchmarks, smallest_p_value
+
+    exact = exact_benchmarks(store.read("calibration"), label_rules(config))
+    said = []
+    for section in [*config.benchmark, *config.suite]:
+        single = isinstance(section, BenchmarkSection)
+        named = section.name if single else f"suite {section.name}"
+        is_exact = exact.get(section.name) if single else \
+            any(ok for name, ok in exact.items() if name.startswith(f"{section.name}/"))
+        runs = section.repetitions
+        if is_exact or smallest_p_value(runs, runs) < config.labels.alpha:
+            continue
+        needed = next(n for n in range(runs, 50) if smallest_p_value(n, n) < config.labels.alpha)
+        exact_hint = " or `selector calibrate` (an exact count is labelled by its effect)" \
+            if section.metric == "instructions" else ""
+        said.append(f"labels of {named} will be undecided: {runs} run{'s' if runs > 1 else ''} a side cannot reach "
+                    f"alpha {config.labels.alpha:g}; set repetitions = {needed}{exact_hint}")
+    return said
+
+
 def report_collection(summary: CollectSummary, store: Store, output_format: str) -> None:
     outcomes = summary.outcomes
     totals = {

@@ -32,6 +32,9 @@ def test_undecided_labels_say_why_and_calibrate_decides_them(tmp_path):
     assert all("run selector calibrate" in why for why in report["undecided"].values())
     text = selector("collect", "--no-calibrate", "-n", "3", "--repo", str(root))
     assert "undecided labels of fib" in text.stderr and "selector calibrate" in text.stderr
+    # ... and said before it starts, with what decides them
+    assert text.stderr.index("labels of fib will be undecided: 1 run a side cannot reach alpha 0.05; set repetitions = 4 "
+                             "or `selector calibrate`") < text.stderr.index("undecided labels of fib")
     untrained = selector("train", "--repo", str(root), "--no-tracking")  # nothing decided: no bundle "trained" on 0
     assert untrained.returncode == 2 and "none of its 8 labelled pairs is decided" in untrained.stderr, untrained.stderr
     assert not (root / ".selector" / "models").exists()
