@@ -150,6 +150,21 @@ class Repository:
         entries = (entry.split("\t", 1) for entry in listing.split("\0") if entry)
         return {path: meta.split()[2] for meta, path in entries if meta.split()[1] == "commit"}
 
+    # ------------------------------------------------------------------ the working tree
+    def has_uncommitted_changes(self) -> bool:
+        """Do tracked files (or the index) differ from HEAD?  Untracked files do not count."""
+        return bool(self.git("status", "--porcelain", "--untracked-files=no"))
+
+    def tracked_files(self) -> list[str]:
+        """The paths of the index's files, relative to the top; submodules (gitlinks) left out."""
+        listing = self.git("ls-files", "-z", "--stage")
+        entries = (entry.split("\t", 1) for entry in listing.split("\0") if entry)
+        return [path for meta, path in entries if not meta.startswith("160000 ")]
+
+    def is_ignored(self, path: str) -> bool:
+        """Would git ignore `path` (relative to the top): any .gitignore, info/exclude, the global one."""
+        return _run(self.top, ("check-ignore", "-q", "--no-index", path), check=False).returncode == 0
+
     def hooks_directory(self) -> Path:
         """Where git looks for this checkout's hooks (core.hooksPath honoured)."""
         path = Path(self.git("rev-parse", "--git-path", "hooks"))

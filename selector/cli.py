@@ -982,14 +982,18 @@ def hook_group() -> None:
 @click.option("--run-benchmarks", is_flag=True, help="Also run the selected benchmarks and report changes against the ancestor.")
 @click.option("--store", "store_location", help="Store the hook reads [default: .selector/ in the repository].")
 def hook_install(repository: Path, strict: bool, run_benchmarks: bool, store_location: str | None) -> None:
-    """Install the pre-push hook (an existing hook is kept and runs first)."""
+    """Install the pre-push hook (an existing hook is kept and runs first), and have git
+    ignore the store (.gitignore)."""
     if run_benchmarks:
         require("the hook's --run-benchmarks", "collect")
     from collectors.repository import Repository
+    from selector.gitignore import ignore_store
     from selector.hook import install
 
-    hook, kept = install(Repository.open(repository), strict, run_benchmarks, store_location)
+    opened = Repository.open(repository)
+    hook, kept = install(opened, strict, run_benchmarks, store_location)
     stdout.print(f"installed {hook}" + (" (the previous hook runs first)" if kept else ""))
+    stdout.print(ignore_store(opened, store_location or opened.top / DEFAULT_STORE), markup=False, highlight=False)
 
 
 @hook_group.command("uninstall")
@@ -1019,13 +1023,39 @@ def hook_run(strict: bool, run_benchmarks: bool, store_location: str | None, git
     failed = False
     for commit in commits:
         try:
-            status = _select_and_print(Path("."), None, store_location, commit, None, None, None, strict, "text",
+            binary = _working_tree_binary(commit)
+            status = _select_and_print(Path("."), None, store_location, commit, binary, None, None, strict, "text",
                                        run_benchmarks)
             failed |= status == 3
         except Exception as error:  # noqa: BLE001 - advisory: report, never block unless strict
-            click.echo(f"selector: {error}", err=True)
+            click.echo(f"selector: {_hook_advice(error)}", err=True)
             failed = True
     sys.exit(1 if strict and failed else 0)
+
+
+def _working_tree_binary(revision: str) -> Path | None:
+    """The developer's build of `revision` when the working tree holds it (saying so, or why not)."""
+    from collectors.repository import Repository
+    from selector.config import find_config, load_config
+    from selector.working_tree_build import working_tree_build
+
+    repository = Repository.open(Path("."))
+    sha = repository.resolve(revision)
+    if sha is None:
+        return None  # select says what is wrong with it
+    found = working_tree_build(repository, sha, load_config(find_config(repository.top, None)).project.binary)
+    stderr.print(f"note: {found.note}", markup=False, highlight=False)
+    return found.binary
+
+
+def _hook_advice(error: Exception) -> str:
+    """The hook's message for a failure: a failed build gets advice a hook user can act on."""
+    from selector.hook import build_failure_advice
+    from selector.selection import BuildFailed
+
+    if isinstance(error, BuildFailed):
+        return build_failure_advice(error.sha, error.reason, error.command, error.log_tail)
+    return str(error)
 
 
 # --------------------------------------------------------------------- record

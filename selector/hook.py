@@ -5,6 +5,10 @@ is moved to ``pre-push.before-selector`` and run first, its verdict respected; t
 uninstall puts it back.  The selector part is advisory: it prints which benchmarks
 the pushed commits need and why, and never blocks the push because of its own
 failure, unless the hook was installed with ``--strict``.
+
+A pushed commit that is what the working tree built is selected with that build
+(selector.working_tree_build); another is built in a clean worktree, and when that
+build fails the advice is a hook user's: build it yourself, or skip the hook.
 """
 
 from __future__ import annotations
@@ -77,3 +81,11 @@ def pushed_commits(lines: list[str], environment: dict[str, str]) -> list[str]:
         if len(parts) == 4 and parts[1] != ZERO:  # a deleted ref pushes nothing
             commits.append(parts[1])
     return commits
+
+
+def build_failure_advice(sha: str, reason: str, command: str, log_tail: str) -> str:
+    """What the hook says when the pushed commit did not build: a hook user cannot pass
+    --binary, but can build it where the hook will take the build, or skip the check."""
+    return (f"building {sha[:12]} failed ({reason}), so the hook selected no benchmarks for it. Check it out, build it "
+            f"(`{command}`) with no uncommitted changes and push again: the hook then uses your build. Or skip this "
+            f"check with `git push --no-verify`.\n{log_tail}")

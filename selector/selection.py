@@ -113,6 +113,15 @@ def run_everything(config: Config, commit: str, reason: str, notes: list[str] | 
     return Selection(commit, None, decisions, None, notes or [])
 
 
+class BuildFailed(UserError):
+    """The commit did not build, so there is no binary to select with.  Its fields let the
+    pre-push hook give advice of its own (build it yourself, or skip the hook)."""
+
+    def __init__(self, sha: str, reason: str, command: str, log_tail: str) -> None:
+        self.sha, self.reason, self.command, self.log_tail = sha, reason, command, log_tail
+        super().__init__(f"building {sha[:12]} failed ({reason}); pass --binary, or fix the build:\n{log_tail}")
+
+
 class SelectionFailed(Exception):
     """`select` failed on a bug of ours or its environment, and the caller asked not to fail open."""
 
@@ -453,7 +462,7 @@ def _new_analysis(repository: Repository, config: Config, store: Store, sha: str
                           notes=worktree.notes)
         notes.extend(build.notes)
         if build.status != "ok":
-            raise UserError(f"building {sha[:12]} failed ({build.reason}); pass --binary, or fix the build:\n{build.log_tail}")
+            raise BuildFailed(sha, build.reason, config.build.command, build.log_tail)
         analysis = analyse_binary(build.binary)
         # kept past the worktree: the features align the changed code of this binary block by block
         kept = Path(tempfile.mkdtemp(prefix="selector-select-")) / "binary"
