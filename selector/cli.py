@@ -783,11 +783,13 @@ def _tracking(store: Store, tracking_uri: str | None) -> tuple[str, Path | None]
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, path_type=Path),
               help="Where the model bundle goes [default: <store>/models, where `selector select` looks].")
+@click.option("--if-ready", is_flag=True,
+              help="When the history is too short to learn from yet, say so and exit 0 (CI, recording from nothing).")
 @_operating_point_option
 @_tracking_option
 @format_option
 def train_command(repository, config_path, store_location, model, scope, benchmarks, target_hit_rate, seed, bundle_path,
-                  operating_point, tracking_uri, no_tracking, output_format):
+                  if_ready, operating_point, tracking_uri, no_tracking, output_format):
     """Train the selecting model on the whole stored history and choose its operating
     point (on out-of-fold training scores, for the target hit rate).
 
@@ -797,13 +799,21 @@ def train_command(repository, config_path, store_location, model, scope, benchma
     require("selector train", "train")
     if not no_tracking:
         require("selector train's MLflow run", "tracking", otherwise="pass --no-tracking")
-    from selector.training import default_bundle_path, train_bundle
+    from selector.training import NothingToLearnYet, default_bundle_path, train_bundle
 
     config, store = _project(repository, config_path, store_location)
     bundle_path = bundle_path or default_bundle_path(store)
-    with stderr.status(f"training {model}"):
-        bundle, summary = train_bundle(store, config, model, scope, target_hit_rate, seed, bundle_path, benchmarks,
-                                       operating_point)
+    try:
+        with stderr.status(f"training {model}"):
+            bundle, summary = train_bundle(store, config, model, scope, target_hit_rate, seed, bundle_path, benchmarks,
+                                           operating_point)
+    except NothingToLearnYet as error:
+        if not if_ready:
+            raise
+        if output_format == "json":
+            print_json({"bundle": None, "not_trained": str(error)})
+        stderr.print(f"note: not trained yet: {error}", markup=False, highlight=False)
+        return
     run_id = None
     if not no_tracking:
         from selector.store_backtest import track_training
@@ -942,9 +952,11 @@ def _compare(repository, config, store, selection):
                                             "instead of selecting every benchmark.")
 @click.option("--run-benchmarks", is_flag=True,
               help="Then run the selected benchmarks and compare them with the ancestor (the labels' statistics).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "github", "gitlab"]), default="text",
+              show_default=True,
               help="text for people; json (docs/select.schema.json); github writes run/matrix/any (and a [[suite]]'s "
-                   "filters) to $GITHUB_OUTPUT.")
+                   "filters) to $GITHUB_OUTPUT; gitlab prints a dotenv report: SELECTOR_ANY, SELECTOR_RUN, "
+                   "SELECTOR_FILTER_<SUITE>.")
 @click.option("--filter", "print_filter", is_flag=True,
               help="Print only the regex of a suite's selected benchmarks, for Google Benchmark's --benchmark_filter: "
                    "`$(selector select --filter)`.")
@@ -963,6 +975,8 @@ def select_command(revision, repository, config_path, store_location, binary, ag
         require("selector select --run-benchmarks", "collect")
     if print_filter and (run_benchmarks or output_format != "text"):
         raise UserError("--filter prints one regex: it goes with neither --format nor --run-benchmarks")
+    if output_format == "gitlab" and run_benchmarks:
+        raise UserError("--format gitlab prints a dotenv report alone on stdout: it goes without --run-benchmarks")
     if suite and not print_filter:
         raise UserError("--suite names the suite of --filter; add --filter")
     filter_suite = (suite or "") if print_filter else None

@@ -1,4 +1,5 @@
-"""Printing a selection: text for people, JSON for scripts, GitHub Actions outputs for CI.
+"""Printing a selection: text for people, JSON for scripts, GitHub Actions outputs and a
+GitLab CI dotenv report for CI.
 
 Exit statuses of `selector select` (like grep): 0 when some benchmark should run,
 1 when none needs to, 2 for a usage or input error, 3 for an internal error in
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
-from collectors.benchmark_suite import EVERY_MEMBER, filter_regex, suite_of
+from collectors.benchmark_suite import EVERY_MEMBER, filter_regex, member_name, suite_of
 from collectors.errors import UserError
 from selector.function_names import readable, shortened
 from selector.selection import Decision, Selection
@@ -20,6 +22,7 @@ from selector.tables import print_json, print_rows, stderr, stdout
 EXIT_RUN, EXIT_NOTHING, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
 SKIPS_LISTED = 20  # beyond this many skipped benchmarks, the text groups them by reason
 GITHUB_MATRIX_LIMIT = 256  # jobs GitHub Actions allows a matrix to make
+GITLAB_DOTENV_LIMIT = 5 * 1024  # bytes GitLab accepts in a dotenv report (artifacts:reports:dotenv)
 
 
 def exit_status(selection: Selection) -> int:
@@ -34,6 +37,8 @@ def print_selection(selection: Selection, output_format: str, compared: list[dic
         print_json(selection.document() | ({"compared": compared} if compared is not None else {}))
     elif output_format == "github":
         write_github_outputs(selection)
+    elif output_format == "gitlab":
+        print_gitlab_dotenv(selection)
     else:
         print_text(selection)
 
@@ -148,3 +153,29 @@ def write_github_outputs(selection: Selection) -> None:
         ]
         Path(summary).open("a", encoding="utf-8").write(f"### perf-selector: {selection.commit[:12]}\n\n" + "\n".join(table) + "\n")
     stderr.print(f"run: {' '.join(selection.run) if selection.run else '(nothing)'}")
+
+
+def print_gitlab_dotenv(selection: Selection) -> None:
+    """A dotenv report for GitLab CI on stdout (`> selector.env`, artifacts:reports:dotenv): later
+    jobs read SELECTOR_ANY (true/false), SELECTOR_RUN (the names, space-separated) and, per
+    [[suite]], SELECTOR_FILTER_<SUITE> (the regex of its selected benchmarks)."""
+    text = gitlab_dotenv(selection.run, suite_filters(selection))
+    if len(text.encode()) > GITLAB_DOTENV_LIMIT:
+        # Too many names for GitLab to take: everything runs, in the form of a selection that
+        # could not be made ("<suite>/*": all its benchmarks), which the jobs read already.
+        plain = [d.name for d in selection.benchmarks if suite_of(d.name) is None]
+        suites = sorted({suite_of(d.name) for d in selection.benchmarks} - {None})
+        text = gitlab_dotenv(plain + [member_name(suite, EVERY_MEMBER) for suite in suites], {suite: ".*" for suite in suites})
+        stderr.print(f"note: the selection is too large for a GitLab dotenv report ({GITLAB_DOTENV_LIMIT} bytes): "
+                     "every benchmark runs; `--format json` has it whole")
+    stdout.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+    for note in selection.notes:
+        stderr.print(f"note: {note}", markup=False, highlight=False)
+    stderr.print(f"run: {' '.join(selection.run) if selection.run else '(nothing)'}", markup=False, highlight=False)
+
+
+def gitlab_dotenv(run: list[str], filters: dict[str, str]) -> str:
+    """The dotenv lines; a suite's name becomes upper case letters, digits and underscores."""
+    lines = [f"SELECTOR_ANY={'true' if run else 'false'}", f"SELECTOR_RUN={' '.join(run)}"]
+    lines += [f"SELECTOR_FILTER_{re.sub(r'[^A-Za-z0-9_]', '_', suite).upper()}={regex}" for suite, regex in filters.items()]
+    return "\n".join(lines) + "\n"

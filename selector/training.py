@@ -32,6 +32,11 @@ from storage.store import Store
 BUNDLE_DIRECTORY = "models"
 
 
+class NothingToLearnYet(UserError):
+    """The history is too short to learn from: no commit has a measured ancestor, or no pair is
+    decided.  CI's first runs meet it on the way to a history (`train --if-ready`)."""
+
+
 def default_bundle_path(store: Store) -> Path:
     if store.location != store.root:
         raise UserError("the store is not a local directory; give --bundle PATH for the model bundle")
@@ -49,12 +54,12 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         raise UserError(f"{store.location}: no measurements; configure [[benchmark]] and run `selector collect`")
     tuples = closest_tuples(history, chosen)
     if tuples.empty:
-        raise UserError(f"{store.location}: no commit has a measured ancestor yet; collect at least two commits")
+        raise NothingToLearnYet(f"{store.location}: no commit has a measured ancestor yet; collect at least two commits")
     table = labelled_feature_table(store, config, history, tuples)
     undecided = int(table["label"].isna().sum())
     table = table[table["label"].notna()].reset_index(drop=True)
     if table.empty:
-        raise UserError(f"{store.location}: none of its {undecided} labelled pairs is decided, so there is nothing to learn "
+        raise NothingToLearnYet(f"{store.location}: none of its {undecided} labelled pairs is decided, so there is nothing to learn "
                         "from (`selector collect` says why labels are undecided; `selector calibrate` decides those of "
                         "exact counts); until then `select` uses the shipped cross-project model")
     fitted: list[FittedModel] = []
