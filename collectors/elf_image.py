@@ -3,7 +3,7 @@
 pyelftools reads the headers and section table.  Symbol and relocation tables are
 decoded with numpy record views of the same bytes: pyelftools builds one Python
 object per symbol, which on a large library costs more than the whole time budget of an
-analysis (``benchmarks/static_speed.py``; the README's Performance section).
+analysis (``benchmarks/static_speed.py``; docs/performance.md).
 
 Every malformed input ends in :class:`BinaryError` with one line naming the file.
 """

@@ -3,7 +3,7 @@
 Every command of the tool reads git here: collection choosing commits, builds making
 worktrees, `select` on every push.  Each method is one ``git`` process, which is what
 GitPython ran for each of our calls too; GitPython itself is not used, because its import
-is a noticeable part of a selection (the README's Performance section), the push path
+is a noticeable part of a selection (docs/performance.md), the push path
 therefore kept a second reader of its own, and nothing we asked of GitPython needed more
 than the command it wrapped.  (The test suite still checks these answers against
 GitPython's: ``tests/test_repository.py``.)

@@ -2,7 +2,7 @@
 
 `selector select` runs on every push.  Loading a skops model imports scikit-learn,
 XGBoost and skops, seconds before anything is predicted; onnxruntime imports in a
-fraction of that (``benchmarks/select_latency.py``; the README's Performance section).  So `selector train`
+fraction of that (``benchmarks/select_latency.py``; docs/performance.md).  So `selector train`
 also writes each model it can convert as ONNX (skl2onnx, with onnxmltools' XGBoost
 converter), and `select` scores with it.  ONNX is a protobuf graph of operators:
 loading it runs no Python code, as with skops.

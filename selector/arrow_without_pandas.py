@@ -3,7 +3,7 @@
 pyarrow looks for pandas the first time it converts Python or numpy values (``pa.array``,
 ``pa.scalar``, even a string compared in ``pyarrow.compute``), to tell pandas objects
 apart, and importing pandas to look costs about as much as the rest of a
-`selector select` (the README's Performance section; `benchmarks/pandas_guard.py`
+`selector select` (docs/performance.md; `benchmarks/pandas_guard.py`
 measures it), which hands pyarrow no pandas object.  No change of ours avoids that
 look, so this guard is the push path's one exception to "one table type, no
 workarounds" (DESIGN.md: kept where a measurement on the push path demands it).  :func:`keep_pandas_out` lets

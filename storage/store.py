@@ -198,7 +198,7 @@ class Store:
         """The whole of a small table from its snapshot, one file, when none of the table's
         files changed since the snapshot was made; else the files are read as usual and
         the snapshot is made again.  `select` reads all of commits and labels on every
-        push: one file instead of a file per commit (the README's Performance section).
+        push: one file instead of a file per commit (docs/performance.md).
         The snapshot names the files it holds (name, size, modification time), so a file
         written or rewritten since is never missed.  None when the table is empty or a
         file is bad (the per-file reader then names it)."""
