@@ -1037,14 +1037,26 @@ def hook_run(strict: bool, run_benchmarks: bool, store_location: str | None, git
     failed = False
     for commit in commits:
         try:
-            binary = _working_tree_binary(commit)
-            status = _select_and_print(Path("."), None, store_location, commit, binary, None, None, strict, "text",
-                                       run_benchmarks)
-            failed |= status == 3
+            failed |= _hook_select(commit, store_location, strict, run_benchmarks) == 3
         except Exception as error:  # noqa: BLE001 - advisory: report, never block unless strict
             click.echo(f"selector: {_hook_advice(error)}", err=True)
             failed = True
     sys.exit(1 if strict and failed else 0)
+
+
+def _hook_select(commit: str, store_location: str | None, strict: bool, run_benchmarks: bool) -> int:
+    """Select for one pushed commit, with the working tree's build when it is the commit's; one
+    that cannot be analysed (stripped, say) is set aside for a build in a clean worktree."""
+    from collectors.errors import BinaryError
+
+    binary = _working_tree_binary(commit)
+    try:
+        return _select_and_print(Path("."), None, store_location, commit, binary, None, None, strict, "text", run_benchmarks)
+    except BinaryError as error:
+        if binary is None:
+            raise
+        stderr.print(f"note: not using the working tree's build: {error}", markup=False, highlight=False)
+    return _select_and_print(Path("."), None, store_location, commit, None, None, None, strict, "text", run_benchmarks)
 
 
 def _working_tree_binary(revision: str) -> Path | None:

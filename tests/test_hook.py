@@ -85,6 +85,13 @@ def test_the_hook_selects_with_the_developers_build_and_falls_back_saying_why(pr
     assert "note: not using the working tree's build: prog is older than src/kernels.c" in output
     assert "in a clean worktree" in output and "run: checksum sort fib weights" in output
 
+    (root / "prog").write_text("not a program\n")  # newer than every tracked file, but no binary
+    push = subprocess.run(["git", "push", "-q", "origin", "main:third"], cwd=root, capture_output=True, text=True)
+    output = push.stdout + push.stderr
+    assert push.returncode == 0 and "note: using the working tree's prog" in output, output
+    assert "note: not using the working tree's build:" in output and "not an ELF file" in output
+    assert "in a clean worktree" in output and "run: checksum sort fib weights" in output
+
 
 def test_a_failed_build_in_the_hook_says_what_a_hook_user_can_do(project):
     root = project
