@@ -191,6 +191,90 @@ def _print_diff_rows(rows: list[dict], title: str) -> None:
     print_rows(fit_rows(readable_rows, {"name": shortened}, terminal_width()), title=title, plain=True)
 
 
+# ------------------------------------------------------------ init / doctor
+@cli.command("init")
+@click.option("--repo", "repository", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="The git repository to configure.")
+@click.option("--yes", "-y", is_flag=True, help="Write selector.toml without showing it and asking first.")
+def init_command(repository: Path, yes: bool) -> None:
+    """Write a first, commented selector.toml for this repository.
+
+    Looks at the build system (CMake, Meson, make, autotools) and the benchmarks in
+    the tree (Google Benchmark sources, a db_bench-like driver, programs named like
+    benchmarks), and writes a build command with debug information (-g), the
+    benchmarks as a [[suite]] or [[benchmark]]s (a commented template when it finds
+    none), the metric and repetitions that decide labels on this machine
+    (callgrind instruction counts when valgrind is installed, else wall time with 10
+    repetitions on a pinned CPU) and the paths no build reads. Guesses are marked
+    CHECK. Never overwrites an existing selector.toml.
+    """
+    from collectors.repository import Repository
+    from selector.init_config import initial_config, refuse_existing, write_new_config
+
+    top = Repository.open(repository).top
+    refuse_existing(top)
+    proposal = initial_config(top)
+    for line in proposal.found:
+        click.echo(f"found: {line}", err=True)
+    if not yes:
+        click.echo(proposal.text)
+        if not sys.stdin.isatty():
+            click.echo("nothing written (not a terminal to ask in): `selector init --yes` writes it", err=True)
+            return
+        if not click.confirm(f"write {top / 'selector.toml'}?", default=True, err=True):
+            click.echo("nothing written", err=True)
+            return
+    written = write_new_config(top, proposal.text)
+    click.echo(f"wrote {written}")
+    for check in proposal.checks:
+        click.echo(f"check: {check}")
+    click.echo("next: `selector doctor` says what this machine and the store still lack; then `selector calibrate`")
+
+
+@cli.command("doctor")
+@click.option("--repo", "repository", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="The git repository whose configuration is checked.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Configuration file [default: selector.toml at the repository's top].")
+@click.option("--store", "store_location", help=f"Store directory or fsspec URL [default: {DEFAULT_STORE}/ in the repository].")
+@click.option("--binary", type=click.Path(dir_okay=False, path_type=Path),
+              help="Check this built program's symbols [default: the newest stored build].")
+@format_option
+def doctor_command(repository: Path, config_path: Path | None, store_location: str | None, binary: Path | None,
+                   output_format: str) -> None:
+    """Say what the configuration needs and whether this machine and the store have it.
+
+    The compilers and tools the build command runs; valgrind (instruction counts,
+    callgrind profiles) or perf and the kernel's perf_event_paranoid; ccache
+    (recommended); the install's extras; whether the build has a symbol table and
+    debug information; the benchmark inputs ([project] suite); the store: readable,
+    calibrated, its labels decided, and the model `select` would use. Each failing
+    line says the command that fixes it. Exit status 0 when everything needed is
+    there (recommended items only warn), 1 otherwise.
+    (SELECTOR_PERF_EVENT_PARANOID names another file to read than
+    /proc/sys/kernel/perf_event_paranoid.)
+    """
+    from dataclasses import asdict
+
+    from rich.markup import escape
+
+    from selector.doctor import diagnose
+
+    findings = diagnose(repository, config_path, store_location, binary)
+    failed = [finding for finding in findings if finding.failed]
+    if output_format == "json":
+        print_json({"ok": not failed, "checks": [asdict(finding) for finding in findings]})
+        sys.exit(1 if failed else 0)
+    styles = {"ok": "green", "FAIL": "bold red", "warn": "yellow"}
+    print_rows([{"check": escape(f.check), "status": f"[{styles[f.status]}]{f.status}[/]" if f.status in styles else f.status,
+                 "found": escape(f.found), "fix": escape(f.fix)} for f in findings], title="selector doctor")
+    for finding in failed:
+        click.echo(f"FAIL {finding.check}: {finding.found} -> {finding.fix}" if finding.fix else
+                   f"FAIL {finding.check}: {finding.found}")
+    click.echo(f"{len(failed)} problem{'s' * (len(failed) != 1)}" if failed else "everything needed is there")
+    sys.exit(1 if failed else 0)
+
+
 # -------------------------------------------------------------------- collect
 def _repository_options(command):
     command = click.option("--repo", "repository", type=click.Path(file_okay=False, path_type=Path), default=Path("."),

@@ -1,0 +1,244 @@
+"""`selector doctor`: what the configuration needs, and whether this machine and the store have it.
+
+One :class:`~selector.machine.Finding` a line, in the order a first selection needs them:
+the configuration, what the build runs, the measuring and profiling tools, the install's
+extras, the built program's symbols, the benchmark inputs, then the store's progress
+(readable, calibrated, labels decided, a model that decides).  Every failing line says
+the command that fixes it; the doctor fixes nothing itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from collectors.errors import UserError
+from collectors.repository import Repository
+from selector.config import CONFIG_NAME, Config, configured_metrics, find_config, has_benchmarks, load_config
+from selector.extras import install_hint, missing_modules
+from selector.machine import (FAIL, NOT_NEEDED, NOT_YET, OK, WARN, Finding, build_programs, ccache_finding, perf_finding,
+                              program_finding, taskset_finding, valgrind_finding)
+from selector.survey import CXX_SUFFIXES
+
+# Below this share of decided labels, training learns from too few pairs: the undecided
+# ones are dropped, and a benchmark whose labels are mostly undecided is barely learnt.
+DECIDED_ENOUGH = 0.9
+FIRST_COLLECTION = "selector collect -n 50"
+
+
+def diagnose(repository: Path, config_path: Path | None = None, store_location: str | None = None,
+             binary: Path | None = None, paranoid_path: Path | None = None) -> list[Finding]:
+    """Every check, in order."""
+    top = Repository.open(repository).top
+    try:
+        path = find_config(top, config_path)
+        config = load_config(path)
+    except UserError as error:
+        fix = f"selector init --repo {top}" if "no " + CONFIG_NAME in str(error) else f"edit {CONFIG_NAME}"
+        return [Finding("configuration", FAIL, str(error), fix)]
+    findings = [Finding("configuration", OK, str(path)), _benchmarks(config)]
+    findings += _build_tools(top, config)
+    metrics = configured_metrics(config)
+    findings += [valgrind_finding("instructions" in metrics or config.profile.tool == "callgrind"),
+                 perf_finding(config.profile.tool == "perf", paranoid_path), ccache_finding(),
+                 taskset_finding(config.run.cpu), _extra("collect", "calibrate, collect", FAIL),
+                 _extra("train", "train (select uses the shipped model without it)", WARN),
+                 _suite_folder(path, config)]
+    store = _open_store(top, store_location)
+    findings.append(_symbols(top, config, store if not isinstance(store, Finding) else None, binary))
+    if isinstance(store, Finding):
+        return findings + [store, *_store_progress(None, config)]
+    return findings + _store_progress(store, config)
+
+
+def _benchmarks(config: Config) -> Finding:
+    if not has_benchmarks(config):
+        return Finding("benchmarks", FAIL, "no [[benchmark]] or [[suite]]", f"describe them in {CONFIG_NAME} (README)")
+    named = [b.name for b in config.benchmark] + [f"{s.name}/* ({s.framework})" for s in config.suite]
+    return Finding("benchmarks", OK, ", ".join(named))
+
+
+def _build_tools(top: Path, config: Config) -> list[Finding]:
+    """The programs the build command runs and the compilers it names (or the build systems use)."""
+    cxx = any(name.endswith(CXX_SUFFIXES) for name in Repository.open(top).git("ls-files").splitlines())
+    tools, compilers = build_programs(config.build.command, cxx)
+    return [program_finding(program, f"compiler {program}") for program in compilers] + \
+        [program_finding(program, "git" if program == "git" else f"build tool {program}") for program in ["git", *tools]]
+
+
+def _extra(extra: str, commands: str, status_when_missing: str) -> Finding:
+    missing = missing_modules(extra)
+    if missing:
+        return Finding(f"the '{extra}' extra", status_when_missing, f"for {commands}: {', '.join(missing)} not installed",
+                       install_hint([extra]))
+    return Finding(f"the '{extra}' extra", OK, f"for {commands}")
+
+
+def _suite_folder(path: Path, config: Config) -> Finding:
+    """[project] suite, the benchmark inputs kept outside the history."""
+    commands = [b.command for b in config.benchmark] + [s.command for s in config.suite]
+    commands += [b.setup or "" for b in config.benchmark] + [s.setup or "" for s in config.suite]
+    if config.project.suite is None:
+        if any("{suite}" in command for command in commands):
+            return Finding("suite folder", FAIL, "commands name {suite}, [project] suite is not set",
+                           f"set [project] suite in {CONFIG_NAME}")
+        return Finding("suite folder", NOT_NEEDED, "[project] suite is not set")
+    folder = (path.parent / config.project.suite).resolve()
+    if not folder.is_dir():
+        return Finding("suite folder", FAIL, f"{folder}: no such folder",
+                       f"make it (the benchmark inputs), or fix [project] suite in {CONFIG_NAME}")
+    return Finding("suite folder", OK, f"{folder}: {sum(1 for _ in folder.rglob('*'))} files")
+
+
+def _open_store(top: Path, store_location: str | None):
+    """The store, or the finding that says why there is none to read."""
+    from storage.store import FORMAT_VERSION, Store, StoreError
+
+    location = store_location or str(top / ".selector")
+    try:
+        return Store(location, create=False)
+    except StoreError as error:
+        if "no store here" in str(error):
+            return Finding("store", NOT_YET, f"{location}: not made yet",
+                           "selector calibrate, then " + FIRST_COLLECTION + " (they make it)")
+        return Finding("store", FAIL, str(error), "upgrade perf-selector" if "newer" in str(error) else "")
+    except OSError as error:
+        return Finding("store", FAIL, f"{location}: {error}", f"check the store's permissions (format {FORMAT_VERSION})")
+
+
+def _symbols(top: Path, config: Config, store, binary: Path | None) -> Finding:
+    """Does the build give the analysis what it needs: a symbol table (function names) and
+    debug information (each compile unit's flags)?  Of the binary given, else the newest
+    stored build, else one built in the working tree."""
+    where = "given"
+    if binary is None and store is not None:
+        binary, where = _newest_stored_binary(store)
+    if binary is None and (top / config.project.binary).is_file():
+        binary, where = top / config.project.binary, "built in the working tree"
+    if binary is None:
+        return Finding("symbols", NOT_YET, "not built yet", "selector calibrate (builds HEAD), or --binary FILE")
+    return binary_symbols(Path(binary), where)
+
+
+def binary_symbols(binary: Path, where: str) -> Finding:
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    fix = "build with -g and without stripping (CMAKE_BUILD_TYPE=RelWithDebInfo; CFLAGS or MOREFLAGS=-g for make)"
+    try:
+        with open(binary, "rb") as handle:
+            elf = ELFFile(handle)
+            sections = {section.name for section in elf.iter_sections()}
+            library = elf.header["e_type"] == "ET_DYN" and not any(s["p_type"] == "PT_INTERP" for s in elf.iter_segments())
+    except (OSError, ELFError) as error:
+        return Finding("symbols", FAIL, f"{binary} ({where}): not a readable ELF file ({error})", "")
+    if ".symtab" not in sections:
+        if library:
+            return Finding("symbols", WARN, f"{binary} ({where}): stripped; only its exported functions are seen", fix)
+        return Finding("symbols", FAIL, f"{binary} ({where}): stripped, no symbol table: functions cannot be named", fix)
+    if ".debug_info" not in sections:
+        return Finding("symbols", WARN, f"{binary} ({where}): symbol table, but no debug information: build "
+                                        "configuration changes are read from build files", fix)
+    return Finding("symbols", OK, f"{binary} ({where}): symbol table and debug information")
+
+
+def _newest_stored_binary(store) -> tuple[Path | None, str]:
+    commits = store.read("commits")
+    if not commits.num_rows or "binary_sha256" not in commits.column_names:
+        return None, ""
+    rows = sorted((row for row in commits.select(["sha", "author_time", "build_status", "binary_sha256"]).to_pylist()
+                   if row["build_status"] == "ok" and row["binary_sha256"]),
+                  key=lambda row: row["author_time"], reverse=True)
+    lookup = store.binary_lookup([row["sha"] for row in rows], [row["binary_sha256"] for row in rows])
+    for row in rows:
+        path = lookup(row["sha"])
+        if path:
+            return Path(path), f"stored build of {row['sha'][:12]}"
+    return None, ""
+
+
+def _store_progress(store, config: Config) -> list[Finding]:
+    """The store's format and what it holds: calibration, labels, a model."""
+    from storage.store import StoreError
+
+    if store is None:
+        tables = {"calibration": None, "labels": None}
+        findings = []
+    else:
+        try:
+            tables = {table: store.read(table) for table in ("commits", "calibration", "labels")}
+        except StoreError as error:
+            return [Finding("store", FAIL, str(error), f"delete the file it names and run {FIRST_COLLECTION} again "
+                                                       "(selector calibrate for a calibration file)")]
+        commits = tables["commits"].to_pylist()
+        built = sum(row.get("build_status") == "ok" for row in commits)
+        findings = [Finding("store", OK, f"{store.location}: format {2 if store.verified else 1}"
+                                         f"{' (every file verified)' if store.verified else ''}; {len(commits)} commits, "
+                                         f"{built} built")]
+    return findings + [_calibration(tables["calibration"], config), _labels(tables["labels"]), _model(store)]
+
+
+def _calibration(table, config: Config) -> Finding:
+    """Is every configured benchmark calibrated, with its metric and the labels' settings?"""
+    rows = {row["benchmark"]: row for row in table.to_pylist()} if table is not None and table.num_rows else {}
+    if not rows:
+        return Finding("calibration", FAIL, "not calibrated", "selector calibrate")
+    missing = [b.name for b in config.benchmark if b.name not in rows]
+    missing += [s.name for s in config.suite if not any(name.startswith(f"{s.name}/") for name in rows)]
+    if missing:
+        return Finding("calibration", FAIL, f"not calibrated: {', '.join(missing)}", "selector calibrate")
+    other = [name for name, row in rows.items() if _configured_metric(config, name) not in (None, row["metric"])]
+    if other:
+        return Finding("calibration", FAIL, f"calibrated with another metric: {', '.join(other[:5])}", "selector calibrate")
+    found = f"{len(rows)} benchmarks, {sum(bool(row['exact']) for row in rows.values())} exact"
+    if {(row["alpha"], row["min_effect"]) for row in rows.values()} != {(config.labels.alpha, config.labels.min_effect)}:
+        return Finding("calibration", WARN, f"{found}; calibrated with another [labels] alpha or min_effect",
+                       "selector calibrate")
+    unfit = [f"{name}: {row['unfit_reason']}" for name, row in rows.items() if row.get("fit") is False]
+    if unfit:
+        return Finding("calibration", WARN, f"{found}; {len(unfit)} unfit, {unfit[0]}", "see `selector calibrate`'s notes")
+    return Finding("calibration", OK, found)
+
+
+def _configured_metric(config: Config, benchmark: str) -> str | None:
+    """The metric the configuration gives a stored benchmark (a suite's: "<suite>/<name>")."""
+    explicit = next((b.metric for b in config.benchmark if b.name == benchmark), None)
+    suite, separator, _ = benchmark.partition("/")
+    return explicit or next((s.metric for s in config.suite if separator and s.name == suite), None)
+
+
+def _labels(table) -> Finding:
+    if table is None or not table.num_rows:
+        return Finding("labels", FAIL, "no labelled commit pairs yet", FIRST_COLLECTION)
+    labels = table.column("label").to_pylist()
+    decided = sum(label is not None for label in labels)
+    found = f"{decided} of {len(labels)} decided ({decided / len(labels):.0%}), {sum(bool(label) for label in labels)} changed"
+    if decided / len(labels) < DECIDED_ENOUGH:
+        return Finding("labels", WARN, found, "selector confirm (timed metrics), or more repetitions (selector calibrate "
+                                              "says how many)")
+    return Finding("labels", OK, found)
+
+
+def _model(store) -> Finding:
+    """Which model `select` would use (selector/selection.py chooses the same way): the
+    project's own bundle, the shipped cross-project model where the own one learnt from
+    too few changes or there is none, else no model (every benchmark runs)."""
+    from models.bundle import BundleError, load_bundle
+    from selector.shipped_model import OWN_POSITIVES_NEEDED, shipped_bundle_path
+
+    own = Path(store.root) / "models" if store is not None and store.location == store.root else None
+    shipped = shipped_bundle_path()
+    if own is not None and (own / "manifest.json").exists():
+        try:
+            bundle = load_bundle(own, load_models=False)
+        except BundleError as error:
+            return Finding("model", FAIL, f"the project's own bundle is refused: {error}", "selector train")
+        model = f"the project's own ({bundle.settings.get('model')}, trained on {bundle.trained_on.get('commits')} commits)"
+        thin = [entry.benchmark or "pooled" for entry in bundle.entries if entry.training_positives < OWN_POSITIVES_NEEDED]
+        if thin and shipped:
+            return Finding("model", OK, f"{model}; the shipped model decides for {', '.join(thin[:4])} (fewer than "
+                                        f"{OWN_POSITIVES_NEEDED} labelled changes)")
+        return Finding("model", OK, model)
+    if shipped:
+        return Finding("model", OK, "the shipped cross-project model (no model of this project yet)",
+                       "selector train, once labels exist")
+    return Finding("model", WARN, "none: select runs every benchmark", "selector train")

@@ -1,0 +1,259 @@
+"""What `selector init` sees in a repository: its build system, the benchmark programs it
+holds and the paths no build reads.
+
+Only tracked files are read (`git ls-files`): collection builds commits, not the working
+tree, and a build folder or a vendored checkout left lying around is not the project.
+Everything here is a guess from file names and a few patterns; `init` writes it down
+with what the user should check, and `selector doctor` checks the rest on the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from collectors.repository import Repository, submodule_paths
+from selector.config import BuildSection
+
+SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++")
+CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh")
+# Folders of someone else's code: a vendored Google Benchmark is full of BENCHMARK(...).
+VENDORED = {"third_party", "third-party", "thirdparty", "3rdparty", "vendor", "vendored", "external", "extern", "deps",
+            "contrib", "submodules", "subprojects"}
+BENCHMARK_FOLDERS = {"bench", "benches", "benchmark", "benchmarks", "perf", "perftest"}
+MAKEFILES = ("GNUmakefile", "makefile", "Makefile")  # the order make looks for them
+BUILD_FILES = (*MAKEFILES, "CMakeLists.txt", "meson.build", "configure.ac", "configure.in")
+LARGEST_SOURCE = 2_000_000  # bytes: a generated table is no benchmark's main
+
+# Benchmark kinds, in the order init prefers them as the project's binary: a db_bench-like
+# driver is usually the project's main harness, Google Benchmark binaries its micro
+# benchmarks, and a program named like a benchmark a guess.
+DRIVER, GOOGLE_BENCHMARK, PROGRAM = "driver", "google-benchmark", "program"
+KIND_ORDER = (DRIVER, GOOGLE_BENCHMARK, PROGRAM)
+
+_GB_INCLUDE = re.compile(r'#\s*include\s*[<"]benchmark/benchmark\.h[>"]')
+_GB_REGISTRATION = re.compile(r"\bBENCHMARK(?:_[A-Z0-9_]+)?\s*\(\s*(\w+)")
+_MAIN = re.compile(r"\bint\s+main\s*\(|^main\s*\(", re.MULTILINE)
+_DRIVER_FLAG = re.compile(r'"--benchmarks=')
+# db_bench's list of benchmarks: `FLAGS_benchmarks = "fillseq," "fillrandom," ...;` (LevelDB)
+# or gflags' `DEFINE_string(benchmarks, "fillseq,...", ...)` (RocksDB)
+_DRIVER_DEFAULTS = (re.compile(r"FLAGS_benchmarks\s*=\s*([^;]*);"), re.compile(r"DEFINE_string\(\s*benchmarks\s*,([^;]*?),\s*\""))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A benchmark program found in the sources, and the build target that makes it."""
+
+    kind: str  # DRIVER, GOOGLE_BENCHMARK or PROGRAM
+    source: str  # its main source, relative to the top
+    target: str  # the build target (a CMake/Meson target, a make goal)
+    directory: str  # the folder of the build file that defines it ("" at the top)
+    defined: bool  # a build file names the source (else the target is guessed from the file name)
+    names: tuple[str, ...] = ()  # Google Benchmark: functions registered; driver: its default --benchmarks
+    flags: tuple[str, ...] = ()  # driver: the flags its source parses among --num= and --db=
+
+    @property
+    def stem(self) -> str:
+        return PurePosixPath(self.source).stem
+
+
+@dataclass
+class Survey:
+    top: Path
+    files: list[str]
+    build_system: str | None  # cmake, meson, make, autotools, configure, or None
+    candidates: list[Candidate]  # best first
+    programs: list[tuple[str, str]]  # (target, directory) of every program a build file defines, in order
+    unaffected: list[str]
+    missing_submodules: list[str]  # declared in .gitmodules, not checked out
+    cxx: bool  # C++ sources: the build names a C++ compiler too
+    build_files: dict[str, str] = field(default_factory=dict)  # path -> text of each CMakeLists.txt, meson.build, Makefile
+
+    def build_file(self, folder: str, *names: str) -> str:
+        """The text of the first of `names` in `folder` ("" when none is there)."""
+        return next((self.build_files[path] for name in names
+                     for path in [f"{folder}/{name}" if folder else name] if path in self.build_files), "")
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.candidates[0] if self.candidates else None
+
+
+def survey(path: Path) -> Survey:
+    """Look at the repository holding `path`."""
+    repository = Repository.open(path)
+    top = repository.top
+    files = [name for name in repository.git("ls-files", "-z").split("\0") if name]
+    submodules = set(submodule_paths(top / ".gitmodules").values())
+    ours = [name for name in files if not _vendored(name, submodules)]
+    build_system = _build_system(set(files))
+    texts = {name: _read(top / name) for name in ours if PurePosixPath(name).name in BUILD_FILES}
+    makefiles = {_folder(name): text for name, text in texts.items() if PurePosixPath(name).name in MAKEFILES}
+    build_files = [(name, text) for name, text in texts.items() if PurePosixPath(name).name not in MAKEFILES]
+    candidates = [found for name in ours if name.endswith(SOURCE_SUFFIXES)
+                  for found in [_candidate(top, name, build_system, build_files, makefiles)] if found]
+    candidates.sort(key=lambda c: (KIND_ORDER.index(c.kind), not c.defined, len(c.stem), c.source.count("/"), c.source))
+    return Survey(
+        top=top, files=files, build_system=build_system, candidates=candidates,
+        programs=_programs(build_system, build_files), unaffected=unaffected_paths(files, build_system),
+        missing_submodules=sorted(p for p in submodules if not (top / p).is_dir() or not any((top / p).iterdir())),
+        cxx=any(name.endswith(CXX_SUFFIXES) for name in ours), build_files=texts,
+    )
+
+
+def _folder(name: str) -> str:
+    """The folder of a tracked path, "" at the top."""
+    return "/".join(PurePosixPath(name).parts[:-1])
+
+
+def _vendored(name: str, submodules: set[str]) -> bool:
+    parts = PurePosixPath(name).parts
+    return bool(VENDORED.intersection(parts[:-1])) or any(name.startswith(f"{path}/") for path in submodules)
+
+
+def _read(path: Path) -> str:
+    try:
+        if path.stat().st_size > LARGEST_SOURCE:
+            return ""
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _build_system(files: set[str]) -> str | None:
+    """The build system of the top folder.  CMake and Meson first (a project that has them
+    and a Makefile usually keeps the Makefile for a few targets); a committed Makefile
+    before autotools (git keeps configure.ac as an option beside its Makefile)."""
+    if "CMakeLists.txt" in files:
+        return "cmake"
+    if "meson.build" in files:
+        return "meson"
+    if files & set(MAKEFILES) and not files & {"Makefile.am", "Makefile.in"}:
+        return "make"
+    if files & {"configure.ac", "configure.in"}:
+        return "autotools"
+    if "configure" in files:
+        return "configure"
+    if files & set(MAKEFILES):
+        return "make"
+    return None
+
+
+def _candidate(top: Path, name: str, build_system: str | None, build_files: list[tuple[str, str]],
+               makefiles: dict[str, str]) -> Candidate | None:
+    """The benchmark program whose main source is `name`, or None when it is none."""
+    path = PurePosixPath(name)
+    named_like_one = "bench" in path.stem.lower() or bool(BENCHMARK_FOLDERS.intersection(p.lower() for p in path.parts[:-1]))
+    text = _read(top / name)
+    if _GB_INCLUDE.search(text) and _GB_REGISTRATION.search(text):
+        kind, names, flags = GOOGLE_BENCHMARK, tuple(dict.fromkeys(_GB_REGISTRATION.findall(text))), ()
+    elif _MAIN.search(text) and _DRIVER_FLAG.search(text):
+        kind, names = DRIVER, _driver_names(text)
+        flags = tuple(flag for flag in ("--num=", "--db=") if f'"{flag}' in text)
+    elif _MAIN.search(text) and named_like_one:
+        kind, names, flags = PROGRAM, (), ()
+    else:
+        return None
+    target, directory, defined = _target(name, build_system, build_files, makefiles)
+    return Candidate(kind, name, target, directory, defined, names, flags)
+
+
+def _driver_names(text: str) -> tuple[str, ...]:
+    for pattern in _DRIVER_DEFAULTS:
+        found = pattern.search(text)
+        if found:
+            literal = "".join(re.findall(r'"([^"]*)"', re.sub(r"//[^\n]*", "", found.group(1))))
+            return tuple(dict.fromkeys(name.strip() for name in literal.split(",") if name.strip()))
+    return ()
+
+
+_CMAKE_CALL = re.compile(r"\b(add_executable|target_sources)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)", re.IGNORECASE)
+_MESON_CALL = re.compile(r"\bexecutable\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+
+
+def _target(name: str, build_system: str | None, build_files: list[tuple[str, str]],
+            makefiles: dict[str, str]) -> tuple[str, str, bool]:
+    """(target, folder of the build file defining it, found?) for the program of source `name`."""
+    source = PurePosixPath(name)
+    if build_system in ("cmake", "meson"):
+        wanted = "CMakeLists.txt" if build_system == "cmake" else "meson.build"
+        for build_file, text in build_files:
+            if PurePosixPath(build_file).name != wanted:
+                continue
+            folder = _folder(build_file)
+            for target, arguments in _calls(text, build_system):
+                if any(_names_source(argument, folder, source) for argument in arguments) and "$" not in target:
+                    return target, folder, True
+            # a function of the project's own that makes a target of the file's stem
+            # (LevelDB: leveldb_benchmark("benchmarks/db_bench.cc"))
+            if name in text:
+                return source.stem, folder, True
+        return source.stem, "", False
+    for folder in dict.fromkeys((_folder(name), "")):
+        text = makefiles.get(folder, "")
+        if re.search(rf"^{re.escape(source.stem)}(?:\$\([A-Z_]+\))?\s*:", text, re.MULTILINE):
+            return source.stem, folder, True
+    return source.stem, _folder(name), False
+
+
+def _calls(text: str, build_system: str) -> list[tuple[str, list[str]]]:
+    """(target, its other arguments) of each call that defines a program or adds it sources."""
+    text = re.sub(r"#[^\n]*", "", text)
+    pattern = _CMAKE_CALL if build_system == "cmake" else _MESON_CALL
+    calls = []
+    for found in pattern.finditer(text):
+        arguments = [a.strip("'\"") for a in re.findall(r"'[^']*'|\"[^\"]*\"|[^\s,()\[\]]+", found.group(found.lastindex))]
+        if arguments:
+            calls.append((arguments[0], arguments[1:]))
+    return calls
+
+
+def _names_source(argument: str, folder: str, source: PurePosixPath) -> bool:
+    """Does a build file's argument name `source` (relative to the build file's folder)?"""
+    if not argument.endswith(SOURCE_SUFFIXES):
+        return False
+    return os.path.normpath(os.path.join(folder, argument)) == str(source) or PurePosixPath(argument).name == source.name \
+        and "/" not in argument and folder == _folder(str(source))
+
+
+def _programs(build_system: str | None, build_files: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(target, folder) of every program the build files define (add_executable, executable)."""
+    if build_system not in ("cmake", "meson"):
+        return []
+    wanted = "CMakeLists.txt" if build_system == "cmake" else "meson.build"
+    found = []
+    for build_file, text in sorted(build_files, key=lambda item: (item[0].count("/"), item[0])):
+        if PurePosixPath(build_file).name == wanted:
+            folder = _folder(build_file)
+            defining = "add_executable" if build_system == "cmake" else "executable"
+            found += [(target, folder) for target, _ in _calls(_only(text, defining), build_system) if "$" not in target]
+    return list(dict.fromkeys(found))
+
+
+def _only(text: str, call: str) -> str:
+    """The calls of `call` in a build file (target_sources names programs defined elsewhere)."""
+    return "\n".join(m.group(0) for m in re.finditer(rf"\b{call}\s*\([^()]*(?:\([^()]*\)[^()]*)*\)", text))
+
+
+# Paths no build reads, when they are in the tree: documentation, licences, editor and
+# other build systems' files (Bazel, Visual Studio).  `*` crosses folders, so `*.md` is
+# every Markdown file.
+_DOCUMENTATION_FOLDERS = ("doc", "docs", "documentation", "man")
+_TOP_FILES = ("README*", "LICENSE*", "LICENCE*", "COPYING*", "AUTHORS*", "CONTRIBUTORS*", "CONTRIBUTING*", "NEWS*",
+              "ChangeLog*", "CHANGELOG*", "CHANGES*", "CODE_OF_CONDUCT*", "SECURITY*", "CITATION*", ".gitignore",
+              ".clang-format", ".clang-tidy", ".editorconfig", ".pre-commit-config.yaml", ".readthedocs.y*ml")
+_ANYWHERE = ("*.md", "*.rst", "BUILD.bazel", "*/BUILD.bazel", "*.bzl", "WORKSPACE*", "MODULE.bazel*", "*.sln", "*.vcxproj*")
+
+
+def unaffected_paths(files: list[str], build_system: str | None) -> list[str]:
+    """The default CI paths and those of the tree that no build reads."""
+    import fnmatch
+
+    patterns = list(BuildSection(command="-").unaffected)
+    tops = {PurePosixPath(name).parts[0] for name in files if "/" in name}
+    patterns += [f"{folder}/*" for folder in _DOCUMENTATION_FOLDERS if folder in tops]
+    patterns += [pattern for pattern in (*_TOP_FILES, *_ANYWHERE)
+                 if any(fnmatch.fnmatchcase(name, pattern) for name in files)]
+    return list(dict.fromkeys(patterns))
