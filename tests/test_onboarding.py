@@ -1,0 +1,191 @@
+"""From a clone to a first selection: `selector init` on real repositories made here with
+git (a make project with a db_bench-like driver, a CMake project, a CMake project with a
+Google Benchmark binary), whose configurations load and whose build commands build; and
+`selector doctor`, which names each missing piece on one line with its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collectors.builds import OK, run_build
+from selector.benchmarks import build_benchmarks
+from selector.config import load_config
+from tests.helpers import assert_one_line_error, program_text, run_selector
+
+IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "a",
+            "GIT_COMMITTER_EMAIL": "a@example.com"}
+needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+needs_cmake = pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
+
+MAKEFILE = "CFLAGS = -O2 -Wall\n\ndb_bench: db_bench.c\n\t$(CC) $(CFLAGS) -o $@ db_bench.c\n"
+DOCUMENTS = {"README.md": "# demo\n", "docs/guide.md": "how\n", ".github/workflows/ci.yml": "on: push\n"}
+
+
+def commit(root: Path, files: dict[str, str], message: str) -> str:
+    """Write `files` under `root` (a new repository if need be) and commit them."""
+    if not (root / ".git").exists():
+        subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    environment = {**os.environ, **IDENTITY}
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True, env=environment)
+    subprocess.run(["git", "commit", "-q", "-m", message], cwd=root, check=True, env=environment)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def init(root: Path):
+    """`selector init --yes` through the CLI; the configuration it wrote, loaded."""
+    result = run_selector("init", "--yes", "--repo", str(root))
+    assert result.returncode == 0, result.stderr
+    return load_config(root / "selector.toml"), result
+
+
+def built(root: Path, config, sha: str) -> Path:
+    """The configured build run in the checkout, as collection runs it; the program it made."""
+    build = run_build(root, sha, config.build.command, config.project.binary, config.build.timeout)
+    assert build.status == OK, build.log_tail
+    return build.binary
+
+
+def doctor(root: Path, *arguments: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    result = run_selector("doctor", "--repo", str(root), *arguments, "--format", "json", env=env)
+    return result, {check["check"]: check for check in json.loads(result.stdout)["checks"]}
+
+
+@needs_valgrind
+def test_a_make_project_with_a_driver_goes_from_init_to_a_doctor_with_nothing_missing(tmp_path):
+    """init writes a make build that keeps the Makefile's flags and adds -g, a command suite
+    for the driver; then calibrate and collect give what doctor asks for, and it exits 0."""
+    root = tmp_path / "project"
+    first = commit(root, {"Makefile": MAKEFILE, "db_bench.c": program_text("suite_driver.c"), **DOCUMENTS}, "driver")
+    config, result = init(root)
+    assert "db_bench-like driver: db_bench.c" in result.stderr
+    assert config.project.binary == "db_bench"
+    assert config.build.command == "make -j$(nproc) db_bench CFLAGS='-O2 -Wall -g'"
+    assert {"docs/*", "*.md", ".github/*", "README*"} <= set(config.build.unaffected)
+    (suite,) = config.suite
+    assert (suite.framework, suite.command, suite.list_command) == ("command", "{binary} --benchmarks={name}",
+                                                                    "{binary} --list")
+    assert (suite.metric, suite.repetitions, config.profile.tool) == ("instructions", 2, "callgrind")
+
+    before, checks = doctor(root, "--binary", str(built(root, config, first)))
+    assert before.returncode == 1
+    assert checks["symbols"]["status"] == "ok", checks["symbols"]  # the Makefile's -O2 -Wall kept, -g added
+    assert [name for name, check in checks.items() if check["status"] == "FAIL"] == ["calibration", "labels"]
+    assert checks["calibration"]["fix"] == "selector calibrate"
+
+    subprocess.run(["git", "clean", "-qfdx", "-e", "selector.toml"], cwd=root, check=True)
+    source = program_text("suite_driver.c").replace("i < 20000; i++) sum", "i < 10000; i++) sum")
+    commit(root, {"db_bench.c": source}, "sum half the table")
+    commit(root, {"docs/guide.md": "how, again\n"}, "documentation only")
+    for step in (["calibrate", "--rounds", "1"], ["collect"]):
+        ran = run_selector(*step, "--repo", str(root))
+        assert ran.returncode == 0, ran.stderr
+    after, checks = doctor(root)
+    assert after.returncode == 0, after.stdout
+    assert checks["symbols"]["found"].endswith("symbol table and debug information")
+    assert "stored build" in checks["symbols"]["found"]
+    assert checks["calibration"]["found"] == "2 benchmarks, 2 exact"
+    assert checks["labels"]["status"] == "ok" and checks["model"]["status"] == "ok"
+    text = run_selector("doctor", "--repo", str(root))
+    assert text.returncode == 0 and "everything needed is there" in text.stdout
+
+
+@needs_cmake
+def test_a_cmake_project_is_built_with_debug_information_and_its_benchmark_option_on(tmp_path):
+    root = tmp_path / "project"
+    sha = commit(root, {
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(demo C)\n"
+                          "option(DEMO_BUILD_BENCHMARKS \"Build the benchmarks\" OFF)\n"
+                          "add_library(demo STATIC src/demo.c)\n"
+                          "if(DEMO_BUILD_BENCHMARKS)\n  add_executable(bench_demo bench/bench_demo.c)\n"
+                          "  target_link_libraries(bench_demo demo)\nendif()\n",
+        "src/demo.c": "long demo(long n) { long s = 0; for (long i = 0; i < n; i++) s += i % 7; return s; }\n",
+        "bench/bench_demo.c": "long demo(long);\nint main(void) { return demo(100000) < 0; }\n",
+        "tests/test_demo.c": "int main(void) { return 0; }\n",
+    }, "library and its benchmark")
+    config, _ = init(root)
+    assert config.project.binary == "build/bench_demo"
+    assert "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEMO_BUILD_BENCHMARKS=ON" in config.build.command
+    assert [(b.name, b.command) for b in config.benchmark] == [("bench_demo", "{binary}")]
+    binary = built(root, config, sha)
+    checked = run_selector("doctor", "--repo", str(root), "--binary", str(binary), "--format", "json")
+    symbols = next(c for c in json.loads(checked.stdout)["checks"] if c["check"] == "symbols")
+    assert symbols["status"] == "ok", symbols
+
+
+@needs_cmake
+@pytest.mark.skipif(not Path("/usr/include/benchmark/benchmark.h").exists(), reason="Google Benchmark is not installed")
+def test_a_google_benchmark_binary_becomes_a_suite_whose_benchmarks_the_built_binary_lists(tmp_path):
+    root = tmp_path / "project"
+    sha = commit(root, {
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(gbdemo CXX)\n"
+                          "find_package(benchmark REQUIRED)\nadd_subdirectory(bench)\n",
+        "bench/CMakeLists.txt": "add_executable(suite_bench suite_bench.cpp)\n"
+                                "target_link_libraries(suite_bench benchmark::benchmark)\n",
+        "bench/suite_bench.cpp": program_text("suite_bench.cpp"),
+    }, "a Google Benchmark binary")
+    config, result = init(root)
+    assert "Google Benchmark: bench/suite_bench.cpp (target suite_bench, naming 3 benchmarks)" in result.stderr  # BM_c too (#ifdef)
+    assert config.project.binary == "build/bench/suite_bench"  # CMake mirrors the source folders
+    (suite,) = config.suite
+    assert (suite.name, suite.framework) == ("gb", "google-benchmark")
+    binary = built(root, config, sha)
+    found = build_benchmarks(config, root, binary)
+    assert not found.problems
+    assert [spec.name for spec in found.specs] == ["gb/BM_a", "gb/BM_b/500", "gb/BM_b/5000"]
+
+
+def test_without_benchmarks_init_writes_a_template_that_loads_and_never_overwrites(tmp_path):
+    root = tmp_path / "project"
+    commit(root, {"Makefile": "prog: prog.c\n\t$(CC) $(CFLAGS) -o $@ prog.c\n", "prog.c": "int main(void) { return 0; }\n"},
+           "a program")
+    config, result = init(root)
+    assert not config.benchmark and not config.suite
+    assert "CFLAGS='-O2 -g' make" in config.build.command  # the Makefile sets no CFLAGS
+    written = (root / "selector.toml").read_text()
+    assert "# [[benchmark]]" in written and "no benchmark found" in result.stdout
+    (root / "selector.toml").write_text("# mine\n")
+    again = run_selector("init", "--yes", "--repo", str(root))
+    assert_one_line_error(again, "selector.toml already exists", "never overwrites")
+    assert (root / "selector.toml").read_text() == "# mine\n"
+
+
+def test_doctor_names_each_missing_piece_on_one_line_with_its_fix(tmp_path):
+    """valgrind not on PATH, perf forbidden by perf_event_paranoid = 3, and a program built
+    without -g and stripped: three failing lines, each with the command that fixes it."""
+    root = tmp_path / "project"
+    commit(root, {"selector.toml": '[project]\nbinary = "prog"\n[build]\ncommand = "make prog"\n'
+                                   '[[benchmark]]\nname = "run"\ncommand = "{binary}"\nmetric = "instructions"\n'
+                                   '[profile]\ntool = "perf"\n'}, "configured")
+    tools = tmp_path / "bin"  # this machine's tools but valgrind, and a perf that runs
+    tools.mkdir()
+    for program in ("git", "make", "cc", "c++"):
+        (tools / program).symlink_to(shutil.which(program))
+    (tools / "perf").write_text("#!/bin/sh\necho perf version 6.1\n")
+    (tools / "perf").chmod(0o755)
+    (tmp_path / "paranoid").write_text("3\n")
+    stripped = tmp_path / "prog"
+    (tmp_path / "prog.c").write_text("int main(void) { return 0; }\n")
+    subprocess.run(["gcc", "-O2", "-o", str(stripped), str(tmp_path / "prog.c")], check=True)
+    subprocess.run(["strip", str(stripped)], check=True)
+    environment = {"PATH": str(tools), "SELECTOR_PERF_EVENT_PARANOID": str(tmp_path / "paranoid")}
+
+    result = run_selector("doctor", "--repo", str(root), "--binary", str(stripped), env=environment)
+    assert result.returncode == 1, result.stderr
+    failing = [line for line in result.stdout.splitlines() if line.startswith("FAIL ")]
+    assert "FAIL valgrind: valgrind: not on PATH -> apt-get install valgrind" in failing
+    assert "FAIL perf: perf_event_paranoid = 3: users may not record with perf -> sudo sysctl kernel.perf_event_paranoid=1" \
+        in failing
+    assert any(line.startswith("FAIL symbols: ") and "stripped" in line and "-> build with -g" in line for line in failing)
+    assert all(" -> " in line for line in failing)
+    _, checks = doctor(root, "--binary", str(stripped), env=environment)
+    assert checks["ccache (recommended)"]["status"] == "warn"  # recommended: it does not fail
+    assert checks["compiler cc"]["status"] == "ok"
