@@ -121,6 +121,9 @@ def make_flags(makefile: str, variable: str) -> tuple[str, str, str]:
     if re.search(r"\$[({]MOREFLAGS[)}]", makefile):
         return "", "MOREFLAGS=-g", "MOREFLAGS=-g, which the Makefile adds to its flags"
     assignments = re.findall(rf"^[ \t]*(?:override[ \t]+)?{variable}[ \t]*(\?=|\+=|::?=|=)[ \t]*(.*)$", makefile, re.MULTILINE)
+    if not assignments and re.search(r"\$[({]MAKE[)}]", makefile):
+        # it hands the work to Makefiles below, whose flags (lz4's -O3) -g must not replace
+        return f"{variable}=-g", "", f"-g in {variable} from the environment, for the Makefiles it runs"
     if not assignments:
         return f"{variable}='-O2 -g'", "", f"the Makefile sets no {variable}: -O2 -g from the environment"
     operator, value = assignments[0]

@@ -44,7 +44,7 @@ def diagnose(repository: Path, config_path: Path | None = None, store_location: 
                  _extra("train", "train (select uses the shipped model without it)", WARN),
                  _suite_folder(path, config)]
     store = _open_store(top, store_location)
-    findings.append(_symbols(top, config, store if not isinstance(store, Finding) else None, binary))
+    findings += _symbols(top, config, store if not isinstance(store, Finding) else None, binary)
     if isinstance(store, Finding):
         return findings + [store, *_store_progress(None, config)]
     return findings + _store_progress(store, config)
@@ -105,7 +105,7 @@ def _open_store(top: Path, store_location: str | None):
         return Finding("store", FAIL, f"{location}: {error}", f"check the store's permissions (format {FORMAT_VERSION})")
 
 
-def _symbols(top: Path, config: Config, store, binary: Path | None) -> Finding:
+def _symbols(top: Path, config: Config, store, binary: Path | None) -> list[Finding]:
     """Does the build give the analysis what it needs: a symbol table (function names) and
     debug information (each compile unit's flags)?  Of the binary given, else the newest
     stored build, else one built in the working tree."""
@@ -115,30 +115,57 @@ def _symbols(top: Path, config: Config, store, binary: Path | None) -> Finding:
     if binary is None and (top / config.project.binary).is_file():
         binary, where = top / config.project.binary, "built in the working tree"
     if binary is None:
-        return Finding("symbols", NOT_YET, "not built yet", "selector calibrate (builds HEAD), or --binary FILE")
-    return binary_symbols(Path(binary), where)
+        return [Finding("symbols", NOT_YET, "not built yet", "selector calibrate (builds HEAD), or --binary FILE")]
+    return binary_findings(Path(binary), where)
 
 
-def binary_symbols(binary: Path, where: str) -> Finding:
+def binary_findings(binary: Path, where: str) -> list[Finding]:
+    """Its symbols, and the libraries of its own build it loads (whose code its analysis misses)."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
-    fix = "build with -g and without stripping (CMAKE_BUILD_TYPE=RelWithDebInfo; CFLAGS or MOREFLAGS=-g for make)"
     try:
         with open(binary, "rb") as handle:
             elf = ELFFile(handle)
             sections = {section.name for section in elf.iter_sections()}
             library = elf.header["e_type"] == "ET_DYN" and not any(s["p_type"] == "PT_INTERP" for s in elf.iter_segments())
+            dynamic = elf.get_section_by_name(".dynamic")
+            tags = [(tag.entry.d_tag, getattr(tag, "needed", None) or getattr(tag, "runpath", None) or
+                     getattr(tag, "rpath", None)) for tag in (dynamic.iter_tags() if dynamic else [])]
     except (OSError, ELFError) as error:
-        return Finding("symbols", FAIL, f"{binary} ({where}): not a readable ELF file ({error})", "")
+        return [Finding("symbols", FAIL, f"{binary} ({where}): not a readable ELF file ({error})", "")]
+    shown = where if where.startswith("stored") else f"{binary} ({where})"
+    return [_symbol_finding(sections, library, shown), *_own_libraries(tags)]
+
+
+def _own_libraries(tags: list[tuple[str, str]]) -> list[Finding]:
+    """The shared libraries the program finds through a run path outside the system's
+    folders: built with it (zlib's CMake links minigzip to its own libz.so), so the
+    project's code is there and the analysis of the program alone does not see it."""
+    paths = [path for tag, value in tags if tag in ("DT_RUNPATH", "DT_RPATH") for path in value.split(":")]
+    own = [path for path in paths if path and not path.startswith(("/usr/", "/lib", "/opt/"))]
+    if not own:
+        return []
+    needed = [value for tag, value in tags if tag == "DT_NEEDED" and not value.startswith(("libc.", "libm.", "libstdc++",
+                                                                                           "libgcc_s", "libpthread"))]
+    if not needed:
+        return []
+    return [Finding("analysed code", WARN, f"the program loads {', '.join(needed)} from its build ({', '.join(own)}): "
+                                           "changes there are not seen",
+                    "set [project] binary to that library (benchmark commands run {checkout}/<program>), or link "
+                    "statically (CMake: -DBUILD_SHARED_LIBS=OFF)")]
+
+
+def _symbol_finding(sections: set[str], library: bool, binary: str) -> Finding:
+    fix = "build with -g and without stripping (CMAKE_BUILD_TYPE=RelWithDebInfo; CFLAGS or MOREFLAGS=-g for make)"
     if ".symtab" not in sections:
         if library:
-            return Finding("symbols", WARN, f"{binary} ({where}): stripped; only its exported functions are seen", fix)
-        return Finding("symbols", FAIL, f"{binary} ({where}): stripped, no symbol table: functions cannot be named", fix)
+            return Finding("symbols", WARN, f"{binary}: stripped; only its exported functions are seen", fix)
+        return Finding("symbols", FAIL, f"{binary}: stripped, no symbol table: functions cannot be named", fix)
     if ".debug_info" not in sections:
-        return Finding("symbols", WARN, f"{binary} ({where}): symbol table, but no debug information: build "
+        return Finding("symbols", WARN, f"{binary}: symbol table, but no debug information: build "
                                         "configuration changes are read from build files", fix)
-    return Finding("symbols", OK, f"{binary} ({where}): symbol table and debug information")
+    return Finding("symbols", OK, f"{binary}: symbol table and debug information")
 
 
 def _newest_stored_binary(store) -> tuple[Path | None, str]:
