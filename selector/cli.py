@@ -71,8 +71,9 @@ format_option = click.option(
 def cli() -> None:
     """Predict which benchmarks a commit changes, so only those run.
 
-    Start with `selector demo`; on your project, write a selector.toml and run
-    `selector collect`. `selector functions` and `selector diff` show what the
+    Start with `selector demo`; on your project, `selector init` writes a
+    selector.toml, `selector doctor` says what is missing, then `selector calibrate`
+    and `selector collect`. `selector functions` and `selector diff` show what the
     static analysis sees in any x86-64 ELF binary.
     """
 

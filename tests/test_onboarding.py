@@ -189,3 +189,29 @@ def test_doctor_names_each_missing_piece_on_one_line_with_its_fix(tmp_path):
     _, checks = doctor(root, "--binary", str(stripped), env=environment)
     assert checks["ccache (recommended)"]["status"] == "warn"  # recommended: it does not fail
     assert checks["compiler cc"]["status"] == "ok"
+
+
+@pytest.mark.parametrize("makefile, expected", [
+    ("CFLAGS = -O3 -Wall\n", ("", "CFLAGS='-O3 -Wall -g'")),  # a command-line value replaces theirs: keep it
+    ("CFLAGS ?= -O3\n", ("CFLAGS='-O3 -g'", "")),
+    ("CFLAGS += -Wall\n", ("CFLAGS=-g", "")),
+    ("USERCFLAGS := -O3 $(CFLAGS)\nCFLAGS = $(USERCFLAGS)\n", ("CFLAGS=-g", "")),  # lz4's tests/Makefile
+    ("lz4:\n\t$(MAKE) -C programs $@\n", ("CFLAGS=-g", "")),  # the Makefiles below decide the flags
+    ("CFLAGS = -O2 $(MOREFLAGS)\n", ("", "MOREFLAGS=-g")),
+    ("prog: prog.c\n", ("CFLAGS='-O2 -g'", "")),
+])
+def test_make_flags_add_debug_information_and_keep_the_makefile_s_own(makefile, expected):
+    from selector.build_recipes import make_flags
+
+    assert make_flags(makefile, "CFLAGS")[:2] == expected
+
+
+def test_the_programs_a_build_command_runs():
+    from selector.machine import build_programs
+
+    zlib = ("printf '%s\\n' a.c b.c | xargs -P2 -n1 cc -O2 -g -c && cc -o minigzip *.o")
+    assert build_programs(zlib, cxx=False) == ([], ["cc"])
+    cmake = "cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build --target x -j$(nproc)"
+    assert build_programs(cmake, cxx=True) == (["cmake", "make"], ["cc", "c++"])
+    assert build_programs("CFLAGS=-g make -C tests -j$(nproc) bench CC=clang-15", cxx=False) == (["make"], ["clang-15"])
+    assert build_programs("meson setup build && meson compile -C build", cxx=False) == (["meson", "ninja"], ["cc"])
