@@ -116,10 +116,11 @@ def _symbols(top: Path, config: Config, store, binary: Path | None) -> list[Find
         binary, where = top / config.project.binary, "built in the working tree"
     if binary is None:
         return [Finding("symbols", NOT_YET, "not built yet", "selector calibrate (builds HEAD), or --binary FILE")]
-    return binary_findings(Path(binary), where)
+    under_callgrind = any(s.framework == "google-benchmark" and s.metric == "instructions" for s in config.suite)
+    return binary_findings(Path(binary), where, under_callgrind)
 
 
-def binary_findings(binary: Path, where: str) -> list[Finding]:
+def binary_findings(binary: Path, where: str, google_benchmark_under_callgrind: bool = False) -> list[Finding]:
     """Its symbols, and the libraries of its own build it loads (whose code its analysis misses)."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
@@ -132,10 +133,34 @@ def binary_findings(binary: Path, where: str) -> list[Finding]:
             dynamic = elf.get_section_by_name(".dynamic")
             tags = [(tag.entry.d_tag, getattr(tag, "needed", None) or getattr(tag, "runpath", None) or
                      getattr(tag, "rpath", None)) for tag in (dynamic.iter_tags() if dynamic else [])]
+            symbols = elf.get_section_by_name(".symtab")
+            reenters = google_benchmark_under_callgrind and symbols is not None and any(
+                REENTERS in symbol.name for symbol in symbols.iter_symbols())
     except (OSError, ELFError) as error:
         return [Finding("symbols", FAIL, f"{binary} ({where}): not a readable ELF file ({error})", "")]
     shown = where if where.startswith("stored") else f"{binary} ({where})"
-    return [_symbol_finding(sections, library, shown), *_own_libraries(tags)]
+    return [_symbol_finding(sections, library, shown), *_own_libraries(tags), *_reentry(reenters)]
+
+
+# Google Benchmark 1.9's BENCHMARK_MAIN executes the program again with address space
+# randomisation off, unless it is off already: callgrind follows no exec, so it measures
+# nothing (an empty output, every run failed).  A process started with it off (setarch -R)
+# passes that on to valgrind and the benchmark, which then runs once.
+REENTERS = "MaybeReenterWithoutASLR"
+ADDR_NO_RANDOMIZE = 0x0040000
+
+
+def _reentry(reenters: bool) -> list[Finding]:
+    if not reenters:
+        return []
+    import ctypes
+
+    personality = ctypes.CDLL(None, use_errno=True).personality(0xFFFFFFFF)
+    if personality != -1 and personality & ADDR_NO_RANDOMIZE:
+        return [Finding("Google Benchmark re-entry", OK, "randomisation is off (setarch -R): the benchmark runs once")]
+    return [Finding("Google Benchmark re-entry", FAIL, "the binary executes itself again to turn address randomisation "
+                                                     "off, which callgrind does not follow (runs measure nothing)",
+                    "run selector under setarch -R: setarch -R selector calibrate (and collect, confirm, record)")]
 
 
 def _own_libraries(tags: list[tuple[str, str]]) -> list[Finding]:

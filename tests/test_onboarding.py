@@ -16,7 +16,7 @@ import pytest
 from collectors.builds import OK, run_build
 from selector.benchmarks import build_benchmarks
 from selector.config import load_config
-from tests.helpers import assert_one_line_error, program_text, run_selector
+from tests.helpers import assert_one_line_error, program_text, run_selector, selector_command
 
 IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "a",
             "GIT_COMMITTER_EMAIL": "a@example.com"}
@@ -215,3 +215,21 @@ def test_the_programs_a_build_command_runs():
     assert build_programs(cmake, cxx=True) == (["cmake", "make"], ["cc", "c++"])
     assert build_programs("CFLAGS=-g make -C tests -j$(nproc) bench CC=clang-15", cxx=False) == (["make"], ["clang-15"])
     assert build_programs("meson setup build && meson compile -C build", cxx=False) == (["meson", "ninja"], ["cc"])
+
+
+@pytest.mark.skipif(shutil.which("setarch") is None, reason="setarch is not installed")
+def test_doctor_fails_a_google_benchmark_that_executes_itself_again_unless_randomisation_is_off(tmp_path):
+    """Google Benchmark 1.9's main executes the program again with ASLR off, and callgrind does
+    not follow: doctor says to run selector under setarch -R, and is content under it."""
+    root = tmp_path / "project"
+    commit(root, {"selector.toml": '[project]\nbinary = "bench"\n[build]\ncommand = "make bench"\n'
+                                   '[[suite]]\nname = "gb"\nframework = "google-benchmark"\n'}, "configured")
+    (tmp_path / "bench.c").write_text("void MaybeReenterWithoutASLR(int argc, char **argv) {}\nint main(void) { return 0; }\n")
+    subprocess.run(["gcc", "-g", "-o", str(tmp_path / "bench"), str(tmp_path / "bench.c")], check=True)
+    command = ["doctor", "--repo", str(root), "--binary", str(tmp_path / "bench"), "--format", "json"]
+    row = next(c for c in json.loads(run_selector(*command).stdout)["checks"] if c["check"] == "Google Benchmark re-entry")
+    assert row["status"] == "FAIL" and row["fix"].startswith("run selector under setarch -R")
+    under = subprocess.run(["setarch", "-R", *selector_command(*command)],
+                           capture_output=True, text=True)
+    row = next(c for c in json.loads(under.stdout)["checks"] if c["check"] == "Google Benchmark re-entry")
+    assert row["status"] == "ok"
