@@ -233,3 +233,19 @@ def test_doctor_fails_a_google_benchmark_that_executes_itself_again_unless_rando
                            capture_output=True, text=True)
     row = next(c for c in json.loads(under.stdout)["checks"] if c["check"] == "Google Benchmark re-entry")
     assert row["status"] == "ok"
+
+
+def test_without_valgrind_init_times_the_benchmarks_with_enough_repetitions_on_a_pinned_cpu(tmp_path):
+    root = tmp_path / "project"
+    commit(root, {"CMakeLists.txt": "project(gbdemo CXX)\nadd_executable(suite_bench suite_bench.cpp)\n",
+                  "suite_bench.cpp": program_text("suite_bench.cpp")}, "a Google Benchmark binary")
+    tools = tmp_path / "bin"  # git, and neither valgrind nor perf
+    tools.mkdir()
+    (tools / "git").symlink_to(shutil.which("git"))
+    result = run_selector("init", "--yes", "--repo", str(root), env={"PATH": str(tools)})
+    assert result.returncode == 0, result.stderr
+    config = load_config(root / "selector.toml")
+    (suite,) = config.suite
+    assert (suite.metric, suite.repetitions, config.profile.tool) == ("real_time", 10, "none")
+    assert config.run.cpu == (str(os.cpu_count() - 1) if os.cpu_count() > 1 else None)
+    assert "valgrind is not installed" in result.stdout
