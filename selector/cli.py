@@ -259,8 +259,10 @@ def doctor_command(repository: Path, config_path: Path | None, store_location: s
 
     from rich.markup import escape
 
+    from selector.arrow_without_pandas import keep_pandas_out
     from selector.doctor import diagnose
 
+    keep_pandas_out()  # reading the store's tables needs pyarrow, not pandas: the core install suffices
     findings = diagnose(repository, config_path, store_location, binary)
     failed = [finding for finding in findings if finding.failed]
     if output_format == "json":

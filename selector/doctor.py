@@ -18,6 +18,7 @@ from selector.extras import install_hint, missing_modules
 from selector.machine import (FAIL, NOT_NEEDED, NOT_YET, OK, WARN, Finding, build_programs, ccache_finding, perf_finding,
                               program_finding, taskset_finding, valgrind_finding)
 from selector.survey import CXX_SUFFIXES
+from storage.labels import near_exact
 
 # Below this share of decided labels, training learns from too few pairs: the undecided
 # ones are dropped, and a benchmark whose labels are mostly undecided is barely learnt.
@@ -241,7 +242,9 @@ def _calibration(table, config: Config) -> Finding:
     other = [name for name, row in rows.items() if _configured_metric(config, name) not in (None, row["metric"])]
     if other:
         return Finding("calibration", FAIL, f"calibrated with another metric: {', '.join(other[:5])}", "selector calibrate")
-    found = f"{len(rows)} benchmarks, {sum(bool(row['exact']) for row in rows.values())} exact"
+    exact = sum(bool(row["exact"]) for row in rows.values())
+    near = sum(not row["exact"] and near_exact(row["tolerance"], row["min_effect"]) for row in rows.values())
+    found = f"{len(rows)} benchmark{'s' * (len(rows) > 1)}: {exact} exact, {near} near-exact, {len(rows) - exact - near} noisy"
     if {(row["alpha"], row["min_effect"]) for row in rows.values()} != {(config.labels.alpha, config.labels.min_effect)}:
         return Finding("calibration", WARN, f"{found}; calibrated with another [labels] alpha or min_effect",
                        "selector calibrate")
