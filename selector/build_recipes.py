@@ -52,7 +52,7 @@ def _cmake(survey: Survey, candidate: Candidate | None) -> Recipe:
     if "CMAKE_RUNTIME_OUTPUT_DIRECTORY" in top:
         recipe.checks.append(f"CMakeLists.txt sets CMAKE_RUNTIME_OUTPUT_DIRECTORY: check that the build puts the "
                              f"program at {recipe.binary}")
-    if re.search(r"set\s*\(\s*CMAKE_BUILD_TYPE\s+\w+\s*\)", top):
+    if re.search(r"set\s*\(\s*CMAKE_BUILD_TYPE\s+\w+\s*\)", top) and not re.search(r"if\s*\(\s*NOT\s+CMAKE_BUILD_TYPE", top):
         recipe.checks.append("CMakeLists.txt sets CMAKE_BUILD_TYPE itself: check that the build keeps -g")
     return recipe
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from collectors.repository import Repository, submodule_paths
@@ -95,9 +95,10 @@ def survey(path: Path) -> Survey:
     candidates = [found for name in ours if name.endswith(SOURCE_SUFFIXES)
                   for found in [_candidate(top, name, build_system, build_files, makefiles)] if found]
     candidates.sort(key=lambda c: (KIND_ORDER.index(c.kind), not c.defined, len(c.stem), c.source.count("/"), c.source))
+    programs = _programs(build_system, build_files)
     return Survey(
-        top=top, files=files, build_system=build_system, candidates=candidates,
-        programs=_programs(build_system, build_files), unaffected=unaffected_paths(files, build_system),
+        top=top, files=files, build_system=build_system, candidates=[_static(c, programs) for c in candidates],
+        programs=programs, unaffected=unaffected_paths(files, build_system),
         missing_submodules=sorted(p for p in submodules if not (top / p).is_dir() or not any((top / p).iterdir())),
         cxx=any(name.endswith(CXX_SUFFIXES) for name in ours), build_files=texts,
     )
@@ -158,6 +159,16 @@ def _candidate(top: Path, name: str, build_system: str | None, build_files: list
         return None
     target, directory, defined = _target(name, build_system, build_files, makefiles)
     return Candidate(kind, name, target, directory, defined, names, flags)
+
+
+def _static(candidate: Candidate, programs: list[tuple[str, str]]) -> Candidate:
+    """The static variant of the candidate's program when the build defines one (libjpeg-turbo's
+    tjbench-static): a program linked to the project's shared library keeps the project's
+    code out of its own binary, where the analysis looks."""
+    for name in (f"{candidate.target}-static", f"{candidate.target}_static"):
+        if (name, candidate.directory) in programs:
+            return replace(candidate, target=name)
+    return candidate
 
 
 def _driver_names(text: str) -> tuple[str, ...]:

@@ -249,3 +249,19 @@ def test_without_valgrind_init_times_the_benchmarks_with_enough_repetitions_on_a
     assert (suite.metric, suite.repetitions, config.profile.tool) == ("real_time", 10, "none")
     assert config.run.cpu == (str(os.cpu_count() - 1) if os.cpu_count() > 1 else None)
     assert "valgrind is not installed" in result.stdout
+
+
+def test_a_benchmark_linked_to_the_project_s_shared_library_is_built_static_when_the_build_can(tmp_path):
+    """libjpeg-turbo defines tjbench and tjbench-static: the static one holds the library's code."""
+    from selector.init_config import Measurement, initial_config
+
+    root = tmp_path / "project"
+    commit(root, {"CMakeLists.txt": "if(NOT CMAKE_BUILD_TYPE)\n  set(CMAKE_BUILD_TYPE Release)\nendif()\n"
+                                    "add_library(turbo SHARED src/turbo.c)\n"
+                                    "add_executable(tjbench src/tjbench.c)\nadd_executable(tjbench-static src/tjbench.c)\n",
+                  "src/turbo.c": "int turbo(void) { return 1; }\n",
+                  "src/tjbench.c": "int turbo(void);\nint main(void) { return turbo(); }\n"}, "two variants")
+    proposal = initial_config(root, Measurement("instructions", 2, "callgrind", None))
+    assert 'binary = "build/tjbench-static"' in proposal.text
+    assert "--target tjbench-static" in proposal.text
+    assert not any("sets CMAKE_BUILD_TYPE itself" in check for check in proposal.checks)  # a default: ours is given
