@@ -234,7 +234,7 @@ def _calibration(table, config: Config) -> Finding:
     """Is every configured benchmark calibrated, with its metric and the labels' settings?"""
     rows = {row["benchmark"]: row for row in table.to_pylist()} if table is not None and table.num_rows else {}
     if not rows:
-        return Finding("calibration", FAIL, "not calibrated", "selector calibrate")
+        return Finding("calibration", FAIL, "not calibrated", "selector calibrate (a first collect also does it)")
     missing = [b.name for b in config.benchmark if b.name not in rows]
     missing += [s.name for s in config.suite if not any(name.startswith(f"{s.name}/") for name in rows)]
     if missing:
