@@ -345,6 +345,13 @@ def _suite_problem(suites: list[SuiteSection]) -> str | None:
         if not command_kind and (suite.names or suite.list_command):
             return f"{where}: a google-benchmark suite lists its benchmarks itself (--benchmark_list_tests); " \
                    "choose among them with include and exclude"
+        if command_kind and suite.isolate is True:
+            # true (the default) names no function of a driver's own: each benchmark must name its own
+            bare = [n for n in suite.names if isinstance(n, str) or not n.isolate] if suite.names else ["(listed ones)"]
+            if bare:
+                return (f"{where}.isolate: a command suite isolates each benchmark by a callgrind function pattern: "
+                        f"give `isolate` a pattern with {{name}}, each name its own (no pattern for {', '.join(map(str, bare[:3]))}"
+                        f"{' ...' if len(bare) > 3 else ''}), or isolate = false to count the whole process")
         if not command_kind and isinstance(suite.isolate, str):
             return f"{where}.isolate: true or false for a google-benchmark suite (its benchmarks' functions are known)"
     return _repeated("suite", [s.name for s in suites])

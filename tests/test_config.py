@@ -55,6 +55,10 @@ BAD = [
      "include = '(BM_'\n", "suite.0.include: not a valid regex"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'g/b'\nframework = 'google-benchmark'\n",
      "suite.0.name"),
+    ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'db'\nframework = 'command'\n"
+     "command = '{binary} {name}'\nnames = ['readrandom', {name = 'readseq', isolate = '*ReadSeq*'}]\n",
+     "suite.0.isolate: a command suite isolates each benchmark by a callgrind function pattern: give `isolate` a pattern "
+     "with {name}, each name its own (no pattern for readrandom), or isolate = false"),
 ]
 
 
