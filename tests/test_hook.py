@@ -86,6 +86,7 @@ def test_the_hook_selects_with_the_developers_build_and_falls_back_saying_why(pr
     assert "in a clean worktree" in output and "run: checksum sort fib weights" in output
 
     (root / "prog").write_text("not a program\n")  # newer than every tracked file, but no binary
+    _touch_after(root / "prog", root / "src" / "kernels.c")  # which was dated 2 s ahead above
     push = subprocess.run(["git", "push", "-q", "origin", "main:third"], cwd=root, capture_output=True, text=True)
     output = push.stdout + push.stderr
     assert push.returncode == 0 and "note: using the working tree's prog" in output, output
