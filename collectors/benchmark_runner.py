@@ -256,7 +256,6 @@ def google_value(stdout: str, metric: str, benchmark: str) -> tuple[float | None
     return sum(values) / len(values) * scale, ""
 
 
-
 @dataclass
 class _Outcome:
     seconds: float

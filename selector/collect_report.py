@@ -38,6 +38,7 @@ def run_collection(
 def undecidable_labels(config: Config, store: Store) -> list[str]:
     """What collect says before it starts: the benchmarks whose labels it cannot decide as
     configured (neither calibrated exact nor run often enough for the test to reach alpha)."""
+    from collectors.benchmark_suite import suite_of
     from selector.config import BenchmarkSection, label_rules
     from storage.labels import exact_benchmarks, smallest_p_value
 
@@ -47,7 +48,7 @@ def undecidable_labels(config: Config, store: Store) -> list[str]:
         single = isinstance(section, BenchmarkSection)
         named = section.name if single else f"suite {section.name}"
         is_exact = exact.get(section.name) if single else \
-            any(ok for name, ok in exact.items() if name.startswith(f"{section.name}/"))
+            any(ok for name, ok in exact.items() if suite_of(name) == section.name)
         runs = section.repetitions
         if is_exact or smallest_p_value(runs, runs) < config.labels.alpha:
             continue

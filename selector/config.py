@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from storage.labels import LabelRules
 
 CONFIG_NAME = "selector.toml"
-BUILTIN_METRICS = ("wall_time", "instructions")
 # msgspec rather than pydantic: it validates the same schema, and imports in a fraction
 # of pydantic's time, which `selector select` pays on every push.
 _Positive = Annotated[int, msgspec.Meta(gt=0)]
@@ -222,8 +221,10 @@ class BySuite(dict):
         self.by_suite = by_suite
 
     def __missing__(self, benchmark: str) -> str:
-        suite, separator, _ = benchmark.partition("/") if isinstance(benchmark, str) else ("", "", "")
-        if separator and suite in self.by_suite:
+        from collectors.benchmark_suite import suite_of
+
+        suite = suite_of(benchmark) if isinstance(benchmark, str) else None
+        if suite in self.by_suite:
             return self.by_suite[suite]
         raise KeyError(benchmark)
 
@@ -382,10 +383,11 @@ def harness_digest(config: Config, benchmark: str) -> str:
     import hashlib
     import json
 
+    from collectors.benchmark_suite import suite_of
+
     spec = next((b for b in config.benchmark if b.name == benchmark), None)
-    suite, separator, _ = benchmark.partition("/")
-    if spec is None and separator:  # a suite's benchmark: its harness is the suite's
-        spec = next((s for s in config.suite if s.name == suite), None)
+    if spec is None and suite_of(benchmark):  # a suite's benchmark: its harness is the suite's
+        spec = next((s for s in config.suite if s.name == suite_of(benchmark)), None)
     settings = _effective(spec) if spec else None
     if settings:
         del settings["reuse"]  # how a run was obtained, not what it measures

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from collectors.errors import UserError
 from collectors.repository import Repository
-from selector.config import CONFIG_NAME, Config, configured_metrics, find_config, has_benchmarks, load_config
+from selector.config import CONFIG_NAME, Config, configured_metrics, find_config, has_benchmarks, label_rules, load_config
 from selector.extras import install_hint, missing_modules
 from selector.machine import (FAIL, NOT_NEEDED, NOT_YET, OK, WARN, Finding, build_programs, ccache_finding, perf_finding,
                               program_finding, taskset_finding, valgrind_finding)
@@ -239,7 +239,8 @@ def _calibration(table, config: Config) -> Finding:
     missing += [s.name for s in config.suite if not any(name.startswith(f"{s.name}/") for name in rows)]
     if missing:
         return Finding("calibration", FAIL, f"not calibrated: {', '.join(missing)}", "selector calibrate")
-    other = [name for name, row in rows.items() if _configured_metric(config, name) not in (None, row["metric"])]
+    metrics = label_rules(config).metrics  # a suite's benchmarks ("<suite>/<name>") take their suite's
+    other = [name for name, row in rows.items() if metrics.get(name) not in (None, row["metric"])]
     if other:
         return Finding("calibration", FAIL, f"calibrated with another metric: {', '.join(other[:5])}", "selector calibrate")
     exact = sum(bool(row["exact"]) for row in rows.values())
@@ -254,11 +255,6 @@ def _calibration(table, config: Config) -> Finding:
     return Finding("calibration", OK, found)
 
 
-def _configured_metric(config: Config, benchmark: str) -> str | None:
-    """The metric the configuration gives a stored benchmark (a suite's: "<suite>/<name>")."""
-    explicit = next((b.metric for b in config.benchmark if b.name == benchmark), None)
-    suite, separator, _ = benchmark.partition("/")
-    return explicit or next((s.metric for s in config.suite if separator and s.name == suite), None)
 
 
 def _labels(table) -> Finding:

@@ -205,14 +205,13 @@ def _suite_benchmarks(top: Path, config: Config, store: Store, stored: pa.Table,
     from selector.benchmarks import build_benchmarks
 
     # A collected commit's benchmarks are those it was measured with; another's, its binary's.
-    local_binary = new_binary if new_binary or sha not in known.stored else None
-    found = build_benchmarks(config, top, Path(local_binary)) if local_binary else None
+    found = build_benchmarks(config, top, Path(new_binary)) if new_binary else None
     if found is None and sha in known.stored:
         return sorted(name for suite in config.suite for name in known.suite_members(sha, suite.name))
     listed = {spec.name for spec in found.specs if suite_of(spec.name)} if found else set()
     names = []
     for suite in config.suite:
-        ancestor = closest_ancestor(sha, parents, lambda commit, s=suite.name: bool(known.suite_members(commit, s)))
+        ancestor = known.closest_measuring(sha, parents, suite.name)
         before = known.suite_members(ancestor[0], suite.name) if ancestor else set()
         if found is None or suite.name in found.problems:
             why = found.problems[suite.name] if found else "no binary of it here"
@@ -237,7 +236,7 @@ def _why_no_pair(benchmark: str, against: str | None, known: _KnownVersions, sha
         return f"{against} has no measurements and profile of this benchmark"
     suite = suite_of(benchmark)
     if suite:
-        ancestor = closest_ancestor(sha, parents, lambda commit: bool(known.suite_members(commit, suite)))
+        ancestor = known.closest_measuring(sha, parents, suite)
         if ancestor:
             return f"a new benchmark: {ancestor[0][:12]}, the closest measured ancestor, does not have it"
     return "no ancestor with stored measurements and a profile (collect or record one)"
@@ -492,6 +491,7 @@ class _KnownVersions:
         self.measurements: dict[str, pa.Table] = {}
         self.profiles: dict[str, pa.Table] = {}
         self._benchmarks: dict[str, set[str]] = {}
+        self._suite_ancestors: dict[str, tuple[str, int] | None] = {}
 
     def usable(self, commit: str, benchmark: str) -> bool:
         if commit not in self._benchmarks:
@@ -503,6 +503,13 @@ class _KnownVersions:
         if commit not in self._benchmarks:
             self._benchmarks[commit] = self._read(commit)
         return {name for name in self._benchmarks[commit] if suite_of(name) == suite}
+
+    def closest_measuring(self, sha: str, parents: dict[str, list[str]], suite: str) -> tuple[str, int] | None:
+        """The closest ancestor of `sha` (one selection's commit) measured with benchmarks of `suite`:
+        asked once per suite and again for each of its new benchmarks, walked once."""
+        if suite not in self._suite_ancestors:
+            self._suite_ancestors[suite] = closest_ancestor(sha, parents, lambda commit: bool(self.suite_members(commit, suite)))
+        return self._suite_ancestors[suite]
 
     def _read(self, commit: str) -> set[str]:
         if commit not in self.stored or not self.store.has("measurements", commit):
