@@ -397,8 +397,8 @@ def _donated_runs(store: Store, donor: str, row: dict, config: Config, settings:
     copied = {spec.name for spec in specs if spec.name in complete and not why_not_reusable(spec, settings.reuse)}
     # A suite's benchmarks are the donor's, whose binary this commit takes: listed from it,
     # and copied as [[benchmark]]s are (reuse allowed, calibrated exact).
-    copied |= {name for name in complete if suite_of(name) in {s.name for s in config.suite if s.reuse}
-               and settings.reuse.exact.get(name)}
+    reusable_suites = {suite.name for suite in config.suite if suite.reuse}
+    copied |= {name for name in complete if suite_of(name) in reusable_suites and settings.reuse.exact.get(name)}
     if any(names_checkout(spec) for spec in specs if spec.name not in copied):
         return None
     row.update(binary_sha256=built["binary_sha256"], build_status=OK, build_seconds=0.0,
