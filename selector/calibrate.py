@@ -36,7 +36,7 @@ from typing import Callable
 import pandas as pd
 import pyarrow as pa
 
-from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec, file_stem
+from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec, file_stem, run_folder_prefix, sweep_run_folders
 from collectors.builds import OK, Worktree, run_build
 from collectors.run_context import Perturbation, RunContext
 from collectors.errors import UserError
@@ -66,6 +66,9 @@ def calibrate(
     require_suite(config)
     if rounds < 1:
         raise UserError(f"--rounds must be at least 1 (got {rounds})")
+    # A calibration killed half way (or a collection killed while calibrating first) leaves
+    # its run folder; the next calibration or collection sweeps it.
+    sweep_run_folders()
     repo = Repository.open(repository)
     sha = repo.resolve(revision)
     if sha is None:
@@ -73,7 +76,7 @@ def calibrate(
     suite = Path(config.project.suite) if config.project.suite else None
     rows = []
     for candidate in [sha, *_built_ancestors(repo, store, sha)]:
-        with Worktree(repo, candidate) as checkout, tempfile.TemporaryDirectory(prefix="selector-calibrate-") as workdir:
+        with Worktree(repo, candidate) as checkout, tempfile.TemporaryDirectory(prefix=run_folder_prefix()) as workdir:
             build = run_build(checkout, candidate, config.build.command, config.project.binary, config.build.timeout)
             if build.status != OK:
                 failure = f"the build of {candidate[:12]} failed ({build.reason})"
