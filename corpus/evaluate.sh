@@ -13,7 +13,7 @@ top=$(dirname "$corpus")
 work=$(cd "${1:-.}" && pwd)
 stores=()
 projects=("${@:2}")
-[ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo)
+[ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo git leveldb snappy)
 for project in "${projects[@]}"; do
     if [ -d "$work/$project/store" ]; then
         stores+=("$work/$project/store")
