@@ -38,12 +38,62 @@ _CLONE_NOTE = re.compile(r" \[clone [^\]]*\]")
 _NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
 
 
-def callgrind_command(command: list[str], output: Path, isolate: str | None = None) -> list[str]:
+@dataclass(frozen=True)
+class TimedLoop:
+    """The framework functions that open and close a benchmark's timed loop, as callgrind
+    patterns: what runs between them is the benchmark's measured work, without what its
+    function prepares before the loop (Google Benchmark's `for (auto _ : state)`)."""
+
+    start: str
+    finish: str
+
+
+GOOGLE_BENCHMARK_LOOP = TimedLoop("benchmark::State::StartKeepRunning()", "benchmark::State::FinishKeepRunning()")
+
+
+def callgrind_command(command: list[str], output: Path, isolate: str | None = None,
+                      loop: TimedLoop | None = None) -> list[str]:
     """The command line that runs `command` under callgrind, writing `output`; with `isolate`,
-    counting only while a function matching that pattern runs (its callees included)."""
+    counting only while a function matching that pattern runs (its callees included); with
+    `loop`, costs are zeroed when the loop starts and dumped (to `output`.N) when it
+    finishes: :func:`keep_loop_parts` then makes `output` the loop's own profile."""
     toggle = [f"--toggle-collect={isolate}"] if isolate else []
+    if loop:
+        toggle += [f"--zero-before={loop.start}", f"--dump-before={loop.finish}"]
     return [tool_path("valgrind"), "--tool=callgrind", f"--callgrind-out-file={output}", "--dump-line=no", "--dump-instr=yes",
             *toggle, "--quiet", *command]
+
+
+def keep_loop_parts(output: Path, loop: TimedLoop) -> int | None:
+    """After a run with `loop`: the instructions of the timed loop (summed over the loop's
+    runs), with `output` replaced by the largest loop's profile and the other parts removed;
+    None, `output` untouched, when no loop finished (the framework's functions never ran or
+    were not found by name): the count is then the whole of what `isolate` let through."""
+    parts = sorted(output.parent.glob(f"{output.name}.*"), key=lambda part: part.name)
+    parts = [part for part in parts if part.suffix[1:].isdigit()]
+    trigger = f"--dump-before={loop.finish}"
+    loops = [(callgrind_total(part), part) for part in parts if _trigger(part) == trigger]
+    if not loops:
+        for part in parts:
+            part.unlink()
+        return None
+    largest = max(loops, key=lambda item: item[0])[1]
+    largest.replace(output)
+    for part in parts:
+        if part != largest:
+            part.unlink(missing_ok=True)
+    return sum(total for total, _ in loops)
+
+
+def _trigger(path: Path) -> str:
+    """What made callgrind write this part ("desc: Trigger: ..."), '' if the header says not."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if line.startswith("desc: Trigger:"):
+                return line.removeprefix("desc: Trigger:").strip()
+            if line.startswith(("fn=", "summary:", "totals:")):
+                break
+    return ""
 
 
 def binary_keys(binary: str | os.PathLike[str] | None) -> dict[str, str]:

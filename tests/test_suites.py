@@ -4,6 +4,7 @@ under callgrind, and collected and selected end to end in a git history."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -14,7 +15,7 @@ import pytest
 
 from collectors.benchmark_runner import BenchmarkRunner
 from collectors.benchmark_suite import SuiteSpec, discover, filter_regex
-from collectors.callgrind import read_callgrind
+from collectors.callgrind import TimedLoop, read_callgrind
 from collectors.symbols import demangle
 from selector.selection import Decision, Selection
 from storage.store import Store
@@ -106,6 +107,39 @@ def test_google_benchmark_discovered_each_run_alone_and_profiled_without_the_oth
     assert "body_a(int)" in functions["gb/BM_a"] and not any("body_b" in f for f in functions["gb/BM_a"])
     assert "body_b(int)" in functions["gb/BM_b/500"] and not any("body_a" in f for f in functions["gb/BM_b/500"])
     assert not any("shared_table" in f or f == "main" for rows in functions.values() for f in rows)
+
+
+@needs_google_benchmark
+def test_a_google_benchmark_counts_its_timed_loop_not_what_it_prepares_before_it(tmp_path):
+    """BM_a's function prepares 100 or 200,000 steps of work before its loop: its count is the
+    loop's alone, the same in both builds, and its profile holds the loop's code only."""
+    suite = SuiteSpec("gb", "google-benchmark", "{binary}", "instructions", repetitions=1, warmup=0, include="BM_a")
+    counts, profiles = {}, {}
+    for prepare in (100, 200_000):
+        folder = tmp_path / str(prepare)
+        folder.mkdir()
+        binary = build_google(folder, "bench", f"-DA_PREPARE={prepare}")
+        runner = BenchmarkRunner([], binary, folder, workdir=folder)
+        runner.benchmarks = discover(suite, runner).specs
+        result = runner.run()
+        counts[prepare] = result.runs[0].value
+        profiles[prepare] = {demangle(row["function"]) for row in read_callgrind(result.callgrind_files["gb/BM_a"], binary)
+                             .functions.to_pylist() if row["self_instructions"]}
+        assert not list(folder.glob("*.callgrind.*")), "the run's other parts are removed"
+    assert counts[100] == counts[200_000] and 2000 < counts[100] < 200_000, counts
+    assert all("body_a(int)" in functions and "prepare_a(int)" not in functions for functions in profiles.values())
+    # The whole function, as a suite that does not isolate it would count it, holds the preparation.
+    whole = SuiteSpec("gb", "google-benchmark", "{binary}", "instructions", repetitions=1, warmup=0, include="BM_a",
+                      isolate=False)
+    whole_count = measured(whole, tmp_path / "200000" / "bench", tmp_path)["gb/BM_a"]
+    assert whole_count > counts[200_000] + 200_000
+    # A framework whose loop functions are not found by name: the isolated function is counted
+    # whole, its preparation in and the process's start outside it out.
+    runner = BenchmarkRunner([], tmp_path / "200000" / "bench", tmp_path, workdir=tmp_path)
+    spec = discover(suite, runner).specs[0]
+    unfound = dataclasses.replace(spec, loop=TimedLoop("no_such_start()", "no_such_finish()"))
+    run = runner.run_once(unfound, 0, 0)
+    assert run.status == "ok" and counts[200_000] + 200_000 < run.value < whole_count, run
 
 
 @needs_google_benchmark

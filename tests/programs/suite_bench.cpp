@@ -1,10 +1,14 @@
 // A Google Benchmark binary for the suite tests.  SETUP_N sizes a set-up every benchmark
-// shares (a static initializer, before main); A_STEPS is BM_a's own work; WITH_C adds a
-// benchmark and drops BM_b/500.  Only BM_a runs body_a and only BM_b runs body_b.
+// shares (a static initializer, before main); A_PREPARE what BM_a prepares before its
+// timed loop; A_STEPS is BM_a's own work; WITH_C adds a benchmark and drops BM_b/500.
+// Only BM_a runs body_a and prepare_a, and only BM_b runs body_b.
 #include <benchmark/benchmark.h>
 
 #ifndef SETUP_N
 #define SETUP_N 1000
+#endif
+#ifndef A_PREPARE
+#define A_PREPARE 100
 #endif
 #ifndef A_STEPS
 #define A_STEPS 1
@@ -30,7 +34,15 @@ __attribute__((noinline)) long body_b(int n) {
     return state;
 }
 
+__attribute__((noinline)) long prepare_a(int n) {
+    long sum = 0;
+    for (int i = 0; i < n; i++) sum += (i * 11) % 17;
+    return sum;
+}
+
 static void BM_a(benchmark::State& state) {
+    volatile long prepared = prepare_a(A_PREPARE);
+    (void)prepared;
     for (auto _ : state) benchmark::DoNotOptimize(body_a(2000));
 }
 BENCHMARK(BM_a);
