@@ -83,7 +83,7 @@ def discover(suite: SuiteSpec, runner: BenchmarkRunner) -> Discovery:
     if isinstance(listed, str):
         return Discovery(suite.name, problem=listed)
     names, extra = listed
-    kept = [(name, isolation) for name, isolation in names if _chosen(suite, name)]
+    kept = [(name, isolation) for name, isolation in names if kept_by(suite, name)]
     if suite.framework == GOOGLE_BENCHMARK:
         return Discovery(suite.name, [_google_spec(suite, name, extra) for name, _ in kept])
     return Discovery(suite.name, [_command_spec(suite, name, isolation) for name, isolation in kept])
@@ -119,7 +119,8 @@ def _command_listing(suite: SuiteSpec, runner: BenchmarkRunner) -> tuple[list, s
     return [(name, None) for name in names if name and not name.startswith("#")], ""
 
 
-def _chosen(suite: SuiteSpec, name: str) -> bool:
+def kept_by(suite: SuiteSpec, name: str) -> bool:
+    """Does the suite's include/exclude filter keep a discovered benchmark of this name?"""
     if suite.include and not re.search(suite.include, name):
         return False
     return not (suite.exclude and re.search(suite.exclude, name))

@@ -34,8 +34,10 @@ COLUMNS = ["benchmark", "metric", "unit", "repetition", "run_order", "value", "s
 _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def import_results(path: Path, kind: str | None = None) -> pa.Table:
-    """Measurement rows (COLUMNS) from a results file; `kind` is guessed from the contents when None."""
+def import_results(path: Path, kind: str | None = None, google_field: str = "real_time") -> pa.Table:
+    """Measurement rows (COLUMNS) from a results file; `kind` is guessed from the contents when None.
+    Of a Google Benchmark file, `google_field` is read: real_time (metric wall_time), cpu_time
+    (in seconds too) or a user counter (as reported), the metric then named by the field."""
     try:
         document = json.loads(Path(path).read_text())
     except FileNotFoundError:
@@ -43,7 +45,8 @@ def import_results(path: Path, kind: str | None = None) -> pa.Table:
     except (ValueError, UnicodeDecodeError) as error:
         raise UserError(f"{path}: not a JSON results file ({error})") from None
     kind = kind or _guess(document, path)
-    readers = {"pyperf": _pyperf, "google-benchmark": _google_benchmark, "asv": _asv}
+    readers = {"pyperf": _pyperf, "google-benchmark": lambda document: _google_benchmark(document, google_field),
+               "asv": _asv}
     if kind not in readers:
         raise UserError(f"unknown results format {kind!r}; choose from {', '.join(FORMATS)}")
     try:
@@ -89,7 +92,7 @@ def _pyperf(document: dict) -> list[list]:
     return rows
 
 
-def _google_benchmark(document: dict) -> list[list]:
+def _google_benchmark(document: dict, field: str = "real_time") -> list[list]:
     counters: dict[str, int] = {}
     rows = []
     for entry in document["benchmarks"]:
@@ -98,7 +101,15 @@ def _google_benchmark(document: dict) -> list[list]:
         name = entry.get("run_name", entry["name"])
         repetition = counters.get(name, 0)
         counters[name] = repetition + 1
-        rows.append(_row(name, repetition, float(entry["real_time"]) * _UNITS[entry.get("time_unit", "ns")]))
+        if field not in entry:
+            raise KeyError(f"{name} has no {field!r} (fields: {', '.join(sorted(entry))})")
+        timed = field in ("real_time", "cpu_time")
+        value = float(entry[field]) * (_UNITS[entry.get("time_unit", "ns")] if timed else 1.0)
+        row = _row(name, repetition, value)
+        if field != "real_time":  # real_time is what the file's other readers call wall_time
+            row[1], row[2] = field, "s" if timed else "as printed"
+            row[8] = row[8] if timed else 0.0  # a counter is no duration
+        rows.append(row)
     return rows
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from collectors.commit_graph import closest_ancestor
+from collectors.benchmark_suite import member_name, suite_of
 from collectors.errors import UserError
 from collectors.repository import Repository
 from selector.config import Config
@@ -55,8 +56,9 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
 
     build = build or (lambda config, commits, jobs: collect(top, config, store, commits, jobs=jobs))
 
-    if benchmark not in {b.name for b in config.benchmark}:
-        raise UserError(f"benchmark {benchmark!r} is not configured; known: {', '.join(b.name for b in config.benchmark)}")
+    if benchmark not in {b.name for b in config.benchmark} and suite_of(benchmark) not in {s.name for s in config.suite}:
+        known = [b.name for b in config.benchmark] + [member_name(s.name, "<name>") for s in config.suite]
+        raise UserError(f"benchmark {benchmark!r} is not configured; known: {', '.join(known)}")
     repository = Repository.open(top)
     good_sha, bad_sha = repository.resolve(good), repository.resolve(bad)
     if good_sha is None or bad_sha is None:
@@ -82,7 +84,8 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
     if missing:
         infos = {c.sha: c for c in repository.commits(bad_sha)}
         to_build = [infos[sha] for sha in missing if sha in infos]
-        summary = build(msgspec.structs.replace(config, benchmark=[]), to_build, jobs)
+        # built and analysed only: bisect ranks by the model, it runs no benchmark
+        summary = build(msgspec.structs.replace(config, benchmark=[], suite=[]), to_build, jobs)
         failed = [o.sha[:12] for o in summary.outcomes if o.status == "failed"]
         if failed:
             raise UserError(f"could not build {', '.join(failed)}; bisect needs every suspect built")

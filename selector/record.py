@@ -22,7 +22,9 @@ from collectors.errors import UserError
 from collectors.repository import Repository
 from collectors.result_import import import_results
 from selector.collect import CollectSettings, CommitOutcome, collect_commit
-from selector.config import Config, label_rules, require_suite
+from collectors.benchmark_runner import INSTRUCTIONS, WALL_TIME
+from collectors.benchmark_suite import GOOGLE_BENCHMARK, kept_by, member_name, suite_of
+from selector.config import BySuite, Config, SuiteSection, label_rules, require_suite, suite_specs
 from storage.labels import LabelSummary, update_labels
 from storage.store import Store
 
@@ -35,9 +37,13 @@ class RecordResult:
 
 
 def record(top: Path, config: Config, store: Store, revision: str, results: list[Path] | None = None,
-           results_format: str | None = None, force: bool = False) -> RecordResult:
+           results_format: str | None = None, force: bool = False, suite: str | None = None) -> RecordResult:
     """Record one commit.  Several results files may be imported at once (one per CI job);
-    a commit recorded before keeps the measurements of benchmarks the new files do not cover."""
+    a commit recorded before keeps the measurements of benchmarks the new files do not cover.
+
+    Results of a Google Benchmark binary are a `suite`'s (by default the configuration's only
+    google-benchmark suite): "BM_x/8" is stored as "<suite>/BM_x/8", its metric read from the
+    report as the suite's (real_time, cpu_time or a counter)."""
     repository = Repository.open(top)
     commits = repository.commits(revision, max_count=1)
     if not commits:
@@ -47,14 +53,10 @@ def record(top: Path, config: Config, store: Store, revision: str, results: list
     if not results:
         require_suite(config)  # it runs the benchmarks
     if results:
-        configured = {b.name for b in config.benchmark}
+        into = _import_suite(config, suite)
         tables = []
         for path in results:
-            table = import_results(path, results_format)
-            unknown = sorted(set(table["benchmark"].to_pylist()) - configured)
-            if unknown:
-                raise UserError(f"{path}: benchmark(s) {', '.join(unknown)} are not configured in selector.toml; add a "
-                                "[[benchmark]] of that name (its command is what profiles it)")
+            table = _as_configured(path, import_results(path, results_format, _google_field(into)), config, into)
             _check_metrics(path, table, config)
             tables.append(table)
         imported = concatenated(tables)
@@ -78,10 +80,58 @@ def record(top: Path, config: Config, store: Store, revision: str, results: list
     return RecordResult(outcome, labels, 0 if imported is None else len(imported))
 
 
+def _import_suite(config: Config, name: str | None) -> SuiteSection | None:
+    """The [[suite]] imported Google Benchmark results belong to: `name`, or the only
+    google-benchmark suite; None when there is none to choose."""
+    if name is not None:
+        chosen = next((s for s in config.suite if s.name == name), None)
+        if chosen is None:
+            raise UserError(f"--suite {name}: no such [[suite]] (configured: {', '.join(s.name for s in config.suite) or 'none'})")
+        return chosen
+    google = [s for s in config.suite if s.framework == GOOGLE_BENCHMARK]
+    return google[0] if len(google) == 1 else None
+
+
+def _google_field(suite: SuiteSection | None) -> str:
+    """What to read of a Google Benchmark report for `suite`'s metric (real_time for the others)."""
+    if suite is None or suite.metric in (WALL_TIME, "real_time", INSTRUCTIONS):
+        return "real_time"
+    return suite.metric
+
+
+def _as_configured(path: Path, table: pa.Table, config: Config, suite: SuiteSection | None) -> pa.Table:
+    """`table` with every benchmark named as the store names it: a [[benchmark]]'s name, a
+    suite's "<suite>/<name>" as given, or a name of `suite` (the only one of its filter kept)."""
+    configured = {b.name for b in config.benchmark}
+    suites = {s.name for s in config.suite}
+    names = table["benchmark"].to_pylist()
+    stored = [name if name in configured or suite_of(name) in suites else None for name in names]
+    foreign = sorted({name for name, known in zip(names, stored) if known is None})
+    if foreign and suite is None:
+        hint = (" or name the [[suite]] they are of with --suite" if config.suite else "")
+        raise UserError(f"{path}: benchmark(s) {', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''} are not configured "
+                        f"in selector.toml; add a [[benchmark]] of that name (its command is what profiles it){hint}")
+    if foreign:
+        if suite.metric == INSTRUCTIONS:
+            raise UserError(f"{path}: [[suite]] {suite.name} counts instructions under callgrind, and these results are "
+                            "times: they are never stored beside counts. Run `selector record` without --import (it "
+                            "runs the suite), or configure the suite with metric = \"real_time\" or \"cpu_time\"")
+        spec = next(s for s in suite_specs(config) if s.name == suite.name)
+        keep = [known is not None or kept_by(spec, name) for name, known in zip(names, stored)]
+        metrics = [metric if known else suite.metric for known, metric in zip(stored, table["metric"].to_pylist())]
+        stored = [known or member_name(suite.name, name) for name, known in zip(names, stored)]
+        table = table.set_column(table.schema.get_field_index("benchmark"), "benchmark", pa.array(stored, pa.string()))
+        table = table.set_column(table.schema.get_field_index("metric"), "metric", pa.array(metrics, pa.string()))
+        table = table.filter(pa.array(keep))
+        if not table.num_rows:
+            raise UserError(f"{path}: every benchmark in it is one [[suite]] {suite.name} leaves out (include/exclude)")
+    return table
+
+
 def _check_metrics(path: Path, table: pa.Table, config: Config) -> None:
     """Results of another metric or unit are never stored beside a benchmark's own: a time in
     seconds against a count of instructions would read as a -100% change."""
-    configured = {b.name: b.metric for b in config.benchmark}
+    configured = BySuite({b.name: b.metric for b in config.benchmark}, {s.name: s.metric for s in config.suite})
     units = table["unit"].to_pylist() if "unit" in table.column_names else ["?"] * table.num_rows
     first_unit = {}
     for benchmark, metric, unit in zip(table["benchmark"].to_pylist(), table["metric"].to_pylist(), units):

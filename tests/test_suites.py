@@ -209,6 +209,15 @@ def test_a_suite_collected_labelled_and_selected_end_to_end(tmp_path):
         {(own, "gb/BM_a"): True, (own, "gb/BM_b/500"): False, (own, "gb/BM_b/5000"): False}
     assert first not in {row["new"] for row in labels}
 
+    # bisect ranks a suite's benchmark by its stored name: BM_a's own change first
+    shipped = Path(__file__).resolve().parents[1] / "selector" / "data" / "cross-project"
+    ranked = run_selector("bisect", first, own, "--benchmark", "gb/BM_a", "--repo", str(repo), "--bundle", str(shipped),
+                          "--format", "json")
+    assert ranked.returncode == 0, ranked.stderr
+    assert [row["commit"] for row in json.loads(ranked.stdout)["order"]] == [own, shared]
+    unknown = run_selector("bisect", first, own, "--benchmark", "BM_a", "--repo", str(repo), "--bundle", str(shipped))
+    assert unknown.returncode != 0 and "known: gb/<name>" in unknown.stderr, unknown.stderr
+
     added = _commit(repo, "-DSETUP_N=300000 -DA_STEPS=2 -DWITH_C", "BM_c, and BM_b without its 500 argument")
     selected = run_selector("select", "--repo", str(repo), "--format", "json", added)
     assert selected.returncode == 0, selected.stderr  # something runs
@@ -224,6 +233,40 @@ def test_a_suite_collected_labelled_and_selected_end_to_end(tmp_path):
     outputs = dict(line.split("=", 1) for line in github.stdout.splitlines())
     assert json.loads(outputs["matrix"]) == {"benchmark": ["gb/BM_c"]}
     assert json.loads(outputs["filters"]) == {"gb": r"^(BM_c)$"}
+
+
+@needs_google_benchmark
+def test_google_benchmark_results_ci_wrote_are_recorded_as_the_suites(tmp_path):
+    """A results file of the binary itself (--benchmark_out): its benchmarks stored under the
+    suite's names and metric, the suite's filter applied; refused for a suite counting instructions."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    for setting in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "T"]):
+        subprocess.run(["git", *setting], cwd=repo, check=True)
+    shutil.copy(Path(__file__).parent / "programs" / "suite_bench.cpp", repo / "bench.cpp")
+    commit = _commit(repo, "", "base")
+    subprocess.run(["make", "-s", "bench"], cwd=repo, check=True, capture_output=True)
+    results = tmp_path / "results.json"
+    subprocess.run([str(repo / "bench"), "--benchmark_repetitions=3", "--benchmark_min_time=0.01",
+                    f"--benchmark_out={results}", "--benchmark_out_format=json"], check=True, capture_output=True)
+
+    refused = run_selector("record", "--repo", str(repo), "--import", str(results))
+    assert refused.returncode != 0 and "counts instructions" in refused.stderr, refused.stderr
+
+    timed = tmp_path / "timed.toml"
+    timed.write_text(SUITE_CONFIG.replace("repetitions = 2", 'repetitions = 2\nmetric = "cpu_time"\nexclude = "BM_b/5000"'))
+    recorded = run_selector("record", "--repo", str(repo), "--config", str(timed), "--import", str(results),
+                            "--format", "json")
+    assert recorded.returncode == 0, recorded.stderr
+    assert json.loads(recorded.stdout)["imported_rows"] == 6
+    rows = Store(repo / ".selector").read_one("measurements", commit).to_pylist()
+    assert {(row["benchmark"], row["metric"]) for row in rows} == {("gb/BM_a", "cpu_time"), ("gb/BM_b/500", "cpu_time")}
+    assert all(row["status"] == "ok" and 0 < row["value"] < 1e-3 for row in rows)
+    assert sorted(row["repetition"] for row in rows if row["benchmark"] == "gb/BM_a") == [0, 1, 2]
+
+    unknown = run_selector("record", "--repo", str(repo), "--config", str(timed), "--import", str(results),
+                           "--suite", "nope", "--force")
+    assert unknown.returncode != 0 and "--suite nope: no such [[suite]]" in unknown.stderr, unknown.stderr
 
 
 def _many(count: int, runs: int) -> Selection:
