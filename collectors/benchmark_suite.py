@@ -89,6 +89,17 @@ def discover(suite: SuiteSpec, runner: BenchmarkRunner) -> Discovery:
     return Discovery(suite.name, [_command_spec(suite, name, isolation) for name, isolation in kept])
 
 
+def member_spec(suite: SuiteSpec, name: str) -> BenchmarkSpec:
+    """A stored benchmark of the suite ("<suite>/<name>") as the suite's listing would make it,
+    without listing it: its settings for planning; what runs it (the iteration flag a Google
+    Benchmark binary takes) is known only from the binary (:func:`discover`)."""
+    member = name.removeprefix(suite.name + SEPARATOR)
+    if suite.framework == GOOGLE_BENCHMARK:
+        return _google_spec(suite, member, "")
+    isolation = dict(suite.names).get(member)
+    return _command_spec(suite, member, isolation)
+
+
 def filter_regex(benchmarks: list[str]) -> str:
     """A Google Benchmark ``--benchmark_filter`` that runs exactly these benchmarks (names
     within one suite, without the suite's prefix)."""

@@ -529,7 +529,7 @@ def _operating_point_option(command):
 # -------------------------------------------------------------------- confirm
 @cli.command("confirm")
 @_repository_options
-@click.option("--benchmarks", callback=_comma_list(None), help="Comma-separated benchmarks [default: all configured].")
+@click.option("--benchmarks", callback=_comma_list(None), help="Comma-separated benchmarks (a suite's by their stored names, gb/BM_x) [default: all configured and stored].")
 @click.option("--rounds", type=click.IntRange(min=2),
               help="Interleaved rounds a pair (each runs both binaries once) [default: calibration's repetitions_needed, "
                    "at least the configured repetitions and what lets the test reach alpha].")

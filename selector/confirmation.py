@@ -42,15 +42,17 @@ from typing import Callable, Sequence
 import pyarrow as pa
 
 from collectors.benchmark_runner import (
-    INSTRUCTIONS, WARMUP_REPETITION, BenchmarkRunner, BenchmarkSpec, metric_unit, run_folder_prefix, sweep_run_folders,
+    INSTRUCTIONS, WARMUP_REPETITION, BenchmarkRunner, BenchmarkSpec, file_stem, metric_unit, run_folder_prefix,
+    sweep_run_folders,
 )
+from collectors.benchmark_suite import discover, member_spec, suite_of
 from collectors.builds import Worktree, place_binary
 from collectors.errors import UserError
 from collectors.host import host_facts
 from collectors.repository import Repository
 from collectors.run_context import RunContext
 from selector.collect import _machine_lock  # the lock collection's timed suites take: one timed session at a time
-from selector.config import Config, benchmark_specs, context_settings, label_rules, require_suite
+from selector.config import Config, benchmark_specs, context_settings, label_rules, require_suite, suite_specs
 from selector.measurement_reuse import names_checkout
 from storage.labels import LabelRules, LabelSummary, history_labels, smallest_p_value, update_labels
 from storage.store import Store
@@ -111,8 +113,8 @@ class ConfirmSummary:
 
 
 def confirmation_key(new: str, old: str, benchmark: str) -> str:
-    """The confirmations file of a pair (commit ids are hex, benchmark names have no slash)."""
-    return f"{new}-{old}-{benchmark}"
+    """The confirmations file of a pair (a suite's benchmark name, "snappy/BM_x/8", made a file name)."""
+    return f"{new}-{old}-{file_stem(benchmark)}"
 
 
 def confirm(
@@ -127,9 +129,9 @@ def confirm(
     store the runs pair by pair and relabel."""
     started = time.monotonic()
     require_suite(config)
-    specs = chosen_specs(config, benchmarks)
     rules = label_rules(config)
     before = current_labels(store, rules)
+    specs = chosen_specs(config, benchmarks, sorted({row["benchmark"] for row in before}))
     planned = plan_confirmations(before, store.read("calibration"), config, specs, rounds, max_rounds, every_label)
     pending = [candidate for candidate in planned if not store.has("confirmations", candidate.key)]
     on_plan(pending)
@@ -156,14 +158,18 @@ def confirm(
     return summary
 
 
-def chosen_specs(config: Config, benchmarks: Sequence[str] | None) -> dict[str, BenchmarkSpec]:
-    """The configured benchmarks to confirm (all when `benchmarks` is None); an unknown name is an error."""
+def chosen_specs(config: Config, benchmarks: Sequence[str] | None, stored: Sequence[str] = ()) -> dict[str, BenchmarkSpec]:
+    """The benchmarks to confirm (all when `benchmarks` is None): the configured [[benchmark]]s,
+    and of the `stored` names those of a configured [[suite]] (as the suite would list them;
+    the pair's run lists the suite again on its binary); an unknown name is an error."""
     specs = {spec.name: spec for spec in benchmark_specs(config)}
+    suites = {suite.name: suite for suite in suite_specs(config)}
+    specs |= {name: member_spec(suites[suite_of(name)], name) for name in stored if suite_of(name) in suites}
     if not specs:
-        raise UserError("no [[benchmark]] in the configuration: nothing to confirm")
+        raise UserError("no [[benchmark]] or [[suite]] benchmark in the configuration and the store: nothing to confirm")
     unknown = sorted(set(benchmarks or ()) - set(specs))
     if unknown:
-        raise UserError(f"unknown benchmark {', '.join(unknown)} (configured: {', '.join(sorted(specs))})")
+        raise UserError(f"unknown benchmark {', '.join(unknown)} (configured or stored: {', '.join(sorted(specs)[:20])})")
     return {name: spec for name, spec in specs.items() if not benchmarks or name in benchmarks}
 
 
@@ -256,8 +262,11 @@ def _confirm_pair(repo: Repository, config: Config, store: Store, spec: Benchmar
                                                "were kept, or deleted from the store): collect it again to confirm")
     started = time.monotonic()
     binaries = {side: Path(binary_of(sha)) for side, sha in shas.items()}
-    runs = run_interleaved(repo, config, spec, candidate, binaries, {side: digests[sha] for side, sha in shas.items()},
-                           on_run)
+    try:
+        runs = run_interleaved(repo, config, spec, candidate, binaries, {side: digests[sha] for side, sha in shas.items()},
+                               on_run)
+    except NotListed as reason:
+        return PairOutcome(candidate, SKIPPED, f"not confirmed: {reason}")
     store.write("confirmations", candidate.key, runs)  # the pair is done: a later kill cannot lose it
     failed = sum(status != "ok" for status in runs["status"].to_pylist())
     note = f"{failed} runs failed: {_first_error(runs)}" if failed else ""
@@ -282,6 +291,8 @@ def run_interleaved(repo: Repository, config: Config, spec: BenchmarkSpec, candi
         # paths (argv[0], the working directory) are the same bytes for both.
         runner = BenchmarkRunner([spec], checkouts["old"] / config.project.binary, checkouts["old"], suite,
                                  cpu=config.run.cpu, workdir=workdir, context=context)
+        context.bind(checkouts["old"], checkouts["old"] / config.project.binary, suite)
+        spec = _as_listed(spec, config, runner, candidate)
         facts = {"host": host_facts()["host"], "context": context.digest()}
         seed = zlib.crc32(f"{config.run.seed}:{candidate.key}".encode())
         for order, (side, round_number) in enumerate(interleaved_schedule(candidate.rounds, spec.warmup, seed)):
@@ -319,6 +330,24 @@ def _side_checkout(stack: ExitStack, repo: Repository, spec: BenchmarkSpec, conf
     folder = folder.resolve()
     place_binary(stored, folder / config.project.binary)
     return folder
+
+
+class NotListed(Exception):
+    """A suite's benchmark its suite does not list on the pair's old binary."""
+
+
+def _as_listed(spec: BenchmarkSpec, config: Config, runner: BenchmarkRunner, candidate: Candidate) -> BenchmarkSpec:
+    """A suite's benchmark as its suite lists it on the binary `runner` runs (the iteration
+    flag that binary's framework takes, its isolation); a [[benchmark]] as it is."""
+    suite_name = suite_of(spec.name)
+    if suite_name is None:
+        return spec
+    suite = next(s for s in suite_specs(config) if s.name == suite_name)
+    found = discover(suite, runner)
+    listed = next((s for s in found.specs if s.name == spec.name), None)
+    if listed is None:
+        raise NotListed(found.problem or f"{suite_name} does not list it on {candidate.old[:12]}'s binary")
+    return listed
 
 
 def _first_error(runs: pa.Table) -> str:

@@ -17,7 +17,9 @@ from storage.store import Store
 
 def run_confirmation(top: Path, config: Config, store: Store, rounds: int | None, max_rounds: int,
                      benchmarks: Sequence[str] | None, dry_run: bool, every_label: bool = False) -> ConfirmSummary:
-    chosen_specs(config, benchmarks)  # a mistyped benchmark is an error before the progress bar starts
+    labels = store.read("labels")
+    stored = sorted(set(labels["benchmark"].to_pylist())) if labels.num_rows else []
+    chosen_specs(config, benchmarks, stored)  # a mistyped benchmark is an error before the progress bar starts
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=stderr.console, transient=False, disable=dry_run) as progress:
         task = progress.add_task("finding the labels to confirm", total=None)

@@ -174,8 +174,8 @@ repetitions = 2
 """
 
 
-def _commit(repo: Path, defines: str, message: str) -> str:
-    (repo / "selector.toml").write_text(SUITE_CONFIG)
+def _commit(repo: Path, defines: str, message: str, config: str = SUITE_CONFIG) -> str:
+    (repo / "selector.toml").write_text(config)
     (repo / "Makefile").write_text(f"bench: bench.cpp\n\tg++ -O2 -g {defines} -o bench bench.cpp -lbenchmark -lpthread\n")
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
     subprocess.run(["git", "commit", "-qm", message], cwd=repo, check=True)
@@ -267,6 +267,33 @@ def test_google_benchmark_results_ci_wrote_are_recorded_as_the_suites(tmp_path):
     unknown = run_selector("record", "--repo", str(repo), "--config", str(timed), "--import", str(results),
                            "--suite", "nope", "--force")
     assert unknown.returncode != 0 and "--suite nope: no such [[suite]]" in unknown.stderr, unknown.stderr
+
+
+@needs_google_benchmark
+@pytest.mark.slow
+def test_a_timed_suites_labels_are_confirmed_by_interleaved_runs_of_its_listed_benchmarks(tmp_path):
+    """cpu_time of a Google Benchmark suite: collected over two commits, then every label of
+    BM_a confirmed (the suite listed again on the stored binaries); the pair's runs are stored
+    under a file name the suite's "/" cannot break."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    for setting in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "T"]):
+        subprocess.run(["git", *setting], cwd=repo, check=True)
+    shutil.copy(Path(__file__).parent / "programs" / "suite_bench.cpp", repo / "bench.cpp")
+    timed = SUITE_CONFIG.replace("repetitions = 2", 'repetitions = 3\nmetric = "cpu_time"\ninclude = "BM_a"\n'
+                                 'command = "{binary} --benchmark_min_time=0.01"') + '\n[profile]\ntool = "none"\n'
+    _commit(repo, "", "base", config=timed)
+    newer = _commit(repo, "-DA_STEPS=3", "BM_a does three times the work", config=timed)
+    collected = run_selector("collect", "--repo", str(repo), "--no-calibrate", "--format", "json")
+    assert collected.returncode == 0, collected.stderr
+    confirmed = run_selector("confirm", "--repo", str(repo), "--all", "--rounds", "6", "--format", "json")
+    assert confirmed.returncode == 0, confirmed.stderr
+    store = Store(repo / ".selector")
+    runs = store.read("confirmations").to_pylist()
+    assert {row["benchmark"] for row in runs} == {"gb/BM_a"} and {row["new"] for row in runs} == {newer}
+    assert sum(row["status"] == "ok" and row["round"] >= 0 for row in runs) >= 6, runs
+    label = next(row for row in store.read("labels").to_pylist() if row["new"] == newer)
+    assert label["decided_by"] == "confirmation" and label["label"] is True  # three times the work
 
 
 def _many(count: int, runs: int) -> Selection:

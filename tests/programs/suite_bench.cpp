@@ -21,20 +21,20 @@ static long shared_table(int n) {
 }
 static volatile long shared = shared_table(SETUP_N);
 
-__attribute__((noinline)) long body_a(int n) {
+__attribute__((noipa)) long body_a(int n) {
     long sum = 0;
     for (int i = 0; i < n; i++)
         for (int step = 0; step < A_STEPS; step++) sum += (i + step) % 7;
     return sum;
 }
 
-__attribute__((noinline)) long body_b(int n) {
+__attribute__((noipa)) long body_b(int n) {
     long state = 1;
     for (int i = 0; i < n; i++) state ^= state * 31 + i;
     return state;
 }
 
-__attribute__((noinline)) long prepare_a(int n) {
+__attribute__((noipa)) long prepare_a(int n) {
     long sum = 0;
     for (int i = 0; i < n; i++) sum += (i * 11) % 17;
     return sum;
