@@ -13,6 +13,7 @@ Prints the markdown rows of docs/evaluation.md's "Perphecy's Git study, side by 
 and writes every backtest's JSON next to the store (WORKDIR/git/perphecy-study/).
 (WORKDIR/git as corpus/collect.sh leaves it: the clone in WORKDIR/git/git, store/, selector.toml.)
 Usage: python corpus/perphecy_git.py WORKDIR/git [--models random-forest,svm,xgboost,logistic,perphecy]
+       [--others WORKDIR/lz4/store ...]   (the shipped model held out from Git: trained on these alone)
 """
 
 from __future__ import annotations
@@ -40,20 +41,24 @@ def backtest(work: Path, method: str, models: str, out: Path, *extra: str) -> di
     return document
 
 
-def shipped(work: Path, out: Path) -> list[dict]:
-    """Day one: the shipped cross-project model (trained on the corpus without this project)
-    and the rules beside it, on every labelled pair of the store (`selector evaluate --shipped`)."""
-    command = [sys.executable, "-m", "selector", "evaluate", "--shipped", f"{work / 'store'}={work / 'selector.toml'}",
-               "--out", str(out / "shipped"), "--format", "json"]
+def shipped(work: Path, out: Path, others: list[Path]) -> list[dict]:
+    """Day one: the shipped cross-project model and the rules beside it, on every labelled pair
+    of the store (`selector evaluate --shipped`); with `others` (the rest of the corpus's
+    stores), the model trained as shipped on them alone (`--held-out`), as a model trained
+    without this project would decide."""
+    held_out = ["--held-out", *map(str, others)] if others else []
+    command = [sys.executable, "-m", "selector", "evaluate", "--shipped", *held_out,
+               f"{work / 'store'}={work / 'selector.toml'}", "--out", str(out / "shipped"), "--format", "json"]
     print("evaluate --shipped ...", file=sys.stderr, flush=True)
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode:
         raise SystemExit(f"evaluate --shipped failed: {result.stderr}")
     document = json.loads(result.stdout)
     trained_on = document["bundle"]["trained_on"]["projects"]
-    if work.name in trained_on:
-        print(f"warning: the shipped model was trained on {work.name}: not a held-out figure", file=sys.stderr)
-    return [row for row in document["results"] if row["project"] == "(all)"]
+    if work.name in trained_on and not others:
+        print(f"warning: the shipped model was trained on {work.name}: not a held-out figure (pass --others "
+              "with the corpus's other stores)", file=sys.stderr)
+    return [row for row in document["results"] if row["project"] == work.name]
 
 
 def overall(document: dict, model: str, scope: str) -> dict:
@@ -69,6 +74,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("work", type=Path)
     parser.add_argument("--models", default=",".join([*LEARNED, "perphecy"]))
+    parser.add_argument("--others", type=Path, nargs="*", default=[],
+                        help="the corpus's other stores: day one by the shipped model trained on them alone")
     options = parser.parse_args()
     out = options.work / "perphecy-study"
     out.mkdir(exist_ok=True)
@@ -90,7 +97,7 @@ def main() -> None:
     for scope in ("per-benchmark", "pooled"):
         cells = [rates(overall(method4, model, scope)) for model in ("perphecy", best) if model]
         print(f"| Method 4, {scope} (no future) | - | " + " | ".join(cells) + " |")
-    for row in shipped(options.work, out):
+    for row in shipped(options.work, out, options.others):
         print(f"| day one: {row['model']} (shipped, trained without {options.work.name}; every labelled pair) | - | "
               f"{rates(row)} | |")
     print("\nMethod 4, every model (hit / dismiss at the 0.95 target; AUROC):")
