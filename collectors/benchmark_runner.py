@@ -93,8 +93,11 @@ def file_stem(benchmark: str) -> str:
 
 
 def metric_unit(metric: str) -> str:
-    """The unit a metric's values are in: seconds, instructions, or what a regex reads."""
-    return {WALL_TIME: "s", INSTRUCTIONS: "instructions"}.get(metric, "as printed")
+    """The unit a metric's values are in: seconds (wall time, a Google Benchmark's real and CPU
+    time per iteration), instructions, or what a regex or a counter reads."""
+    if metric == WALL_TIME or metric in GOOGLE_TIMES:
+        return "s"
+    return "instructions" if metric == INSTRUCTIONS else "as printed"
 
 
 def run_folder_prefix() -> str:
