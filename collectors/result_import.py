@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from collectors.arrow_rows import table_of_rows
+from collectors.benchmark_runner import GOOGLE_TIMES
 from collectors.errors import UserError
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ def _google_benchmark(document: dict, field: str = "real_time") -> list[list]:
         counters[name] = repetition + 1
         if field not in entry:
             raise KeyError(f"{name} has no {field!r} (fields: {', '.join(sorted(entry))})")
-        timed = field in ("real_time", "cpu_time")
+        timed = field in GOOGLE_TIMES
         value = float(entry[field]) * (_UNITS[entry.get("time_unit", "ns")] if timed else 1.0)
         row = _row(name, repetition, value)
         if field != "real_time":  # real_time is what the file's other readers call wall_time

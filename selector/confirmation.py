@@ -291,8 +291,7 @@ def run_interleaved(repo: Repository, config: Config, spec: BenchmarkSpec, candi
         # paths (argv[0], the working directory) are the same bytes for both.
         runner = BenchmarkRunner([spec], checkouts["old"] / config.project.binary, checkouts["old"], suite,
                                  cpu=config.run.cpu, workdir=workdir, context=context)
-        context.bind(checkouts["old"], checkouts["old"] / config.project.binary, suite)
-        spec = _as_listed(spec, config, runner, candidate)
+        spec = _as_listed(spec, config, runner, candidate)  # the runner bound the context to the old side
         facts = {"host": host_facts()["host"], "context": context.digest()}
         seed = zlib.crc32(f"{config.run.seed}:{candidate.key}".encode())
         for order, (side, round_number) in enumerate(interleaved_schedule(candidate.rounds, spec.warmup, seed)):

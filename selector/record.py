@@ -24,7 +24,7 @@ from collectors.result_import import import_results
 from selector.collect import CollectSettings, CommitOutcome, collect_commit
 from collectors.benchmark_runner import INSTRUCTIONS, WALL_TIME
 from collectors.benchmark_suite import GOOGLE_BENCHMARK, kept_by, member_name, suite_of
-from selector.config import BySuite, Config, SuiteSection, label_rules, require_suite, suite_specs
+from selector.config import Config, SuiteSection, label_rules, require_suite, suite_specs
 from storage.labels import LabelSummary, update_labels
 from storage.store import Store
 
@@ -131,7 +131,7 @@ def _as_configured(path: Path, table: pa.Table, config: Config, suite: SuiteSect
 def _check_metrics(path: Path, table: pa.Table, config: Config) -> None:
     """Results of another metric or unit are never stored beside a benchmark's own: a time in
     seconds against a count of instructions would read as a -100% change."""
-    configured = BySuite({b.name: b.metric for b in config.benchmark}, {s.name: s.metric for s in config.suite})
+    configured = label_rules(config).metrics  # a suite's benchmarks take their suite's metric
     units = table["unit"].to_pylist() if "unit" in table.column_names else ["?"] * table.num_rows
     first_unit = {}
     for benchmark, metric, unit in zip(table["benchmark"].to_pylist(), table["metric"].to_pylist(), units):
