@@ -44,7 +44,7 @@ from collectors.repository import Repository
 from selector.benchmarks import build_benchmarks
 from selector.config import Config, context_settings, has_benchmarks, label_rules, require_suite
 from storage.history import built_commits
-from storage.labels import label_paired, label_pair, label_spread, near_exact, smallest_p_value, update_labels
+from storage.labels import fewest_decisive_runs, label_paired, label_pair, label_spread, near_exact, update_labels
 from storage.store import Store
 
 
@@ -269,7 +269,7 @@ def repetitions_needed(cv: float, min_effect: float, alpha: float, power: float 
     least what lets its smallest p-value fall below alpha."""
     from scipy.stats import norm
 
-    smallest = next(n for n in range(1, 100) if smallest_p_value(n, n) < alpha)
+    smallest = fewest_decisive_runs(alpha)
     if min_effect <= 0:
         return smallest
     z = norm.ppf(1 - alpha / 2) + norm.ppf(power)

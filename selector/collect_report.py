@@ -40,7 +40,7 @@ def undecidable_labels(config: Config, store: Store) -> list[str]:
     configured (neither calibrated exact nor run often enough for the test to reach alpha)."""
     from collectors.benchmark_suite import suite_of
     from selector.config import BenchmarkSection, label_rules
-    from storage.labels import exact_benchmarks, smallest_p_value
+    from storage.labels import exact_benchmarks, fewest_decisive_runs
 
     exact = exact_benchmarks(store.read("calibration"), label_rules(config))
     said = []
@@ -49,10 +49,9 @@ def undecidable_labels(config: Config, store: Store) -> list[str]:
         named = section.name if single else f"suite {section.name}"
         is_exact = exact.get(section.name) if single else \
             any(ok for name, ok in exact.items() if suite_of(name) == section.name)
-        runs = section.repetitions
-        if is_exact or smallest_p_value(runs, runs) < config.labels.alpha:
+        runs, needed = section.repetitions, fewest_decisive_runs(config.labels.alpha)
+        if is_exact or runs >= needed:
             continue
-        needed = next(n for n in range(runs, 50) if smallest_p_value(n, n) < config.labels.alpha)
         exact_hint = " or `selector calibrate` (an exact count is labelled by its effect)" \
             if section.metric == "instructions" else ""
         said.append(f"labels of {named} will be undecided: {runs} run{'s' if runs > 1 else ''} a side cannot reach "

@@ -54,7 +54,7 @@ from collectors.run_context import RunContext
 from selector.collect import _machine_lock  # the lock collection's timed suites take: one timed session at a time
 from selector.config import Config, benchmark_specs, context_settings, label_rules, require_suite, suite_specs
 from selector.measurement_reuse import names_checkout
-from storage.labels import LabelRules, LabelSummary, history_labels, smallest_p_value, update_labels
+from storage.labels import LabelRules, LabelSummary, fewest_decisive_runs, history_labels, update_labels
 from storage.store import Store
 
 # A decided label is borderline when its effect is within this factor of min_effect (either
@@ -246,7 +246,7 @@ def rounds_for(spec: BenchmarkSpec, calibration: dict | None, alpha: float, max_
     (`repetitions_needed`), at least the configured repetitions and, unless the metric is
     repeatable (labelled by its effect), at least what lets the test's p-value reach alpha;
     at most `max_rounds`."""
-    decisive = 1 if repeatable else next(n for n in range(2, 100) if smallest_p_value(n, n) < alpha)
+    decisive = 1 if repeatable else fewest_decisive_runs(alpha)
     needed = (calibration or {}).get("repetitions_needed") or 0
     return max(1, min(max(needed, spec.repetitions, decisive), max_rounds))
 

@@ -185,6 +185,11 @@ def smallest_p_value(n_old: int, n_new: int) -> float:
     return min(1.0, 2 / math.comb(n_old + n_new, n_old))
 
 
+def fewest_decisive_runs(alpha: float) -> int:
+    """The fewest runs a side with which the Mann-Whitney test can reach `alpha` at all."""
+    return next(n for n in range(1, 100) if smallest_p_value(n, n) < alpha)
+
+
 def _relative_change(old: float, new: float) -> float:
     if old == new:
         return 0.0
