@@ -286,6 +286,8 @@ def test_a_timed_suites_labels_are_confirmed_by_interleaved_runs_of_its_listed_b
     newer = _commit(repo, "-DA_STEPS=3", "BM_a does three times the work", config=timed)
     collected = run_selector("collect", "--repo", str(repo), "--no-calibrate", "--format", "json")
     assert collected.returncode == 0, collected.stderr
+    measured = Store(repo / ".selector").read("measurements").to_pylist()
+    assert {(row["metric"], row["unit"]) for row in measured} == {("cpu_time", "s")}  # seconds an iteration
     confirmed = run_selector("confirm", "--repo", str(repo), "--all", "--rounds", "6", "--format", "json")
     assert confirmed.returncode == 0, confirmed.stderr
     store = Store(repo / ".selector")
