@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from collectors.callgrind import TimedLoop, callgrind_command, callgrind_total, keep_loop_parts
 from collectors.child_processes import die_with_parent, process_alive
@@ -268,3 +269,27 @@ class _Outcome:
     seconds: float
     stdout: str
     failure: str
+
+
+def names_checkout(spec: BenchmarkSpec) -> bool:
+    """Does the command name files of the checkout (beyond the binary)?  Then it needs a built
+    checkout: {checkout}, or a relative path with a directory in it (the command runs there)."""
+    if any("{checkout}" in command for command in spec.commands()):
+        return True
+    words = [word for command in spec.commands() for word in command_words(expand(command, Path("/binary"), Path("/checkout"),
+                                                                            Path("/suite")))]
+    return any("/" in word and not os.path.isabs(word) for word in words)
+
+
+def command_words(arguments: list[str]) -> Iterator[str]:
+    """The arguments and, inside each (a shell script given to sh -c), its path-like words."""
+    for argument in arguments:
+        yield argument
+        for word in re.split(r"[\s;&|<>()=`'\"]+", argument):
+            if word and word != argument:
+                yield word
+        if " " in argument:
+            try:
+                yield from shlex.split(argument)
+            except ValueError:
+                pass

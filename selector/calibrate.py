@@ -4,7 +4,11 @@ One build is measured against itself (A/A): each round runs 2N repetitions of a
 benchmark in random order and splits them into two groups of N, which the labeler then
 compares.  Any positive is a false positive.  Collection, though, compares commits
 measured minutes apart, so consecutive rounds are compared too (session A/A): drift of
-the machine between sessions shows there, not in the interleaved rounds.  A metric whose runs are all identical is
+the machine between sessions shows there, not in the interleaved rounds.  How far apart
+the medians of two sessions lie (the 1 - alpha quantile over every pair of rounds) is the
+benchmark's *session drift*: a pair of commits measured in different sessions is called
+changed only beyond it, and one whose drift reaches `min_effect` can only be decided by
+running both binaries in one session (`selector confirm`).  A metric whose runs are all identical is
 *exact*: labels of that benchmark then use the effect alone (DESIGN.md), and one round
 is enough to show it.  One whose runs differ by at most a tenth of `min_effect` (its
 *tolerance*: multi-threaded code under callgrind) is near-exact and labelled the same
@@ -33,6 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -134,6 +139,7 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
     tolerance = (max(values) - min(values)) / abs(median) if median else 0.0
     min_effect, alpha = config.labels.min_effect, config.labels.alpha
     repeatable = near_exact(tolerance, min_effect)
+    drift = 0.0 if repeatable else session_drift(sessions, alpha)
     layout_spread, contexts = _layout_spread(spec, config, checkout, suite, workdir, sha, values, repeatable)
     needed = 1 if repeatable else repetitions_needed(cv, min_effect, alpha)
     return {
@@ -150,7 +156,8 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
         "layout_spread": layout_spread,
         "spread": label_spread(spec.metric, repeatable, tolerance, layout_spread),
         "contexts": contexts,
-        **_fitness(spec, tolerance, repeatable, needed, min_effect),
+        "session_drift": drift,
+        **_fitness(spec, tolerance, repeatable, needed, min_effect, drift),
         "repetitions_needed": needed,
         "false_positives": false_positives,
         "false_positive_rate": false_positives / done,
@@ -160,6 +167,20 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
         "min_effect": min_effect,
         "measured_at": datetime.now(timezone.utc),
     }
+
+
+def session_drift(sessions: list[list[float]], alpha: float) -> float:
+    """How far apart the medians of two sessions of one build lie: the 1 - `alpha` quantile
+    of |median_j / median_i - 1| over every pair of sessions (0 with fewer than two).  It
+    holds the machine's drift and the medians' own scatter at the configured repetitions:
+    the effect an unpaired label of one build against itself shows, which a change must
+    exceed.  Sessions minutes apart see less drift than days apart can: a lower bound."""
+    medians = [statistics.median(values) for values in sessions if values]
+    effects = [abs(later / earlier - 1) for position, earlier in enumerate(medians) for later in medians[position + 1:]
+               if earlier]
+    if not effects:
+        return 0.0
+    return float(np.quantile(effects, 1 - alpha, method="higher"))
 
 
 def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, rounds: int, sha: str,
@@ -276,15 +297,20 @@ def repetitions_needed(cv: float, min_effect: float, alpha: float, power: float 
     return max(smallest, math.ceil(2 * (z * cv / min_effect) ** 2 * math.pi / 3))
 
 
-def _fitness(spec: BenchmarkSpec, tolerance: float, repeatable: bool, needed: int, min_effect: float) -> dict:
+def _fitness(spec: BenchmarkSpec, tolerance: float, repeatable: bool, needed: int, min_effect: float,
+             drift: float = 0.0) -> dict:
     """Whether the benchmark's metric can label it as configured, and why not."""
     if spec.metric == "instructions" and tolerance > min_effect:
         return {"fit": False, "unfit_reason": (
             f"A/A instruction counts of one build differ by {tolerance:.3%} (> min_effect {min_effect:g}): unfit to be "
             f"labelled by the count alone (threads or timing decide what runs); labels use the test, which needs "
             f"{needed} repetitions a side, or isolate the benchmark's own work")}
+    reasons = []
     if not repeatable and spec.repetitions < needed:
-        return {"fit": False, "unfit_reason": (
-            f"{spec.repetitions} repetitions cannot detect min_effect {min_effect:g} at this noise: set repetitions = "
-            f"{needed} (or raise min_effect)")}
-    return {"fit": True, "unfit_reason": ""}
+        reasons.append(f"{spec.repetitions} repetitions cannot detect min_effect {min_effect:g} at this noise: set "
+                       f"repetitions = {needed} (or raise min_effect)")
+    if not repeatable and drift >= min_effect:
+        reasons.append(f"two sessions of one build differ by up to {drift:.2%} (>= min_effect {min_effect:g}): labels of "
+                       "commits measured in different sessions cannot show min_effect and are left undecided; selector "
+                       "confirm decides them by running both binaries in one session (or raise min_effect)")
+    return {"fit": not reasons, "unfit_reason": "; ".join(reasons)}

@@ -421,6 +421,7 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
         "false positives": [f"{fp}/{r} ({rate:.0%})" for fp, r, rate in zip(table["false_positives"], table["rounds"], table["false_positive_rate"])],
         "across sessions": [f"{fp}/{max(r - 1, 0)} ({rate:.0%})" for fp, r, rate in
                             zip(table["session_false_positives"], table["rounds"], table["session_false_positive_rate"])],
+        "session drift": table["session_drift"].map(lambda v: f"{v:.2%}"),
     })
     print_table(shown, title=f"A/A calibration of {table['commit'].iloc[0][:12]} (alpha {config.labels.alpha:g}, min_effect {config.labels.min_effect:g})")
     from collectors.repository import Repository
@@ -437,7 +438,9 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
     stdout.print("The stored labels were recomputed with this calibration.")
     stdout.print("Exact benchmarks are labelled by the effect alone. For the others, compare the false-positive rates "
                  "with alpha: 'across sessions' is what labels between commits will see; well above alpha means the "
-                 "machine drifts: pin a CPU (\\[run] cpu), add repetitions, or raise min_effect above the CV.")
+                 "machine drifts: pin a CPU (\\[run] cpu), add repetitions, or raise min_effect above the CV. A pair "
+                 "measured in two sessions is called changed only beyond the 'session drift'; selector confirm decides "
+                 "the rest by running both binaries in one session.")
 
 
 # ------------------------------------------------------------------- features
@@ -498,6 +501,14 @@ def _project(repository: Path, config_path: Path | None, store_location: str | N
     return load_config(find_config(top, config_path)), Store(store_location or top / DEFAULT_STORE, create=False)
 
 
+def _resolved(repo, revision: str) -> str:
+    """The full id of `revision`; an unknown one is a one-line error."""
+    sha = repo.resolve(revision)
+    if sha is None:
+        raise UserError(f"unknown revision {revision!r}")
+    return sha
+
+
 def _comma_list(choices):
     def parse(ctx, param, value):
         if value is None:
@@ -538,10 +549,14 @@ def _operating_point_option(command):
 @click.option("--all", "every_label", is_flag=True,
               help="Also confirm the decided labels of those benchmarks, not only the undecided and borderline ones "
                    "(on a machine that drifts, confident-looking labels can be drift too).")
+@click.option("--commits", "revisions", callback=_comma_list(None), metavar="REV[,REV...]",
+              help="Only the labels of these commits against their ancestors (a CI job: the commit it just "
+                   "collected) [default: every stored label].")
 @click.option("--dry-run", is_flag=True, help="List the pairs and the runs they would take; run nothing.")
 @format_option
 def confirm_command(repository: Path, config_path: Path | None, store_location: str | None, benchmarks: list[str] | None,
-                    rounds: int | None, max_rounds: int, every_label: bool, dry_run: bool, output_format: str) -> None:
+                    rounds: int | None, max_rounds: int, every_label: bool, revisions: list[str] | None, dry_run: bool,
+                    output_format: str) -> None:
     """Confirm the stored labels that drift could have decided by running both binaries
     of each pair interleaved in one session.
 
@@ -566,11 +581,13 @@ def confirm_command(repository: Path, config_path: Path | None, store_location: 
     from selector.confirmation_report import report_confirmation, run_confirmation
     from storage.store import Store
 
-    top = Repository.open(repository).top
+    repo = Repository.open(repository)
+    top = repo.top
     config = load_config(find_config(top, config_path))
     store = Store(store_location or top / DEFAULT_STORE, create=False)  # a mistyped --store is an error, not an empty store
+    commits = None if revisions is None else [_resolved(repo, revision) for revision in revisions]
     _exit_without_teardown()  # it runs benchmark processes and then writes the store through Arrow (see there)
-    summary = run_confirmation(top, config, store, rounds, max_rounds, benchmarks, dry_run, every_label)
+    summary = run_confirmation(top, config, store, rounds, max_rounds, benchmarks, dry_run, every_label, commits)
     report_confirmation(summary, store, output_format)
 
 

@@ -27,7 +27,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collectors.arrow_rows import concatenated, table_of_rows, with_constants
-from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, metric_unit, run_folder_prefix, sweep_run_folders
+from collectors.benchmark_runner import (
+    INSTRUCTIONS, BenchmarkRunner, metric_unit, names_checkout, run_folder_prefix, sweep_run_folders,
+)
 from collectors.child_processes import die_with_parent
 from collectors.build_config import commit_config, kind_of
 from collectors.builds import (
@@ -47,7 +49,7 @@ from selector.config import (Config, benchmark_specs, configured_metrics, contex
                              require_suite)
 from storage.labels import LabelSummary, update_labels
 from selector.measurement_reuse import (
-    ReuseContext, complete_benchmarks, copy_reused, copy_runs, identity_lock, names_checkout, plan_reuse, record_owners,
+    ReuseContext, complete_benchmarks, copy_reused, copy_runs, identity_lock, plan_reuse, record_owners,
     reuse_context, why_not_reusable,
 )
 from storage.store import Store

@@ -244,13 +244,18 @@ class BySuite(dict):
 
 def label_rules(config: Config) -> LabelRules:
     """What labelling (storage.labels) needs of the configuration."""
+    from collectors.benchmark_suite import member_spec
+    from collectors.benchmark_runner import names_checkout
     from storage.labels import LabelRules
 
+    reading = {spec.name for spec in benchmark_specs(config) if names_checkout(spec)}
+    reading_suites = {suite.name for suite in suite_specs(config) if names_checkout(member_spec(suite, f"{suite.name}/any"))}
     return LabelRules(alpha=config.labels.alpha, min_effect=config.labels.min_effect,
                       metrics=BySuite({b.name: b.metric for b in config.benchmark}, {s.name: s.metric for s in config.suite}),
                       directions=BySuite({b.name: b.direction for b in config.benchmark},
                                          {s.name: s.direction for s in config.suite}),
-                      profiled=config.profile.tool != "none")
+                      profiled=config.profile.tool != "none",
+                      reads_checkout=BySuite({name: name for name in reading}, {name: name for name in reading_suites}))
 
 
 def context_settings(config: Config) -> ContextSettings:

@@ -42,8 +42,8 @@ from typing import Callable, Sequence
 import pyarrow as pa
 
 from collectors.benchmark_runner import (
-    INSTRUCTIONS, WARMUP_REPETITION, BenchmarkRunner, BenchmarkSpec, file_stem, metric_unit, run_folder_prefix,
-    sweep_run_folders,
+    INSTRUCTIONS, WARMUP_REPETITION, BenchmarkRunner, BenchmarkSpec, file_stem, metric_unit, names_checkout,
+    run_folder_prefix, sweep_run_folders,
 )
 from collectors.benchmark_suite import discover, member_spec, suite_of
 from collectors.builds import Worktree, place_binary
@@ -53,7 +53,6 @@ from collectors.repository import Repository
 from collectors.run_context import RunContext
 from selector.collect import _machine_lock  # the lock collection's timed suites take: one timed session at a time
 from selector.config import Config, benchmark_specs, context_settings, label_rules, require_suite, suite_specs
-from selector.measurement_reuse import names_checkout
 from storage.labels import LabelRules, LabelSummary, fewest_decisive_runs, history_labels, update_labels
 from storage.store import Store
 
@@ -120,17 +119,22 @@ def confirmation_key(new: str, old: str, benchmark: str) -> str:
 def confirm(
     repository: Path, config: Config, store: Store, rounds: int | None = None, max_rounds: int = DEFAULT_MAX_ROUNDS,
     benchmarks: Sequence[str] | None = None, dry_run: bool = False, every_label: bool = False,
+    commits: Sequence[str] | None = None,
     on_plan: Callable[[list[Candidate]], None] = lambda planned: None,
     on_run: Callable[[Candidate, int], None] = lambda candidate, done: None,
     on_pair: Callable[[PairOutcome], None] = lambda outcome: None,
 ) -> ConfirmSummary:
     """Confirm the store's undecided and borderline labels of non-repeatable metrics (with
     `every_label`, their decided labels too) by interleaved runs of both stored binaries;
-    store the runs pair by pair and relabel."""
+    store the runs pair by pair and relabel.  `commits` (full ids): only the labels of
+    those new commits (the one a CI job just collected)."""
     started = time.monotonic()
     require_suite(config)
     rules = label_rules(config)
     before = current_labels(store, rules)
+    if commits is not None:
+        chosen = set(commits)
+        before = [row for row in before if row["new"] in chosen]
     specs = chosen_specs(config, benchmarks, sorted({row["benchmark"] for row in before}))
     planned = plan_confirmations(before, store.read("calibration"), config, specs, rounds, max_rounds, every_label)
     pending = [candidate for candidate in planned if not store.has("confirmations", candidate.key)]
@@ -198,7 +202,7 @@ def plan_confirmations(labels: list[dict], calibration: pa.Table, config: Config
         if spec is None or row["metric"] != spec.metric or not _needs_one_session(spec, calibrated.get(spec.name), row):
             continue
         why = why_confirm(row, alpha, min_effect)
-        if why is None and every_label and row.get("decided_by") != "confirmation":
+        if why is None and every_label and row.get("decided_by") not in ("confirmation", "identical"):
             # Drift on a busy machine makes confident-looking labels too (a 27% median effect on
             # pairs of commits that change nothing executed, p = 0.008 with 5 runs a side).
             why = f"decided by {row.get('decided_by') or 'test'}: confirmed on request"

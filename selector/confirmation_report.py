@@ -16,7 +16,8 @@ from storage.store import Store
 
 
 def run_confirmation(top: Path, config: Config, store: Store, rounds: int | None, max_rounds: int,
-                     benchmarks: Sequence[str] | None, dry_run: bool, every_label: bool = False) -> ConfirmSummary:
+                     benchmarks: Sequence[str] | None, dry_run: bool, every_label: bool = False,
+                     commits: Sequence[str] | None = None) -> ConfirmSummary:
     labels = store.read("labels")
     stored = sorted(set(labels["benchmark"].to_pylist())) if labels.num_rows else []
     chosen_specs(config, benchmarks, stored)  # a mistyped benchmark is an error before the progress bar starts
@@ -40,8 +41,8 @@ def run_confirmation(top: Path, config: Config, store: Store, rounds: int | None
             if outcome.status == SKIPPED or outcome.note:
                 progress.console.print(f"{_pair(outcome.candidate)}: {outcome.note}")
 
-        return confirm(top, config, store, rounds, max_rounds, benchmarks, dry_run, every_label, on_plan=planned,
-                       on_run=ran, on_pair=paired)
+        return confirm(top, config, store, rounds, max_rounds, benchmarks, dry_run, every_label, commits,
+                       on_plan=planned, on_run=ran, on_pair=paired)
 
 
 def report_confirmation(summary: ConfirmSummary, store: Store, output_format: str) -> None:

@@ -21,8 +21,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
-import shlex
 import subprocess
 import tempfile
 from contextlib import contextmanager
@@ -30,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from collectors.benchmark_runner import BenchmarkSpec, expand
+from collectors.benchmark_runner import BenchmarkSpec, command_words, expand
 from collectors.elf_image import symbol_table_digest
 from collectors.host import host_facts
 from collectors.arrow_rows import concatenated, with_constants
@@ -98,16 +96,6 @@ def why_not_reusable(spec: BenchmarkSpec, context: ReuseContext) -> str:
     if not context.exact[spec.name]:
         return "its metric is not exact (calibration found A/A runs that differ)"
     return ""
-
-
-def names_checkout(spec: BenchmarkSpec) -> bool:
-    """Does the command name files of the checkout (beyond the binary)?  Then it needs a built
-    checkout: {checkout}, or a relative path with a directory in it (the command runs there)."""
-    if any("{checkout}" in command for command in spec.commands()):
-        return True
-    words = [word for command in spec.commands() for word in _words(expand(command, Path("/binary"), Path("/checkout"),
-                                                                            Path("/suite")))]
-    return any("/" in word and not os.path.isabs(word) for word in words)
 
 
 def plan_reuse(specs: list[BenchmarkSpec], binary: Path, content_digest: str, checkout: Path, suite: Path | None,
@@ -217,7 +205,7 @@ def _checkout_inputs_digest(spec: BenchmarkSpec, binary: Path, checkout: Path, s
     the checkout (where it runs); None when it names the checkout itself."""
     digest = hashlib.sha256()
     checkout = checkout.resolve()
-    words = {word for command in spec.commands() for word in _words(expand(command, binary, checkout, suite))}
+    words = {word for command in spec.commands() for word in command_words(expand(command, binary, checkout, suite))}
     for word in sorted(words):
         path = (checkout / word).resolve() if not os.path.isabs(word) else Path(word).resolve()
         if path == checkout:
@@ -226,20 +214,6 @@ def _checkout_inputs_digest(spec: BenchmarkSpec, binary: Path, checkout: Path, s
             continue
         digest.update(f"{path.relative_to(checkout)}\0{_tree_digest(path)}\0".encode())
     return digest.hexdigest()
-
-
-def _words(arguments: list[str]) -> Iterator[str]:
-    """The arguments and, inside each (a shell script given to sh -c), its path-like words."""
-    for argument in arguments:
-        yield argument
-        for word in re.split(r"[\s;&|<>()=`'\"]+", argument):
-            if word and word != argument:
-                yield word
-        if " " in argument:
-            try:
-                yield from shlex.split(argument)
-            except ValueError:
-                pass
 
 
 def _tree_digest(path: Path) -> str:

@@ -30,7 +30,7 @@ from models.sampling import Plan, make_plan
 from selector.config import Config, label_rules
 from selector.feature_table import benchmarks_of
 from storage.history import load_history
-from storage.labels import PairLabeller
+from storage.labels import PairLabeller, binary_digests
 from storage.store import Store
 from selector.tables import records
 
@@ -82,7 +82,11 @@ def labelled_feature_table(store: Store, config: Config, history: History, tuple
     table = build_feature_table(history, tuples).drop(columns=["label"])
     table["hops"] = tuples["hops"].to_numpy()
     # The stored labels' confirmations too, so a confirmed pair is labelled here as in the store.
-    labeller = PairLabeller(history.measurements, store.read("calibration"), label_rules(config), store.read("confirmations"))
+    # The stored labels' pairs say how far identical binaries drift, as they did for the stored labels.
+    stored = store.read("labels")
+    neighbours = list(zip(*(stored[key].to_pylist() for key in ("new", "old", "benchmark")))) if stored.num_rows else []
+    labeller = PairLabeller(history.measurements, store.read("calibration"), label_rules(config), store.read("confirmations"),
+                            binary_digests(store.read("commits")), neighbours)
     labels, effects = labeller.labels_and_effects(table[["new", "old", "benchmark"]].itertuples(index=False))
     table["label"] = pd.array(labels, dtype="boolean")
     table["effect"] = effects  # what models.effect learns

@@ -5,7 +5,11 @@ module: the test of one pair, labelling a history, and keeping the store's label
 rejects equality at `alpha` **and** the relative change of the median is at least
 `min_effect` **and** beyond the benchmark's *spread*: what calibration saw the metric do
 on one build when only the run's context changed (environment size, path length:
-measurement bias) or from run to run (the tolerance of a near-exact count).  It is
+measurement bias) or from run to run (the tolerance of a near-exact count), and, for a
+timed metric whose two sides were measured in different sessions, the *drift*: how far
+the medians of two sessions of one build lie apart (calibration's session A/A).  Drift
+moves every run of a session alike, so the test, which weighs runs against runs, takes
+it for a change; only the effect's size can be held against it.  It is
 *unchanged* when the effect is confidently below `min_effect` (equivalence: the effect
 plus its one-sided `alpha` margin, from the calibrated noise or the runs' own, stays
 below it), however few the runs.  Everything else is *undecided*: a pair that could
@@ -26,8 +30,8 @@ a profile of `b`.  Labels are recomputed on every collection, since a newly coll
 commit can become the closest ancestor of others; only files whose contents change are
 rewritten.  A pair with an interleaved confirmation (the `confirmations` table, written by
 `selector confirm`: both binaries run in turn in one session) is labelled from those runs,
-with the same test and calibration, so the drift between the sessions that measured its
-two sides cannot decide it (`decided_by = "confirmation"`).
+with the same test and calibration but no drift, since its two sides shared a session
+(`decided_by = "confirmation"`).
 
 The project's settings arrive as :class:`LabelRules` (the application makes them from
 ``selector.toml``), so this layer reads no configuration file.
@@ -38,7 +42,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Container, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -60,6 +64,9 @@ class LabelRules:
     metrics: dict[str, str]  # benchmark -> its configured metric: runs of another metric are never compared
     directions: dict[str, str]  # benchmark -> "lower" or "higher" is better
     profiled: bool = True  # an old side needs a profile of the benchmark (profiling is on)
+    # benchmarks whose command reads files of the checkout: two identical binaries may still
+    # run different inputs, so their runs are not alike
+    reads_checkout: Container[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -84,11 +91,14 @@ class Label:
 
 def label_pair(
     old: Sequence[float], new: Sequence[float], alpha: float, min_effect: float, exact: bool = False, direction: str = "lower",
-    spread: float = 0.0, noise: float | None = None,
+    spread: float = 0.0, noise: float | None = None, drift: float = 0.0,
 ) -> Label:
     """The label of one pair of samples.  `exact`: the metric is repeatable (label by the
     effect); `spread`: the relative effect layout alone can make (calibration); `noise`:
-    the calibrated relative spread of one run (None when not calibrated)."""
+    the calibrated relative spread of one run (None when not calibrated); `drift`: the
+    relative effect two sessions of one build show (calibration), for a noisy metric whose
+    sides ran in different sessions: a change must exceed it, and equivalence must hold
+    with it added, since it moves a whole side and no test of runs against runs sees it."""
     old_values = np.asarray([v for v in old if v is not None and not math.isnan(v)], dtype=float)
     new_values = np.asarray([v for v in new if v is not None and not math.isnan(v)], dtype=float)
     spread = float(spread or 0.0)
@@ -110,8 +120,12 @@ def label_pair(
         else:
             label, reason, decided_by = False, f"exact metric: |effect| {size:.3g} < {min_effect:g}", "exact"
     else:
+        drift = float(drift or 0.0)
         bound = equivalence_bound(old_values, new_values, median_old, size, alpha, noise)
+        if bound is not None and drift:
+            bound = max(bound, size + drift)
         significant = p_value < alpha
+        beyond_drift = size > drift
         if bound is not None and bound < min_effect:
             label, decided_by = False, "equivalence"
             reason = f"equivalent: |effect| {size:.3g} + its margin at alpha {alpha:g} = {bound:.3g} < {min_effect:g}"
@@ -124,9 +138,15 @@ def label_pair(
             label, decided_by = None, ""
             reason = (f"{len(old_values)} and {len(new_values)} runs: too few for the Mann-Whitney test to reach "
                       f"alpha {alpha:g} (add repetitions, or run selector calibrate if the metric is exact)")
-        elif significant and beyond_spread:
+        elif significant and beyond_spread and beyond_drift:
             label, decided_by = True, "test"
-            reason = f"p={p_value:.3g} < alpha {alpha:g}; |effect|={size:.3g} >= {min_effect:g} and > spread {spread:.3g}"
+            reason = (f"p={p_value:.3g} < alpha {alpha:g}; |effect|={size:.3g} >= {min_effect:g} and > spread {spread:.3g}"
+                      + (f" and > session drift {drift:.3g}" if drift else ""))
+        elif significant and beyond_spread:
+            label, decided_by = None, ""
+            reason = (f"|effect| {size:.3g} >= {min_effect:g} but within the drift {drift:.3g} between two sessions of one "
+                      "build (selector calibrate): the sides ran in different sessions, so the machine's drift can "
+                      "make it (selector confirm runs both in one session)")
         elif significant and large_enough:
             label, reason, decided_by = None, within_spread, ""
         else:
@@ -231,6 +251,7 @@ class Calibrated:
     repeatable: bool  # label by the effect alone: A/A identical, or within the near-exact tolerance
     spread: float  # the relative effect the run's context (and the tolerance) alone makes: labels must exceed it
     noise: float | None  # one run's relative spread (coefficient of variation over all A/A runs)
+    drift: float = 0.0  # the relative effect two sessions of one build show: unpaired labels must exceed it
 
 
 def calibrated_benchmarks(calibration: pa.Table, rules: LabelRules) -> dict[str, Calibrated]:
@@ -247,7 +268,8 @@ def calibrated_benchmarks(calibration: pa.Table, rules: LabelRules) -> dict[str,
         tolerance = 0.0 if tolerance is None and row["exact"] else tolerance
         repeatable = bool(row["exact"]) or (tolerance is not None and near_exact(tolerance, rules.min_effect))
         spread = label_spread(row["metric"], repeatable, tolerance or 0.0, row.get("layout_spread") or 0.0)
-        found[row["benchmark"]] = Calibrated(repeatable, spread, row.get("cv"))
+        drift = 0.0 if repeatable else row.get("session_drift") or 0.0  # a count does not drift with the machine
+        found[row["benchmark"]] = Calibrated(repeatable, spread, row.get("cv"), drift)
     return found
 
 
@@ -272,14 +294,29 @@ def exact_benchmarks(calibration: pa.Table, rules: LabelRules) -> dict[str, bool
     return {name: found.repeatable for name, found in calibrated_benchmarks(calibration, rules).items()}
 
 
+# The fewest pairs of identical binaries a benchmark needs before their effects are taken
+# for the drift of the history's sessions.
+FEWEST_DRIFT_PAIRS = 5
+
+
 class PairLabeller:
     """Labels any (new, old, benchmark) pair from measurements (the store's table, or part of
     it), with the project's rules and the exactness the calibration table found.  A pair with
     an interleaved confirmation (the `confirmations` table) is labelled from its runs instead:
-    both sides measured in one session, so the drift between collections cancels."""
+    both sides measured in one session, so the drift between collections cancels.
+
+    Given each commit's binary (`binaries`: commit -> the content digest of its build), a
+    noisy metric's pair of two identical binaries is unchanged (`decided_by = "identical"`):
+    the same code and data in the same normalised context, so whatever the runs show is the
+    machine's.  Those pairs are also the history's own A/A: the sessions of a real collection
+    (other load, hours or days apart) drift more than calibration's minutes can show, so the
+    1 - alpha quantile of their effects (:meth:`history_drift`) joins the calibrated drift
+    that an unpaired label must exceed; `neighbours` are the pairs whose identical ones say it
+    (the closest pairs of the history, as labelled)."""
 
     def __init__(self, measurements: pa.Table, calibration: pa.Table, rules: LabelRules,
-                 confirmations: pa.Table | None = None) -> None:
+                 confirmations: pa.Table | None = None, binaries: dict[str, str] | None = None,
+                 neighbours: Iterable[tuple[str, str, str]] = ()) -> None:
         good = measured_runs(measurements)
         if good.num_rows and "metric" in good.column_names:
             # Only runs of the metric the benchmark is configured with: a pair of two metrics
@@ -294,24 +331,57 @@ class PairLabeller:
         self.calibrated = calibrated_benchmarks(calibration, rules)
         self.confirmed = confirmed_values(confirmations, rules)
         self.contexts = _run_contexts(good)
+        self.binaries = {commit: digest for commit, digest in (binaries or {}).items() if digest}
+        self.drift_of_history = self.history_drift(neighbours)
 
     def label(self, new: str, old: str, benchmark: str) -> Label | None:
         """None when either side was never measured or the benchmark is not configured."""
         if (new, benchmark) not in self.values or (old, benchmark) not in self.values or benchmark not in self.rules.metrics:
             return None
         calibrated = self.calibrated.get(benchmark, Calibrated(False, 0.0, None))
+        if not calibrated.repeatable and self._identical(new, old, benchmark):
+            label = self._unpaired(new, old, benchmark, calibrated)
+            return replace(label, label=False, regression=False, decided_by="identical", reason=(
+                f"identical binaries, run alike: a difference is the machine's, not the commit's ({label.reason})"))
         confirmed = self.confirmed.get((new, old, benchmark))
         if confirmed is None:
-            label = label_pair(self.values[(old, benchmark)], self.values[(new, benchmark)], self.rules.alpha,
-                               self.rules.min_effect, calibrated.repeatable, self.rules.directions[benchmark],
-                               spread=calibrated.spread, noise=calibrated.noise)
-            return self._within_one_context(label, new, old, benchmark)
+            return self._within_one_context(self._unpaired(new, old, benchmark, calibrated), new, old, benchmark)
         # Runs that shared a session, round by round: the confirmation decides, by the paired test.
         old_values, new_values = confirmed
         label = label_paired(old_values, new_values, self.rules.alpha, self.rules.min_effect, calibrated.repeatable,
                              self.rules.directions[benchmark], spread=calibrated.spread)
         return replace(label, decided_by="confirmation" if label.label is not None else "",
                        reason=f"interleaved in one session ({len(old_values)} rounds): {label.reason}")
+
+    def _unpaired(self, new: str, old: str, benchmark: str, calibrated: Calibrated) -> Label:
+        """The label of the two sides' own runs, from two sessions: beyond the calibrated drift
+        and the history's."""
+        drift = 0.0 if calibrated.repeatable else max(calibrated.drift, self.drift_of_history.get(benchmark, 0.0))
+        return label_pair(self.values[(old, benchmark)], self.values[(new, benchmark)], self.rules.alpha,
+                          self.rules.min_effect, calibrated.repeatable, self.rules.directions[benchmark],
+                          spread=calibrated.spread, noise=calibrated.noise, drift=drift)
+
+    def _identical(self, new: str, old: str, benchmark: str) -> bool:
+        """Did both sides run the same binary on the same inputs?"""
+        digest = self.binaries.get(new)
+        return digest is not None and digest == self.binaries.get(old) and benchmark not in self.rules.reads_checkout
+
+    def history_drift(self, neighbours: Iterable[tuple[str, str, str]]) -> dict[str, float]:
+        """benchmark -> the 1 - alpha quantile of |effect| over the `neighbours` (new, old,
+        benchmark: the closest pairs labels compare) whose sides are identical binaries, for
+        the benchmarks calibration did not find repeatable that have at least
+        FEWEST_DRIFT_PAIRS such pairs."""
+        effects: dict[str, list[float]] = defaultdict(list)
+        for new, old, benchmark in neighbours:
+            if (new, benchmark) not in self.values or (old, benchmark) not in self.values or \
+                    not self._identical(new, old, benchmark) or \
+                    self.calibrated.get(benchmark, Calibrated(False, 0.0, None)).repeatable:
+                continue
+            sides = [[v for v in self.values[(commit, benchmark)] if v is not None and not math.isnan(v)] for commit in (old, new)]
+            if all(sides):
+                effects[benchmark].append(abs(_relative_change(float(np.median(sides[0])), float(np.median(sides[1])))))
+        return {benchmark: float(np.quantile(found, 1 - self.rules.alpha, method="higher"))
+                for benchmark, found in effects.items() if len(found) >= FEWEST_DRIFT_PAIRS}
 
     def _within_one_context(self, label: Label, new: str, old: str, benchmark: str) -> Label:
         """`label`, unless its sides ran in different contexts (another environment or path
@@ -437,15 +507,18 @@ def history_labels(commits: pa.Table, measurements: pa.Table, profiles: pa.Table
     if not commits.num_rows or not measurements.num_rows:
         return {}
     parents = {sha: list(parents or ()) for sha, parents in zip(commits["sha"].to_pylist(), commits["parents"].to_pylist())}
-    labeller = PairLabeller(measurements, calibration, rules, confirmations)
-    values = labeller.values
+    good = measured_runs(measurements)
+    values = set(zip(good["commit"].to_pylist(), good["benchmark"].to_pylist())) if good.num_rows else set()
     profiled = commit_benchmark_pairs(profiles) if profiles.num_rows else set()
 
     rows = defaultdict(list)
     # The benchmarks measured and configured: a suite's are known by the names it was measured under.
     benchmarks = sorted({benchmark for _, benchmark in values if benchmark in rules.metrics})
-    pairs = closest_pairs(sorted({commit for commit, _ in values}), benchmarks, parents, set(values),
+    pairs = closest_pairs(sorted({commit for commit, _ in values}), benchmarks, parents, values,
                           profiled if rules.profiled else None)
+    labeller = PairLabeller(measurements, calibration, rules, confirmations, binary_digests(commits),
+                            neighbours=[(sha, old, benchmark) for sha, old, benchmark, _ in pairs])
+    values = labeller.values
     for sha, old, benchmark, hops in pairs:
         if (sha, benchmark) not in values:
             continue  # a new commit is labelled only where it was measured itself
@@ -453,6 +526,13 @@ def history_labels(commits: pa.Table, measurements: pa.Table, profiles: pa.Table
         rows[sha].append({"new": sha, "old": old, "benchmark": benchmark, "metric": rules.metrics[benchmark],
                           "hops": hops, "alpha": rules.alpha, "min_effect": rules.min_effect, **label.as_row()})
     return {sha: pa.Table.from_pylist(commit_rows) for sha, commit_rows in rows.items()}
+
+
+def binary_digests(commits: pa.Table) -> dict[str, str]:
+    """commit -> the content digest of its binary; empty for a store that does not record them."""
+    if not commits.num_rows or "content_digest" not in commits.column_names:
+        return {}
+    return {sha: digest for sha, digest in zip(commits["sha"].to_pylist(), commits["content_digest"].to_pylist()) if digest}
 
 
 def _undecided_reasons(rows: list[dict]) -> dict[str, str]:

@@ -234,14 +234,18 @@ LABELS = TableSchema("labels", "One row per (new, old, benchmark): `old` is the 
                           "`min_effect`): labelled by the effect alone"),
     Column("label", BOOL, "changed: p < alpha (or the effect alone when exact) and abs(effect) >= min_effect and > "
                           "`spread`; unchanged: shown below min_effect (exact, or equivalence); null when neither can be "
-                          "said: a side has no successful run, too few runs, an effect within the spread, or borderline"),
+                          "said: a side has no successful run, too few runs, an effect within the spread or the session "
+                          "drift, or borderline"),
     Column("regression", BOOL, "changed in the wrong direction for the benchmark's `direction`"),
     Column("reason", STRING, "the numbers behind the decision"),
     Column("spread", FLOAT, "the relative effect the run's context (environment size, path length) and the A/A "
-                            "tolerance alone make, from calibration: a change must exceed it; 0 when not calibrated"),
+                            "tolerance alone make, from calibration: a change must exceed it; 0 when not calibrated "
+                            "(an unpaired timed label must also exceed the drift between sessions: calibration's "
+                            "`session_drift`, or what pairs of identical binaries in the history show)"),
     Column("decided_by", STRING, "`exact` (the effect of a repeatable metric), `test` (Mann-Whitney and the effect), "
                                  "`equivalence` (the effect's upper bound below min_effect), `confirmation` (interleaved "
-                                 "runs of both binaries in one session); empty when undecided"),
+                                 "runs of both binaries in one session), `identical` (a noisy metric's two sides ran "
+                                 "identical binaries on the same inputs: unchanged); empty when undecided"),
     Column("alpha", FLOAT, "the significance level used"),
     Column("min_effect", FLOAT, "the smallest effect that counts as a change"),
 ))
@@ -274,6 +278,9 @@ CALIBRATION = TableSchema("calibration", "One row per benchmark: its latest A/A 
     Column("session_false_positives", INT, "pairs of consecutive rounds (separate sessions) called a change: what "
                                            "labels between commits will see"),
     Column("session_false_positive_rate", FLOAT, "session_false_positives / (rounds - 1)"),
+    Column("session_drift", FLOAT, "how far apart the medians of two sessions (rounds) of one build lie: the 1 - alpha "
+                                   "quantile of their relative difference over every pair of rounds; a label of a noisy "
+                                   "metric whose sides ran in different sessions must exceed it; 0 for a repeatable metric"),
     Column("alpha", FLOAT, "the significance level used"),
     Column("min_effect", FLOAT, "the smallest effect that counts as a change"),
     Column("measured_at", TIME, "when"),

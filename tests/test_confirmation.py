@@ -150,22 +150,26 @@ def test_confirmation_finds_no_change_between_identical_binaries_and_finds_a_pla
     loop, comment, slower = _history(root, metric)
     collected = run_selector("collect", "--no-calibrate", "--repo", str(root), "--format", "json")
     assert collected.returncode == 0, collected.stderr
-    assert json.loads(collected.stdout)["labels"][0]["undecided"] == 2
+    # The comment-only commit builds the identical binary: unchanged whatever its runs show.
+    # The slowed pair is undecided: 2 runs a side cannot reach alpha.
+    assert {key: json.loads(collected.stdout)["labels"][0][key] for key in ("undecided", "negative")} == \
+        {"undecided": 1, "negative": 1}
     calibrated = run_selector("calibrate", loop, "--repo", str(root), "--format", "json")  # its noise sets the rounds
     assert calibrated.returncode == 0, calibrated.stderr
 
-    # The slowed pair is undecided (2 runs a side cannot reach alpha): confirmed. The identical
-    # pair too, unless the calibrated noise is low enough to show it equivalent already.
+    # The slowed pair is confirmed; the identical binaries' pair needs no confirmation.
     planned = json.loads(run_selector("confirm", "--repo", str(root), "--dry-run", "--format", "json").stdout)["pairs"]
     planned = {pair["new"] for pair in planned}
-    assert slower in planned and planned <= {comment, slower}
+    assert planned == {slower}
+    only = run_selector("confirm", "--repo", str(root), "--dry-run", "--commits", slower[:10], "--format", "json")
+    assert [pair["new"] for pair in json.loads(only.stdout)["pairs"]] == [slower]  # the one commit asked for
     confirmed = run_selector("confirm", "--repo", str(root), "--format", "json")
     assert confirmed.returncode == 0, confirmed.stderr
     document = json.loads(confirmed.stdout)
     assert document["summary"]["confirmed"] == len(planned) and document["summary"]["failed_runs"] == 0
     store = Store(root / ".selector")
     labels = {row["new"]: row for row in store.read("labels").to_pylist()}
-    assert labels[comment]["label"] is not True, labels[comment]["reason"]
+    assert labels[comment]["label"] is False and labels[comment]["decided_by"] == "identical", labels[comment]["reason"]
     assert all(labels[new]["reason"].startswith("interleaved in one session") for new in planned)
     runs = store.read("confirmations")
     assert set(runs["context"].to_pylist()) == {runs["context"][0].as_py()}  # one context for every run of the session
@@ -208,6 +212,7 @@ def test_bad_input_is_one_line(tmp_path):
     assert_one_line_error(run_selector("confirm", "--repo", str(root)), "no store here")
     assert run_selector("collect", "--no-calibrate", "-n", "1", "--repo", str(root)).returncode == 0
     assert_one_line_error(run_selector("confirm", "--repo", str(root), "--benchmarks", "nope"), "unknown benchmark nope")
+    assert_one_line_error(run_selector("confirm", "--repo", str(root), "--commits", "nope"), "unknown revision 'nope'")
     nothing = run_selector("confirm", "--repo", str(root))
     assert nothing.returncode == 0 and "nothing to confirm" in nothing.stdout
 

@@ -115,3 +115,112 @@ def test_calibration_says_how_many_repetitions_a_timed_label_needs_and_collect_r
                                    "unfit_reason": "5 repetitions cannot detect min_effect 0.01"}])
     assert unfit_benchmarks(timed, RULES) == {"b": "5 repetitions cannot detect min_effect 0.01"}
     assert unfit_benchmarks(calibration(exact=True), RULES) == {}
+
+
+def test_a_shift_within_the_session_drift_is_not_a_change_and_equivalence_holds_with_the_drift_added():
+    # Twenty quiet runs a side, the new side 5% slower: the test rejects equality at once.  If
+    # two sessions of one build lie up to 8% apart, that 5% may be the machine, not the commit.
+    old = [100.0 + 0.1 * (i % 5) for i in range(20)]
+    new = [105.0 + 0.1 * (i % 5) for i in range(20)]
+    assert label_pair(old, new, alpha=0.05, min_effect=0.01).label is True
+    drifting = label_pair(old, new, alpha=0.05, min_effect=0.01, drift=0.08)
+    assert drifting.label is None and drifting.decided_by == "" and "drift" in drifting.reason and "confirm" in drifting.reason
+    beyond = label_pair(old, new, alpha=0.05, min_effect=0.01, drift=0.03)
+    assert beyond.label is True and "session drift" in beyond.reason
+    # Identical-looking sides are equivalent only while the drift that could hide a change
+    # stays below min_effect.
+    same = [100.0 + 0.1 * ((i + 2) % 5) for i in range(20)]
+    assert label_pair(old, same, alpha=0.05, min_effect=0.01, drift=0.002).decided_by == "equivalence"
+    hidden = label_pair(old, same, alpha=0.05, min_effect=0.01, drift=0.02)
+    assert hidden.label is None and "borderline" in hidden.reason
+    # A repeatable metric does not drift: the effect decides.
+    assert label_pair([100.0], [105.0], alpha=0.05, min_effect=0.01, exact=True, drift=0.08).label is True
+
+
+def test_session_drift_is_how_far_apart_two_sessions_medians_lie_and_only_noisy_metrics_have_it():
+    from selector.calibrate import session_drift
+
+    # Medians 100, 102 and 110: pairwise 2%, 10% and 7.8%; the 0.95 quantile (higher) is the largest.
+    assert session_drift([[99.0, 100.0, 101.0], [101.0, 102.0, 103.0], [109.0, 110.0, 111.0]], 0.05) == pytest.approx(0.10)
+    assert session_drift([[5.0, 5.0]], 0.05) == 0.0
+    rules = LabelRules(alpha=0.05, min_effect=0.01, metrics={"b": "wall_time"}, directions={"b": "lower"})
+    timed = pa.Table.from_pylist([{"benchmark": "b", "metric": "wall_time", "exact": False, "cv": 0.05,
+                                   "tolerance": 0.3, "layout_spread": 0.0, "session_drift": 0.04}])
+    assert calibrated_benchmarks(timed, rules)["b"].drift == pytest.approx(0.04)
+    counted = calibration(exact=True, tolerance=0.0, layout_spread=0.0, session_drift=0.04)
+    assert calibrated_benchmarks(counted, RULES)["b"].drift == 0.0
+    before = calibration(tolerance=0.3, layout_spread=0.0)  # stored before drift was measured
+    assert calibrated_benchmarks(before, RULES)["b"].drift == 0.0
+
+
+def test_an_interleaved_confirmation_is_not_held_against_the_drift_between_sessions():
+    from storage.labels import PairLabeller
+
+    rules = LabelRules(alpha=0.05, min_effect=0.01, metrics={"b": "wall_time"}, directions={"b": "lower"})
+    timed = pa.Table.from_pylist([{"benchmark": "b", "metric": "wall_time", "exact": False, "cv": 0.01,
+                                   "tolerance": 0.05, "layout_spread": 0.0, "session_drift": 0.08}])
+    runs = [{"commit": commit, "benchmark": "b", "metric": "wall_time", "repetition": i, "warmup": False,
+             "value": base + 0.1 * (i % 5), "status": "ok", "context": "c"}
+            for commit, base in (("o", 100.0), ("n", 105.0)) for i in range(20)]
+    unpaired = PairLabeller(pa.Table.from_pylist(runs), timed, rules)
+    assert unpaired.label("n", "o", "b").label is None
+    confirmations = pa.Table.from_pylist([
+        {"new": "n", "old": "o", "benchmark": "b", "metric": "wall_time", "side": side, "round": r, "status": "ok",
+         "value": (105.0 if side == "new" else 100.0) * (1 + 0.002 * (r % 3))}
+        for r in range(12) for side in ("old", "new")])
+    paired = PairLabeller(pa.Table.from_pylist(runs), timed, rules, confirmations).label("n", "o", "b")
+    assert paired.label is True and paired.decided_by == "confirmation"
+
+
+def _timed_runs(medians: dict[str, float], spread: float = 0.1) -> pa.Table:
+    """Twenty wall times of each commit around its median."""
+    return pa.Table.from_pylist([
+        {"commit": commit, "benchmark": "b", "metric": "wall_time", "repetition": i, "warmup": False,
+         "value": median * (1 + spread * ((i % 5) - 2) / 100), "status": "ok", "context": "c"}
+        for commit, median in medians.items() for i in range(20)])
+
+
+TIMED = LabelRules(alpha=0.05, min_effect=0.01, metrics={"b": "wall_time"}, directions={"b": "lower"})
+
+
+def test_two_identical_binaries_are_unchanged_however_far_apart_their_sessions_ran():
+    from storage.labels import PairLabeller
+
+    # A comment-only commit builds the same binary; the machine ran 30% slower that day.
+    runs = _timed_runs({"o": 100.0, "n": 130.0})
+    calibrated = pa.Table.from_pylist([{"benchmark": "b", "metric": "wall_time", "exact": False, "cv": 0.01,
+                                        "tolerance": 0.05, "layout_spread": 0.0, "session_drift": 0.02}])
+    blind = PairLabeller(runs, calibrated, TIMED).label("n", "o", "b")
+    assert blind.label is True  # without the binaries' digests, 30% beyond a 2% drift is a change
+    same = PairLabeller(runs, calibrated, TIMED, binaries={"o": "digest-1", "n": "digest-1"}).label("n", "o", "b")
+    assert same.label is False and same.decided_by == "identical" and same.effect == pytest.approx(0.30)
+    other = PairLabeller(runs, calibrated, TIMED, binaries={"o": "digest-1", "n": "digest-2"}).label("n", "o", "b")
+    assert other.label is True
+    # A command that reads the checkout may run other inputs with the same binary.
+    reading = LabelRules(alpha=0.05, min_effect=0.01, metrics={"b": "wall_time"}, directions={"b": "lower"},
+                         reads_checkout=frozenset({"b"}))
+    assert PairLabeller(runs, calibrated, reading, binaries={"o": "digest-1", "n": "digest-1"}).label("n", "o", "b").label
+
+
+def test_the_drift_of_the_historys_identical_binaries_is_what_an_unpaired_label_must_exceed():
+    from storage.labels import FEWEST_DRIFT_PAIRS, PairLabeller
+
+    # Six commits of one binary measured across a drifting day (up to 25% apart), then a
+    # commit that changes the code and runs 20% slower than its parent: as large as the
+    # drift, so undecided; 40% slower is beyond it.
+    medians = {"c0": 100.0, "c1": 110.0, "c2": 95.0, "c3": 118.75, "c4": 100.0, "c5": 105.0, "c6": 126.0, "c7": 147.0}
+    binaries = {f"c{i}": "same" for i in range(6)} | {"c6": "slower", "c7": "slowest"}
+    chain = [(f"c{i}", f"c{i - 1}", "b") for i in range(1, 8)]
+    no_calibration = pa.table({})
+    labeller = PairLabeller(_timed_runs(medians), no_calibration, TIMED, binaries=binaries, neighbours=chain)
+    assert len([pair for pair in chain if binaries[pair[0]] == binaries[pair[1]]]) == FEWEST_DRIFT_PAIRS
+    assert labeller.drift_of_history["b"] == pytest.approx(0.25)
+    assert [labeller.label(new, old, "b").decided_by for new, old, _ in chain[:5]] == ["identical"] * 5
+    within = labeller.label("c6", "c5", "b")
+    assert within.label is None and "drift" in within.reason
+    beyond = PairLabeller(_timed_runs(medians | {"c6": 147.0}), no_calibration, TIMED, binaries=binaries,
+                          neighbours=chain).label("c6", "c5", "b")
+    assert beyond.label is True
+    # Fewer identical pairs than FEWEST_DRIFT_PAIRS say nothing of the history's drift.
+    assert PairLabeller(_timed_runs(medians), no_calibration, TIMED, binaries=binaries,
+                        neighbours=chain[:3]).drift_of_history == {}
