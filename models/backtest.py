@@ -149,7 +149,7 @@ def backtest(
     labelled = table["label"].notna().to_numpy()
     notes = []
     if (~labelled).any():
-        notes.append(f"{int((~labelled).sum())} tuples have no label (too few successful runs) and are left out")
+        notes.append(f"{int((~labelled).sum())} tuples have no label (undecided: too few runs, within the spread or the drift, or borderline; each label says why) and are left out")
     benchmarks = sorted(table["benchmark"].unique())
     rows, importances = [], []
     for split in plan.splits:
