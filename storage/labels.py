@@ -145,8 +145,8 @@ def label_pair(
         elif significant and beyond_spread:
             label, decided_by = None, ""
             reason = (f"|effect| {size:.3g} >= {min_effect:g} but within the drift {drift:.3g} between two sessions of one "
-                      "build (selector calibrate): the sides ran in different sessions, so the machine's drift can "
-                      "make it (selector confirm runs both in one session)")
+                      "build (selector calibrate's, or the history's identical binaries'): the sides ran in different "
+                      "sessions, so the machine's drift can make it (selector confirm runs both in one session)")
         elif significant and large_enough:
             label, reason, decided_by = None, within_spread, ""
         else:
