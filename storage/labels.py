@@ -507,18 +507,17 @@ def history_labels(commits: pa.Table, measurements: pa.Table, profiles: pa.Table
     if not commits.num_rows or not measurements.num_rows:
         return {}
     parents = {sha: list(parents or ()) for sha, parents in zip(commits["sha"].to_pylist(), commits["parents"].to_pylist())}
-    good = measured_runs(measurements)
-    values = set(zip(good["commit"].to_pylist(), good["benchmark"].to_pylist())) if good.num_rows else set()
+    labeller = PairLabeller(measurements, calibration, rules, confirmations, binary_digests(commits))
+    values = labeller.values  # of each benchmark's configured metric
     profiled = commit_benchmark_pairs(profiles) if profiles.num_rows else set()
 
     rows = defaultdict(list)
     # The benchmarks measured and configured: a suite's are known by the names it was measured under.
     benchmarks = sorted({benchmark for _, benchmark in values if benchmark in rules.metrics})
-    pairs = closest_pairs(sorted({commit for commit, _ in values}), benchmarks, parents, values,
+    pairs = closest_pairs(sorted({commit for commit, _ in values}), benchmarks, parents, set(values),
                           profiled if rules.profiled else None)
-    labeller = PairLabeller(measurements, calibration, rules, confirmations, binary_digests(commits),
-                            neighbours=[(sha, old, benchmark) for sha, old, benchmark, _ in pairs])
-    values = labeller.values
+    # The closest pairs of identical binaries say how far the history's sessions drift.
+    labeller.drift_of_history = labeller.history_drift([(sha, old, benchmark) for sha, old, benchmark, _ in pairs])
     for sha, old, benchmark, hops in pairs:
         if (sha, benchmark) not in values:
             continue  # a new commit is labelled only where it was measured itself
