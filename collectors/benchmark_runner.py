@@ -27,6 +27,10 @@ from collectors.child_processes import die_with_parent, process_alive
 from collectors.run_context import RunContext, tool_path
 
 WALL_TIME, INSTRUCTIONS = "wall_time", "instructions"
+# A command's CPU time: user + system seconds of the benchmark process and every descendant it
+# waited for (the kernel's rusage at exit).  Time spent waiting for a core that another tenant
+# holds is not in it; wall time adds that wait to both sides of a pair and dilutes their ratio.
+CPU_TIME = "cpu_time"
 TEXT, GOOGLE_JSON = "text", "google-benchmark-json"  # what a benchmark prints: its number is read from it
 GOOGLE_TIMES = ("real_time", "cpu_time")  # per-iteration times of a Google Benchmark report, in its time_unit
 _SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -37,7 +41,7 @@ OUTPUT_TAIL = 400  # characters of stderr kept with a failure
 class BenchmarkSpec:
     name: str
     command: str  # with {binary}, {checkout}, {suite}
-    metric: str = WALL_TIME  # wall_time | instructions | a regex with one group
+    metric: str = WALL_TIME  # wall_time | cpu_time | instructions | a regex with one group
     direction: str = "lower"
     repetitions: int = 5
     timeout: float = 300
@@ -96,7 +100,7 @@ def file_stem(benchmark: str) -> str:
 def metric_unit(metric: str) -> str:
     """The unit a metric's values are in: seconds (wall time, a Google Benchmark's real and CPU
     time per iteration), instructions, or what a regex or a counter reads."""
-    if metric == WALL_TIME or metric in GOOGLE_TIMES:
+    if metric in (WALL_TIME, CPU_TIME) or metric in GOOGLE_TIMES:
         return "s"
     return "instructions" if metric == INSTRUCTIONS else "as printed"
 
@@ -197,6 +201,10 @@ class BenchmarkRunner:
     def _value(self, spec: BenchmarkSpec, outcome: "_Outcome", callgrind_output: Path | None) -> tuple[float | None, str]:
         if spec.metric == WALL_TIME:
             return outcome.seconds, ""
+        if spec.metric == CPU_TIME and spec.output != GOOGLE_JSON:
+            if outcome.cpu_seconds is None:
+                return None, "the kernel gave no resource usage of the benchmark process"
+            return outcome.cpu_seconds, ""
         if spec.metric == INSTRUCTIONS:
             try:
                 loop_total = keep_loop_parts(callgrind_output, spec.loop) if spec.loop else None
@@ -221,7 +229,7 @@ class BenchmarkRunner:
         timeout; its wall time counts as child time."""
         started = time.perf_counter()
         try:
-            process = subprocess.Popen(
+            process = _AccountedPopen(
                 arguments, cwd=self.checkout, env=self.context.environment(),
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # a timeout kills everything the benchmark started
@@ -244,7 +252,7 @@ class BenchmarkRunner:
             cause = (f"killed by {signal.Signals(-process.returncode).name}" if process.returncode < 0
                      else f"exit status {process.returncode}")
             return _Outcome(seconds, text, f"{cause}{': ' + detail.splitlines()[-1] if detail else ''}")
-        return _Outcome(seconds, text, "")
+        return _Outcome(seconds, text, "", process.cpu_seconds)
 
 
 def google_value(stdout: str, metric: str, benchmark: str) -> tuple[float | None, str]:
@@ -269,6 +277,23 @@ class _Outcome:
     seconds: float
     stdout: str
     failure: str
+    cpu_seconds: float | None = None  # user + system time of the process and the descendants it waited for
+
+
+class _AccountedPopen(subprocess.Popen):
+    """A Popen that reaps its child with wait4, keeping the kernel's account of the CPU time the
+    child and its waited-for descendants used (os.waitpid, which Popen uses, drops it)."""
+
+    cpu_seconds: float | None = None
+
+    def _try_wait(self, wait_flags):  # Popen's hook around os.waitpid: the same contract, with wait4
+        try:
+            pid, status, usage = os.wait4(self.pid, wait_flags)
+        except ChildProcessError:
+            return self.pid, 0  # as Popen does: waiting is disabled, the status is lost
+        if pid == self.pid:
+            self.cpu_seconds = usage.ru_utime + usage.ru_stime
+        return pid, status
 
 
 def names_checkout(spec: BenchmarkSpec) -> bool:

@@ -85,7 +85,7 @@ class _Runs(_Section):
 class BenchmarkSection(_Runs, kw_only=True):
     name: Annotated[str, msgspec.Meta(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
     command: Annotated[str, msgspec.Meta(min_length=1)]
-    metric: str = "wall_time"  # wall_time, instructions, or a regex with one group read from stdout
+    metric: str = "wall_time"  # wall_time, cpu_time (user + system seconds), instructions, or a regex with one group read from stdout
 
 
 class SuiteMember(_Section):

@@ -164,8 +164,9 @@ OBJECTS = TableSchema("objects", "One row per data object (`STT_OBJECT` symbol w
 MEASUREMENTS = TableSchema("measurements", "One row per benchmark run of the commit, warm-ups included.", (
     Column("commit", STRING, _COMMIT),
     Column("benchmark", STRING, _BENCHMARK),
-    Column("metric", STRING, "`wall_time` (seconds), `instructions` (callgrind's total Ir), or the regex whose group "
-                             "was read from stdout"),
+    Column("metric", STRING, "`wall_time` (seconds), `cpu_time` (user + system seconds of the process and the "
+                             "descendants it waited for), `instructions` (callgrind's total Ir), or the regex whose "
+                             "group was read from stdout"),
     Column("unit", STRING, "what `value` counts: `s`, `instructions`, `as printed` for a regex, or an imported "
                            "result's own unit; runs of another metric or unit are never compared"),
     Column("repetition", INT, "0..N-1; -1 for warm-up runs"),

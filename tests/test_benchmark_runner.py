@@ -127,3 +127,23 @@ def test_setup_runs_before_every_run_unmeasured_and_its_failure_fails_the_run(tm
     assert (tmp_path / "setups").read_text().count("started") == 6  # 4 + 2: the broken one's set-up is its own
     broken = next(run for run in result.runs if run.benchmark == "broken")
     assert broken.status == "failed" and broken.error == "setup failed: exit status 4"
+
+
+def test_cpu_time_is_the_work_of_the_process_and_its_children_without_their_waits(fib_binary, tmp_path):
+    # fib(30) computes for tens of milliseconds; a shell runs it and then sleeps 0.3 s: the
+    # sleep is wall time, not CPU time, and the shell's child is counted in its CPU time.
+    specs = [
+        BenchmarkSpec("cpu", "sh -c '{binary} 30 && sleep 0.3'", "cpu_time", repetitions=2, timeout=30, warmup=0),
+        BenchmarkSpec("wall", "sh -c '{binary} 30 && sleep 0.3'", "wall_time", repetitions=2, timeout=30, warmup=0),
+        BenchmarkSpec("alone", "{binary} 30", "cpu_time", repetitions=2, timeout=30, warmup=0),
+    ]
+    result = runner(fib_binary, specs, tmp_path).run()
+    assert all(run.status == "ok" for run in result.runs)
+    values = {name: [run.value for run in result.runs if run.benchmark == name] for name in ("cpu", "wall", "alone")}
+    assert all(0.002 < value < 0.29 for value in values["cpu"] + values["alone"])
+    assert all(value >= 0.3 for value in values["wall"])
+    assert min(values["cpu"]) > 0.5 * min(values["alone"])  # the child's work is the shell's CPU time
+    # A failed run keeps its failure; its CPU time is not a value.
+    failing = [BenchmarkSpec("exit", "sh -c 'exit 3'", "cpu_time", repetitions=1, timeout=30, warmup=0)]
+    (run,) = runner(fib_binary, failing, tmp_path).run().runs
+    assert run.status == "failed" and run.value is None and run.error == "exit status 3"

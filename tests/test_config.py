@@ -26,7 +26,7 @@ BAD = [
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\ntimeout = -5\n", "build.timeout: expected `int` >= 1 (got -5)"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\ntimout = 5\n", "build.timout: unknown key"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'a'\ncommand = 'x'\nmetric = '([0-9'\n",
-     "benchmark.0.metric: not wall_time, instructions, or a valid regex"),
+     "benchmark.0.metric: not wall_time, cpu_time, instructions, or a valid regex"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'a'\ncommand = 'x'\ndirection = 'up'\n",
      "benchmark.0.direction"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'a'\ncommand = 'x'\n[[benchmark]]\nname = 'a'\ncommand = 'y'\n",
