@@ -37,7 +37,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -49,7 +48,7 @@ from collectors.repository import Repository
 from selector.benchmarks import build_benchmarks
 from selector.config import Config, context_settings, has_benchmarks, label_rules, require_suite
 from storage.history import built_commits
-from storage.labels import fewest_decisive_runs, label_paired, label_pair, label_spread, near_exact, update_labels
+from storage.labels import drift_quantile, fewest_decisive_runs, label_paired, label_pair, label_spread, near_exact, update_labels
 from storage.store import Store
 
 
@@ -176,11 +175,9 @@ def session_drift(sessions: list[list[float]], alpha: float) -> float:
     the effect an unpaired label of one build against itself shows, which a change must
     exceed.  Sessions minutes apart see less drift than days apart can: a lower bound."""
     medians = [statistics.median(values) for values in sessions if values]
-    effects = [abs(later / earlier - 1) for position, earlier in enumerate(medians) for later in medians[position + 1:]
+    effects = [later / earlier - 1 for position, earlier in enumerate(medians) for later in medians[position + 1:]
                if earlier]
-    if not effects:
-        return 0.0
-    return float(np.quantile(effects, 1 - alpha, method="higher"))
+    return drift_quantile(effects, alpha)
 
 
 def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, rounds: int, sha: str,

@@ -132,10 +132,11 @@ def confirm(
     require_suite(config)
     rules = label_rules(config)
     before = current_labels(store, rules)
+    # Every stored benchmark name is known, whichever commits are asked for.
+    specs = chosen_specs(config, benchmarks, sorted({row["benchmark"] for row in before}))
     if commits is not None:
         chosen = set(commits)
         before = [row for row in before if row["new"] in chosen]
-    specs = chosen_specs(config, benchmarks, sorted({row["benchmark"] for row in before}))
     planned = plan_confirmations(before, store.read("calibration"), config, specs, rounds, max_rounds, every_label)
     pending = [candidate for candidate in planned if not store.has("confirmations", candidate.key)]
     on_plan(pending)

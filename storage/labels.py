@@ -205,6 +205,15 @@ def smallest_p_value(n_old: int, n_new: int) -> float:
     return min(1.0, 2 / math.comb(n_old + n_new, n_old))
 
 
+def drift_quantile(effects: Sequence[float], alpha: float) -> float:
+    """The drift a set of A/A effects between sessions shows: the 1 - `alpha` quantile of their
+    sizes (0 when there are none).  Calibration's sessions and the history's pairs of
+    identical binaries are both measured by it."""
+    if not len(effects):
+        return 0.0
+    return float(np.quantile(np.abs(np.asarray(effects, dtype=float)), 1 - alpha, method="higher"))
+
+
 def fewest_decisive_runs(alpha: float) -> int:
     """The fewest runs a side with which the Mann-Whitney test can reach `alpha` at all."""
     return next(n for n in range(1, 100) if smallest_p_value(n, n) < alpha)
@@ -310,7 +319,7 @@ class PairLabeller:
     the same code and data in the same normalised context, so whatever the runs show is the
     machine's.  Those pairs are also the history's own A/A: the sessions of a real collection
     (other load, hours or days apart) drift more than calibration's minutes can show, so the
-    1 - alpha quantile of their effects (:meth:`history_drift`) joins the calibrated drift
+    1 - alpha quantile of their effects (:meth:`learn_history_drift`) joins the calibrated drift
     that an unpaired label must exceed; `neighbours` are the pairs whose identical ones say it
     (the closest pairs of the history, as labelled)."""
 
@@ -332,7 +341,8 @@ class PairLabeller:
         self.confirmed = confirmed_values(confirmations, rules)
         self.contexts = _run_contexts(good)
         self.binaries = {commit: digest for commit, digest in (binaries or {}).items() if digest}
-        self.drift_of_history = self.history_drift(neighbours)
+        self.drift_of_history: dict[str, float] = {}
+        self.learn_history_drift(neighbours)
 
     def label(self, new: str, old: str, benchmark: str) -> Label | None:
         """None when either side was never measured or the benchmark is not configured."""
@@ -366,11 +376,11 @@ class PairLabeller:
         digest = self.binaries.get(new)
         return digest is not None and digest == self.binaries.get(old) and benchmark not in self.rules.reads_checkout
 
-    def history_drift(self, neighbours: Iterable[tuple[str, str, str]]) -> dict[str, float]:
-        """benchmark -> the 1 - alpha quantile of |effect| over the `neighbours` (new, old,
-        benchmark: the closest pairs labels compare) whose sides are identical binaries, for
-        the benchmarks calibration did not find repeatable that have at least
-        FEWEST_DRIFT_PAIRS such pairs."""
+    def learn_history_drift(self, neighbours: Iterable[tuple[str, str, str]]) -> dict[str, float]:
+        """Take the history's drift from the `neighbours` (new, old, benchmark: the closest
+        pairs labels compare) whose sides are identical binaries, and return it: benchmark ->
+        the drift_quantile of their effects, for the benchmarks calibration did not find
+        repeatable that have at least FEWEST_DRIFT_PAIRS such pairs."""
         effects: dict[str, list[float]] = defaultdict(list)
         for new, old, benchmark in neighbours:
             if (new, benchmark) not in self.values or (old, benchmark) not in self.values or \
@@ -379,9 +389,10 @@ class PairLabeller:
                 continue
             sides = [[v for v in self.values[(commit, benchmark)] if v is not None and not math.isnan(v)] for commit in (old, new)]
             if all(sides):
-                effects[benchmark].append(abs(_relative_change(float(np.median(sides[0])), float(np.median(sides[1])))))
-        return {benchmark: float(np.quantile(found, 1 - self.rules.alpha, method="higher"))
-                for benchmark, found in effects.items() if len(found) >= FEWEST_DRIFT_PAIRS}
+                effects[benchmark].append(_relative_change(float(np.median(sides[0])), float(np.median(sides[1]))))
+        self.drift_of_history = {benchmark: drift_quantile(found, self.rules.alpha)
+                                 for benchmark, found in effects.items() if len(found) >= FEWEST_DRIFT_PAIRS}
+        return self.drift_of_history
 
     def _within_one_context(self, label: Label, new: str, old: str, benchmark: str) -> Label:
         """`label`, unless its sides ran in different contexts (another environment or path
@@ -517,7 +528,7 @@ def history_labels(commits: pa.Table, measurements: pa.Table, profiles: pa.Table
     pairs = closest_pairs(sorted({commit for commit, _ in values}), benchmarks, parents, set(values),
                           profiled if rules.profiled else None)
     # The closest pairs of identical binaries say how far the history's sessions drift.
-    labeller.drift_of_history = labeller.history_drift([(sha, old, benchmark) for sha, old, benchmark, _ in pairs])
+    labeller.learn_history_drift([(sha, old, benchmark) for sha, old, benchmark, _ in pairs])
     for sha, old, benchmark, hops in pairs:
         if (sha, benchmark) not in values:
             continue  # a new commit is labelled only where it was measured itself
