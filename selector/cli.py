@@ -908,7 +908,8 @@ def train_command(repository, config_path, store_location, model, scope, benchma
     config, store = _project(repository, config_path, store_location)
     bundle_path = bundle_path or default_bundle_path(store)
     try:
-        with stderr.status(f"training {model}"):
+        with stderr.status(f"training {model} (and, once it has learnt from enough changes, backtesting it against the "
+                           "executed-changed rule)"):
             bundle, summary = train_bundle(store, config, model, scope, target_hit_rate, seed, bundle_path, benchmarks,
                                            operating_point)
     except NothingToLearnYet as error:
@@ -929,10 +930,21 @@ def train_command(repository, config_path, store_location, model, scope, benchma
         return
     print_table(summary, title=f"{model} ({scope}) trained on {bundle.trained_on['tuples']} tuples")
     _say_what_decides(summary)
+    if "evidence" in bundle.settings or bundle.settings.get("policy_reason"):
+        stderr.print(f"note: {_policy_words(bundle.settings.get('policy'))}: {bundle.settings.get('policy_reason', '')}",
+                     markup=False, highlight=False)
     if bundle.settings.get("shipped_threshold") is not None:
         stderr.print(f"note: the shipped model's operating point, adapted to this project's labelled changes, is "
                      f"{bundle.settings['shipped_threshold']:.4g}; select uses it while the shipped model decides")
     stdout.print(f"bundle in {bundle_path}" + (f"; MLflow run {run_id}" if run_id else ""))
+
+
+def _policy_words(policy: str | None) -> str:
+    from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
+
+    return {STEPPING_ASIDE_RULE: "select lets the executed-changed rule decide instead of this model",
+            WITHIN_RULE: "select lets this model decide only among what the executed-changed rule runs"}.get(
+        policy, "select follows this model")
 
 
 def _say_what_decides(summary) -> None:

@@ -35,8 +35,8 @@ from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
 from selector.config import Config, load_config
 from selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
-from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
-from selector.selection import decide, executed_rule_scores, predicted_effect_reaches
+from selector.policy import policy_evidence, policy_from
+from selector.selection import predicted_effect_reaches
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 from storage.store import Store
 from selector.tables import records
@@ -201,65 +201,8 @@ def held_out_evidence(projects: Sequence[Project], model: str, target_hit_rate: 
         features, labels = tests[FEATURE_NAMES].to_numpy(float), tests["label"].to_numpy(bool)
         min_effect = held_out.config.labels.min_effect
         scores = positive_scores(fitted.estimator, design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, []))
-        thresholds, rule = np.full(len(tests), fitted.threshold), executed_rule_scores(features)
-        model_runs = decide(scores, thresholds, features, min_effect).run
-        within_runs = decide(scores, thresholds, features, min_effect, within=rule > 0).run
-        rule_runs = decide(rule, np.full(len(tests), 0.5), features, min_effect).run
-        evidence[held_out.name] = {"tuples": len(tests), "changes": int(labels.sum()), "model": _rates(model_runs, labels),
-                                   WITHIN_RULE: _rates(within_runs, labels), "rule": _rates(rule_runs, labels)}
+        evidence[held_out.name] = policy_evidence(scores, np.full(len(tests), fitted.threshold), features, labels, min_effect)
     return evidence
-
-
-def policy_from(evidence: dict[str, dict]) -> tuple[str, str]:
-    """The policy `select` follows, from the evidence of held_out_evidence: of the model alone
-    ("model") and the model deciding among what the executed-changed rule runs (WITHIN_RULE),
-    those that on every project held out kept a hit rate at least as high as the rule's while
-    dismissing no less, and on at least one dismissed more, the one that dismissed the most
-    overall; if neither did, the rule itself (STEPPING_ASIDE_RULE).  A project where a policy
-    only ties with the rule costs nothing there, so it does not veto the policy's gains on the
-    others (it did until the corpus held Snappy, where the model within the rule ran exactly
-    what the rule runs).  With the reason, in figures."""
-    def no_worse(name: str, e: dict) -> bool:
-        policy, rule = e.get(name), e["rule"]
-        if policy is None:
-            return False
-        hit_ok = policy["hit_rate"] is None or policy["hit_rate"] >= rule["hit_rate"]
-        return hit_ok and (policy["dismiss_rate"] is None or policy["dismiss_rate"] >= rule["dismiss_rate"])
-
-    def better(name: str, e: dict) -> bool:
-        policy, rule = e.get(name), e["rule"]
-        return policy is not None and policy["dismiss_rate"] is not None and policy["dismiss_rate"] > rule["dismiss_rate"]
-
-    def dismissed(name: str) -> float:
-        kept = [(e[name]["dismiss_rate"], e["tuples"] - e["changes"]) for e in evidence.values()
-                if e[name]["dismiss_rate"] is not None]
-        return sum(rate * weight for rate, weight in kept) / max(sum(weight for _, weight in kept), 1)
-
-    def rates(e: dict) -> str:
-        return " / ".join("-" if value is None else f"{value:.2f}" for value in (e["hit_rate"], e["dismiss_rate"]))
-
-    winners = [name for name in ("model", WITHIN_RULE)
-               if all(no_worse(name, e) for e in evidence.values()) and any(better(name, e) for e in evidence.values())]
-    if winners:
-        best = max(winners, key=dismissed)
-        figures = "; ".join(f"{project}: {rates(e[best])} against {rates(e['rule'])}" for project, e in evidence.items())
-        return best, (f"held out in turn, {'the model' if best == 'model' else 'the model within the rule'} kept as high "
-                      f"a hit rate as the executed-changed rule on every project, dismissing no less anywhere and more "
-                      f"on some (hit / dismiss: {figures})")
-    # the figures of the candidate that came closest: within the rule where it was judged
-    shown = WITHIN_RULE if any(e.get(WITHIN_RULE) for e in evidence.values()) else "model"
-    lost = [project for project, e in evidence.items() if not no_worse(shown, e)]
-    if not lost:
-        return STEPPING_ASIDE_RULE, "held out in turn, it dismissed no more than the rule on any project: no gain for the risk"
-    figures = "; ".join(f"{project}: {rates(evidence[project][shown])} against the rule's {rates(evidence[project]['rule'])}"
-                        for project in lost)
-    return STEPPING_ASIDE_RULE, f"held out in turn, it did worse than the rule on {figures}"
-
-
-def _rates(run: np.ndarray, labels: np.ndarray) -> dict:
-    changes, others = labels.sum(), (~labels).sum()
-    return {"hit_rate": float((run & labels).sum() / changes) if changes else None,  # None: JSON has no nan
-            "dismiss_rate": float((~run & ~labels).sum() / others) if others else None}
 
 
 def _method4_tests(project: Project) -> pd.DataFrame:

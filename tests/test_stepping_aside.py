@@ -4,8 +4,12 @@ decide, and `select`'s decision code says so."""
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import numpy as np
 import pandas as pd
+import pytest
 
 from features.catalogue import FEATURE_NAMES
 from models.backtest import train_one
@@ -13,7 +17,7 @@ from models.bundle import load_bundle, save_bundle
 from models.design import design_matrix
 from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from models.registry import model_spec
-from selector.project_evaluation import policy_from
+from selector.policy import policy_from
 from selector.selection import decide_rows
 
 
@@ -76,3 +80,57 @@ def test_a_bundle_that_steps_aside_decides_by_the_executed_changed_rule(tmp_path
     within = decide_rows(_bundle(tmp_path, WITHIN_RULE), features, benchmarks, 0.01)
     model = decide_rows(_bundle(tmp_path, None), features, benchmarks, 0.01)
     assert within.run.tolist() == (model.run & aside.run).tolist() == [False, True, model.run[2], False]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["always-run", "xgboost"])
+def test_the_projects_own_model_is_judged_by_its_own_backtest(evolved_sample, tmp_path, model):
+    """`train` backtests the project's own model (Method 4, every epoch trained on its past) against
+    the executed-changed rule on the same tuples, and `select` follows what that evidence says:
+    a model that runs everything dismisses less than the rule and steps aside for it."""
+    import subprocess
+
+    from features.catalogue import FEATURE_NAMES
+    from selector.config import load_config
+    from selector.policy import policy_evidence
+    from selector.store_backtest import evaluation_data, run_backtest
+    from selector.training import OWN_BACKTEST, OWN_EVIDENCE
+    from storage.store import Store
+    from tests.helpers import selector_command
+
+    source, commits = evolved_sample
+    root = tmp_path / "project"
+    shutil.copytree(source, root, symlinks=True)
+    trained = subprocess.run(selector_command("train", "--repo", str(root), "--model", model, "--no-tracking",
+                                              "--format", "json"), capture_output=True, text=True)
+    assert trained.returncode == 0, trained.stderr
+    settings = json.loads(trained.stdout)["settings"]
+    evidence = settings["evidence"][OWN_EVIDENCE]
+    assert evidence["changes"] >= 1 and evidence["tuples"] > evidence["changes"]
+    assert settings["policy"] == policy_from(settings["evidence"], "x")[0]
+    # the evidence is the backtest's own decisions, recomputed here from its predictions
+    store, config = Store(root / ".selector", create=False), load_config(root / "selector.toml")
+    data = evaluation_data(store, config, "method4", OWN_BACKTEST)
+    tests = run_backtest(data, [model], ["pooled"], 0.95, 0).predictions
+    rule = data.table.drop_duplicates(["new", "old", "benchmark"]).set_index(["new", "old", "benchmark"])
+    labels = tests["label"].to_numpy(bool)
+    features = rule[list(FEATURE_NAMES)].reindex(pd.MultiIndex.from_frame(tests[["new", "old", "benchmark"]])).to_numpy(float)
+    recomputed = policy_evidence(tests["score"].to_numpy(float), tests["threshold"].to_numpy(float), features, labels,
+                                 config.labels.min_effect)
+    if evidence["tuples"] == recomputed["tuples"]:  # every epoch was trained on enough changes
+        assert evidence == recomputed
+    assert evidence["rule"]["dismiss_rate"] > 0  # the rule skips what executed no changed code
+    if model == "always-run":
+        assert evidence["model"]["dismiss_rate"] == 0.0
+        assert settings["policy"] == STEPPING_ASIDE_RULE and "own Method 4 backtest" in settings["policy_reason"]
+        assert "select lets the executed-changed rule decide" in subprocess.run(
+            selector_command("train", "--repo", str(root), "--model", model, "--no-tracking"),
+            capture_output=True, text=True).stderr
+        # select follows the rule: a comment-only commit runs nothing, and the notes say why
+        neutral = next(c.sha for c in commits if c.step.kind == "neutral")
+        selected = subprocess.run(selector_command("select", neutral, "--repo", str(root), "--format", "json"),
+                                  capture_output=True, text=True)
+        document = json.loads(selected.stdout)
+        assert document["run"] == [], document["benchmarks"]
+        assert any("steps aside for the executed-changed rule" in note and "own Method 4 backtest" in note
+                   for note in document["notes"]), document["notes"]

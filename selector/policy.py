@@ -1,0 +1,84 @@
+"""Whether learning earns its keep (issue 27): the evidence that a model, deciding as `select`
+does, kept as many changes as the executed-changed rule while dismissing more, and the
+policy `select` follows from it: the model, the model deciding only among the rule's runs,
+or the rule.  The shipped bundle's evidence is each training project held out in turn
+(selector.project_evaluation); a project's own bundle's is its own Method 4 backtest
+(selector.training)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
+from selector.selection import decide, executed_rule_scores
+
+
+def policy_evidence(scores: np.ndarray, thresholds: np.ndarray, features: np.ndarray, labels: np.ndarray,
+                    min_effect: float) -> dict:
+    """How the model (its `scores` against its `thresholds`), the model within the executed-changed
+    rule and the rule itself decide labelled tuples (`features` in FEATURE_NAMES order), each
+    with the build configuration and the predicted instruction change around it, as `select`
+    decides: the tuples, the changes, and each policy's hit and dismiss rates."""
+    labels = np.asarray(labels, dtype=bool)
+    rule = executed_rule_scores(features)
+    model_runs = decide(scores, thresholds, features, min_effect).run
+    within_runs = decide(scores, thresholds, features, min_effect, within=rule > 0).run
+    rule_runs = decide(rule, np.full(len(features), 0.5), features, min_effect).run
+    return {"tuples": len(labels), "changes": int(labels.sum()), "model": _rates(model_runs, labels),
+            WITHIN_RULE: _rates(within_runs, labels), "rule": _rates(rule_runs, labels)}
+
+
+def policy_from(evidence: dict[str, dict], judged_on: str = "held out in turn") -> tuple[str, str]:
+    """The policy `select` follows, from the evidence of held_out_evidence: of the model alone
+    ("model") and the model deciding among what the executed-changed rule runs (WITHIN_RULE),
+    those that on every project held out kept a hit rate at least as high as the rule's while
+    dismissing no less, and on at least one dismissed more, the one that dismissed the most
+    overall; if neither did, the rule itself (STEPPING_ASIDE_RULE).  A project where a policy
+    only ties with the rule costs nothing there, so it does not veto the policy's gains on the
+    others (it did until the corpus held Snappy, where the model within the rule ran exactly
+    what the rule runs).  With the reason, in figures, saying what the evidence was (`judged_on`)."""
+    def no_worse(name: str, e: dict) -> bool:
+        policy, rule = e.get(name), e["rule"]
+        if policy is None:
+            return False
+        hit_ok = policy["hit_rate"] is None or policy["hit_rate"] >= rule["hit_rate"]
+        return hit_ok and (policy["dismiss_rate"] is None or policy["dismiss_rate"] >= rule["dismiss_rate"])
+
+    def better(name: str, e: dict) -> bool:
+        policy, rule = e.get(name), e["rule"]
+        return policy is not None and policy["dismiss_rate"] is not None and policy["dismiss_rate"] > rule["dismiss_rate"]
+
+    def dismissed(name: str) -> float:
+        kept = [(e[name]["dismiss_rate"], e["tuples"] - e["changes"]) for e in evidence.values()
+                if e[name]["dismiss_rate"] is not None]
+        return sum(rate * weight for rate, weight in kept) / max(sum(weight for _, weight in kept), 1)
+
+    def rates(e: dict) -> str:
+        return " / ".join("-" if value is None else f"{value:.2f}" for value in (e["hit_rate"], e["dismiss_rate"]))
+
+    winners = [name for name in ("model", WITHIN_RULE)
+               if all(no_worse(name, e) for e in evidence.values()) and any(better(name, e) for e in evidence.values())]
+    if winners:
+        best = max(winners, key=dismissed)
+        figures = "; ".join(f"{project}: {rates(e[best])} against {rates(e['rule'])}" for project, e in evidence.items())
+        where = " on every project, dismissing no less anywhere and more on some" if len(evidence) > 1 else \
+            " while dismissing more"
+        return best, (f"{judged_on}, {'the model' if best == 'model' else 'the model within the rule'} kept as high "
+                      f"a hit rate as the executed-changed rule{where} (hit / dismiss: {figures})")
+    # the figures of the candidate that came closest: within the rule where it was judged
+    shown = WITHIN_RULE if any(e.get(WITHIN_RULE) for e in evidence.values()) else "model"
+    lost = [project for project, e in evidence.items() if not no_worse(shown, e)]
+    if not lost:
+        anywhere = " on any project" if len(evidence) > 1 else ""
+        return STEPPING_ASIDE_RULE, f"{judged_on}, it dismissed no more than the rule{anywhere}: no gain for the risk"
+    figures = "; ".join(f"{project}: {rates(evidence[project][shown])} against the rule's {rates(evidence[project]['rule'])}"
+                        for project in lost)
+    return STEPPING_ASIDE_RULE, f"{judged_on}, it did worse than the rule on {figures}"
+
+
+def _rates(run: np.ndarray, labels: np.ndarray) -> dict:
+    changes, others = labels.sum(), (~labels).sum()
+    return {"hit_rate": float((run & labels).sum() / changes) if changes else None,  # None: JSON has no nan
+            "dismiss_rate": float((~run & ~labels).sum() / others) if others else None}
+
+
