@@ -20,12 +20,18 @@ def policy_evidence(scores: np.ndarray, thresholds: np.ndarray, features: np.nda
     with the build configuration and the predicted instruction change around it, as `select`
     decides: the tuples, the changes, and each policy's hit and dismiss rates."""
     labels = np.asarray(labels, dtype=bool)
+    return {"tuples": len(labels), "changes": int(labels.sum()),
+            **{name: _rates(decide_by_policy(policy, scores, thresholds, features, min_effect), labels)
+               for name, policy in (("model", "model"), (WITHIN_RULE, WITHIN_RULE), ("rule", STEPPING_ASIDE_RULE))}}
+
+
+def decide_by_policy(policy: str, scores: np.ndarray, thresholds: np.ndarray, features: np.ndarray,
+                     min_effect: float) -> np.ndarray:
+    """Which tuples run under `policy` (policy_from's), as `select` decides them."""
     rule = executed_rule_scores(features)
-    model_runs = decide(scores, thresholds, features, min_effect).run
-    within_runs = decide(scores, thresholds, features, min_effect, within=rule > 0).run
-    rule_runs = decide(rule, np.full(len(features), 0.5), features, min_effect).run
-    return {"tuples": len(labels), "changes": int(labels.sum()), "model": _rates(model_runs, labels),
-            WITHIN_RULE: _rates(within_runs, labels), "rule": _rates(rule_runs, labels)}
+    if policy == STEPPING_ASIDE_RULE:
+        return decide(rule, np.full(len(features), 0.5), features, min_effect).run
+    return decide(scores, thresholds, features, min_effect, within=rule > 0 if policy == WITHIN_RULE else None).run
 
 
 def policy_from(evidence: dict[str, dict], judged_on: str = "held out in turn") -> tuple[str, str]:

@@ -35,7 +35,7 @@ from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
 from selector.config import Config, load_config
 from selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
-from selector.policy import policy_evidence, policy_from
+from selector.policy import decide_by_policy, policy_evidence, policy_from
 from selector.selection import predicted_effect_reaches
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 from storage.store import Store
@@ -119,11 +119,13 @@ def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: fl
 
 def own_or_shipped(project: Project, own: pd.DataFrame, crossed: pd.DataFrame) -> pd.DataFrame:
     """What `select` does with the shipped model, epoch by epoch: the project's own pooled model
-    once its training tuples hold OWN_POSITIVES_NEEDED changes, the cross-project one before."""
+    once its training tuples hold OWN_POSITIVES_NEEDED changes, under the policy `train` would
+    have recorded then (own_policy_replay), the cross-project one before."""
     labels = project.data.table["label"]
     enough = {split.epoch for split in project.data.plan.splits
               if int((labels.iloc[split.train] == True).sum()) >= OWN_POSITIVES_NEEDED}  # noqa: E712
-    own_part = own[(own["scope"] == "pooled") & own["epoch"].isin(enough)]
+    pooled = own[own["scope"] == "pooled"]
+    own_part = own_policy_replay(pooled, enough, project.data.table, project.config.labels.min_effect)
     crossed_part = crossed[~crossed["epoch"].isin(enough)]
     replay = pd.concat([own_part, crossed_part], ignore_index=True).assign(scope=OWN_OR_SHIPPED)
     # and, as select does, a skip becomes a run when the predicted instruction change reaches min_effect
@@ -131,6 +133,33 @@ def own_or_shipped(project: Project, own: pd.DataFrame, crossed: pd.DataFrame) -
     sizes = predicted.reindex(pd.MultiIndex.from_frame(replay[TUPLE_KEYS])).to_numpy()
     replay["run"] = replay["run"].to_numpy(bool) | predicted_effect_reaches(np.nan_to_num(sizes), project.config.labels.min_effect)
     return replay
+
+
+def own_policy_replay(pooled: pd.DataFrame, enough: set, table: pd.DataFrame, min_effect: float) -> pd.DataFrame:
+    """The own model's test predictions of the `enough` epochs, each epoch decided under the
+    policy `selector train` would have recorded at its boundary (selector.training.own_policy):
+    judged on the predictions of the earlier epochs alone (those trained on enough changes, or
+    every earlier one while there are none), each of which was trained on its own past, so no
+    epoch's policy sees its own tuples or later ones.  The earlier epochs stand in for those of
+    a backtest run at the boundary, which places its epochs from a shorter history."""
+    rows = table.drop_duplicates(TUPLE_KEYS).set_index(TUPLE_KEYS)[list(FEATURE_NAMES)]
+
+    def features(part: pd.DataFrame) -> np.ndarray:
+        return rows.reindex(pd.MultiIndex.from_frame(part[TUPLE_KEYS])).to_numpy(float)
+
+    parts = []
+    for _, predictions in pooled.groupby("model", sort=False):
+        for epoch, tests in predictions[predictions["epoch"].isin(enough)].groupby("epoch"):
+            earlier = predictions[predictions["epoch"] < epoch]
+            judged = earlier[earlier["epoch"].isin(enough)]
+            judged = judged if len(judged) else earlier
+            policy = "model"
+            if len(judged):
+                policy = policy_from({"own": policy_evidence(judged["score"].to_numpy(float), judged["threshold"].to_numpy(float),
+                                                             features(judged), judged["label"].to_numpy(bool), min_effect)})[0]
+            parts.append(tests.assign(run=decide_by_policy(policy, tests["score"].to_numpy(float),
+                                                           tests["threshold"].to_numpy(float), features(tests), min_effect)))
+    return pd.concat(parts, ignore_index=True) if parts else pooled.iloc[:0]
 
 
 def cross_project_training(projects: Sequence[Project]) -> pd.DataFrame:
@@ -154,7 +183,7 @@ def cross_project_predictions(others: Sequence[Project], held_out: Project, mode
                               seed: int, threshold_by_project: bool = True, operating_point: str = "quantile") -> pd.DataFrame:
     """Models trained on `others` alone, scoring `held_out`'s Method 4 test tuples (epoch by epoch)."""
     training = cross_project_training(others)
-    tests = _method4_tests(held_out)
+    tests = method4_test_tuples(held_out)
     X_test = design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, [])
     rows = []
     for name in models:
@@ -205,7 +234,7 @@ def held_out_evidence(projects: Sequence[Project], model: str, target_hit_rate: 
     return evidence
 
 
-def _method4_tests(project: Project) -> pd.DataFrame:
+def method4_test_tuples(project: Project) -> pd.DataFrame:
     """The labelled test tuples of the project's Method 4 splits, each with its epoch."""
     table, labelled = project.data.table, project.data.table["label"].notna().to_numpy()
     parts = []

@@ -134,3 +134,36 @@ def test_the_projects_own_model_is_judged_by_its_own_backtest(evolved_sample, tm
         assert document["run"] == [], document["benchmarks"]
         assert any("steps aside for the executed-changed rule" in note and "own Method 4 backtest" in note
                    for note in document["notes"]), document["notes"]
+
+
+def test_evaluations_replay_of_the_own_model_judges_each_epoch_on_earlier_ones_only():
+    """evaluate's own-or-shipped replay: each epoch of the own model is decided under the policy
+    judged on the earlier epochs' predictions; what happens in an epoch never sets its own policy."""
+    from selector.project_evaluation import own_policy_replay
+
+    column = FEATURE_NAMES.index
+    rows, predictions = [], []
+    for epoch in range(3):
+        for i in range(10):
+            features = np.zeros(len(FEATURE_NAMES))
+            executed = i < 3  # the rule runs three tuples of ten; one of them changed
+            features[column("executed_changed_share")] = 0.05 if executed else 0.0
+            key = {"new": f"n{epoch}-{i}", "old": f"o{epoch}-{i}", "benchmark": "b"}
+            rows.append({**key, **dict(zip(FEATURE_NAMES, features))})
+            # a model that runs everything in epochs 0 and 1, and only the change in epoch 2
+            score = 1.0 if epoch < 2 or i == 0 else 0.0
+            predictions.append({**key, "model": "m", "scope": "pooled", "epoch": epoch, "label": i == 0, "score": score,
+                                "threshold": 0.5, "run": score >= 0.5})
+    table, predictions = pd.DataFrame(rows), pd.DataFrame(predictions)
+    replay = own_policy_replay(predictions, {1, 2}, table, 0.01)
+    assert sorted(set(replay["epoch"])) == [1, 2]  # only the epochs where select follows the own model
+    run = replay.set_index("new")["run"]
+    # epoch 1: judged on epoch 0, where the model dismissed nothing: the rule decides (runs 3 of 10)
+    assert run[[f"n1-{i}" for i in range(10)]].tolist() == [True] * 3 + [False] * 7
+    # epoch 2: judged on epoch 1 alone (the epochs with enough changes), the model lost again: the
+    # rule decides, although in epoch 2 itself the model would have dismissed more
+    assert run[[f"n2-{i}" for i in range(10)]].tolist() == [True] * 3 + [False] * 7
+    # once epoch 1 showed the model beating the rule, epoch 2 follows it
+    predictions.loc[predictions["epoch"] == 1, "score"] = (predictions["new"].str.endswith("-0")).astype(float)
+    replay = own_policy_replay(predictions, {1, 2}, table, 0.01).set_index("new")["run"]
+    assert replay[[f"n2-{i}" for i in range(10)]].tolist() == [True] + [False] * 9
