@@ -245,9 +245,11 @@ def test_from_an_empty_store_to_a_trained_model_through_both_templates(tmp_path,
     assert "| checksum | run |" in first.summary and "no ancestor" in first.summary
     assert (repository / ".selector").is_dir()
 
-    recorded = run_gitlab_job(repository, "selector-record", {}, stand_ins)
+    recorded = run_gitlab_job(repository, "selector-record", {"SELECTOR_CONFIRM": "true"}, stand_ins)
     assert _pip_requests(stand_ins)[-1] == "install --quiet perf-selector[train]"
     assert "recorded" in recorded and "note: not trained yet" in recorded
+    # confirming asks for the recorded commit's labels: the first commit has none to confirm
+    assert "nothing to confirm" in recorded, recorded
 
     git("checkout", "-q", "--detach", "main")
     second = run_action(repository, {}, stand_ins, tmp_path / "select-2")
@@ -258,7 +260,9 @@ def test_from_an_empty_store_to_a_trained_model_through_both_templates(tmp_path,
     dotenv = _dotenv(repository / "selector.env")
     assert dotenv == {"SELECTOR_ANY": "true", "SELECTOR_RUN": " ".join(json.loads(second.outputs["run"]))}
 
-    trained = run_action(repository, {"mode": "record"}, stand_ins, tmp_path / "record-2")
+    trained = run_action(repository, {"mode": "record", "confirm": "true"}, stand_ins, tmp_path / "record-2")
     assert trained.skipped == SKIPPED_ACTIONS + ["actions/cache/save@v4"]
+    # the sample counts instructions: exact, its labels need no confirmation, and the step says so
+    assert any("nothing to confirm" in log for log in trained.logs), "\n".join(trained.logs)
     assert _pip_requests(stand_ins)[-1] == f"install --quiet {ROOT}[train]"
     assert (repository / ".selector" / "models" / "manifest.json").exists(), "\n".join(trained.logs)
