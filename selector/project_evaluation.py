@@ -325,7 +325,9 @@ def markdown(document: dict) -> str:
               "per-benchmark": "Own history, one model per benchmark",
               CROSS_PROJECT: "Leave one project out: trained on the other projects only, benchmark identity not an input",
               OWN_OR_SHIPPED: "What select does: the cross-project model until the project's own pooled model has "
-                              f"learnt from {OWN_POSITIVES_NEEDED} changes, then its own; and a run wherever the "
+                              f"learnt from {OWN_POSITIVES_NEEDED} changes, then its own under the policy its earlier "
+                              "epochs earned (the model, the model within the executed-changed rule, or the rule); "
+                              "and a run wherever the "
                               "predicted instruction change reaches min_effect"}
     columns = ["tuples", "positives", "auroc", "mean_benchmark_auroc", "hit_rate", "dismiss_rate", "time_saved", "missed"]
     for scope in scopes:
