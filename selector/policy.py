@@ -8,9 +8,13 @@ or the rule.  The shipped bundle's evidence is each training project held out in
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from features.catalogue import FEATURE_NAMES
+from features.tuples import TUPLE_KEYS
 from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from selector.selection import decide, executed_rule_scores
+from selector.shipped_model import OWN_POSITIVES_NEEDED
 
 
 def policy_evidence(scores: np.ndarray, thresholds: np.ndarray, features: np.ndarray, labels: np.ndarray,
@@ -23,6 +27,30 @@ def policy_evidence(scores: np.ndarray, thresholds: np.ndarray, features: np.nda
     return {"tuples": len(labels), "changes": int(labels.sum()),
             **{name: _rates(decide_by_policy(policy, scores, thresholds, features, min_effect), labels)
                for name, policy in (("model", "model"), (WITHIN_RULE, WITHIN_RULE), ("rule", STEPPING_ASIDE_RULE))}}
+
+
+def own_model_epochs(plan, labels: pd.Series) -> set[int]:
+    """The epochs of a backtest `plan` whose training tuples hold OWN_POSITIVES_NEEDED changes
+    (`labels` of the plan's tuples): where `select` would follow the project's own model."""
+    return {split.epoch for split in plan.splits
+            if int((labels.iloc[split.train] == True).sum()) >= OWN_POSITIVES_NEEDED}  # noqa: E712
+
+
+def feature_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """A feature table's FEATURE_NAMES columns, one row per tuple, indexed by TUPLE_KEYS (for features_of)."""
+    return table.drop_duplicates(TUPLE_KEYS).set_index(TUPLE_KEYS)[list(FEATURE_NAMES)]
+
+
+def features_of(rows: pd.DataFrame, tuples: pd.DataFrame) -> np.ndarray:
+    """The features (feature_rows) of `tuples` (TUPLE_KEYS columns), in their order."""
+    return rows.reindex(pd.MultiIndex.from_frame(tuples[TUPLE_KEYS])).to_numpy(float)
+
+
+def backtest_evidence(predictions: pd.DataFrame, rows: pd.DataFrame, min_effect: float) -> dict:
+    """policy_evidence of a backtest's predictions (a score, threshold and label per tuple), their
+    features looked up in `rows` (feature_rows)."""
+    return policy_evidence(predictions["score"].to_numpy(float), predictions["threshold"].to_numpy(float),
+                           features_of(rows, predictions), predictions["label"].to_numpy(bool), min_effect)
 
 
 def decide_by_policy(policy: str, scores: np.ndarray, thresholds: np.ndarray, features: np.ndarray,

@@ -35,7 +35,9 @@ from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
 from selector.config import Config, load_config
 from selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
-from selector.policy import decide_by_policy, policy_evidence, policy_from
+from selector.policy import (
+    backtest_evidence, decide_by_policy, feature_rows, features_of, own_model_epochs, policy_evidence, policy_from,
+)
 from selector.selection import predicted_effect_reaches
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 from storage.store import Store
@@ -121,9 +123,7 @@ def own_or_shipped(project: Project, own: pd.DataFrame, crossed: pd.DataFrame) -
     """What `select` does with the shipped model, epoch by epoch: the project's own pooled model
     once its training tuples hold OWN_POSITIVES_NEEDED changes, under the policy `train` would
     have recorded then (own_policy_replay), the cross-project one before."""
-    labels = project.data.table["label"]
-    enough = {split.epoch for split in project.data.plan.splits
-              if int((labels.iloc[split.train] == True).sum()) >= OWN_POSITIVES_NEEDED}  # noqa: E712
+    enough = own_model_epochs(project.data.plan, project.data.table["label"])
     pooled = own[own["scope"] == "pooled"]
     own_part = own_policy_replay(pooled, enough, project.data.table, project.config.labels.min_effect)
     crossed_part = crossed[~crossed["epoch"].isin(enough)]
@@ -142,23 +142,17 @@ def own_policy_replay(pooled: pd.DataFrame, enough: set, table: pd.DataFrame, mi
     every earlier one while there are none), each of which was trained on its own past, so no
     epoch's policy sees its own tuples or later ones.  The earlier epochs stand in for those of
     a backtest run at the boundary, which places its epochs from a shorter history."""
-    rows = table.drop_duplicates(TUPLE_KEYS).set_index(TUPLE_KEYS)[list(FEATURE_NAMES)]
-
-    def features(part: pd.DataFrame) -> np.ndarray:
-        return rows.reindex(pd.MultiIndex.from_frame(part[TUPLE_KEYS])).to_numpy(float)
-
+    rows = feature_rows(table)
     parts = []
     for _, predictions in pooled.groupby("model", sort=False):
         for epoch, tests in predictions[predictions["epoch"].isin(enough)].groupby("epoch"):
             earlier = predictions[predictions["epoch"] < epoch]
             judged = earlier[earlier["epoch"].isin(enough)]
             judged = judged if len(judged) else earlier
-            policy = "model"
-            if len(judged):
-                policy = policy_from({"own": policy_evidence(judged["score"].to_numpy(float), judged["threshold"].to_numpy(float),
-                                                             features(judged), judged["label"].to_numpy(bool), min_effect)})[0]
+            policy = policy_from({"own": backtest_evidence(judged, rows, min_effect)})[0] if len(judged) else "model"
             parts.append(tests.assign(run=decide_by_policy(policy, tests["score"].to_numpy(float),
-                                                           tests["threshold"].to_numpy(float), features(tests), min_effect)))
+                                                           tests["threshold"].to_numpy(float), features_of(rows, tests),
+                                                           min_effect)))
     return pd.concat(parts, ignore_index=True) if parts else pooled.iloc[:0]
 
 

@@ -53,8 +53,9 @@ def benchmark_costs(measurements: pa.Table) -> dict[tuple[str, str], float]:
 
 
 def evaluation_data(store: Store, config: Config, method: str, options: dict,
-                    benchmarks: Sequence[str] | None = None) -> EvaluationData:
-    history = load_history(store)
+                    benchmarks: Sequence[str] | None = None, history: History | None = None) -> EvaluationData:
+    """`history`: the store's, when the caller has loaded it already (else it is loaded here)."""
+    history = history if history is not None else load_history(store)
     known = benchmarks_of(history)
     chosen = list(benchmarks) if benchmarks else known
     unknown = sorted(set(chosen) - set(known))

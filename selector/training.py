@@ -17,7 +17,7 @@ import pandas as pd
 
 from collectors.errors import UserError
 from features.catalogue import FEATURE_NAMES
-from features.tuples import TUPLE_KEYS, closest_tuples
+from features.tuples import closest_tuples
 from models.backtest import FittedModel, measured_effects, train_one
 from models.design import design_matrix
 from models.bundle import Bundle, save_bundle
@@ -25,8 +25,8 @@ from models.registry import model_spec
 from selector.config import Config, harness_digest
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 from selector.feature_table import benchmarks_of
-from storage.history import load_history
-from selector.policy import policy_evidence, policy_from
+from storage.history import History, load_history
+from selector.policy import backtest_evidence, feature_rows, own_model_epochs, policy_from
 from selector.store_backtest import evaluation_data, labelled_feature_table, run_backtest
 from storage.store import Store
 
@@ -91,7 +91,7 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         settings["shipped_threshold"] = adapted_shipped_threshold(table, config, target_hit_rate)
     deciding = [m.benchmark for m in fitted if m.training_positives >= OWN_POSITIVES_NEEDED]
     if deciding:  # select will follow this model for some benchmarks: does it earn its keep here?
-        settings |= own_policy(store, config, model, scope, target_hit_rate, seed, operating_point, chosen,
+        settings |= own_policy(store, config, history, model, scope, target_hit_rate, seed, operating_point, chosen,
                                None if scope == "pooled" else deciding)
     bundle = save_bundle(bundle_path, fitted, list(FEATURE_NAMES), trained_on, settings, training_inputs=inputs)
     summary = pd.DataFrame([{
@@ -103,8 +103,8 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
     return bundle, summary
 
 
-def own_policy(store: Store, config: Config, model: str, scope: str, target_hit_rate: float, seed: int,
-               operating_point: str, benchmarks: Sequence[str], judged: Sequence[str] | None) -> dict:
+def own_policy(store: Store, config: Config, history: History, model: str, scope: str, target_hit_rate: float,
+               seed: int, operating_point: str, benchmarks: Sequence[str], judged: Sequence[str] | None) -> dict:
     """The policy `select` follows with the project's own model (selector.policy), from the
     project's own Method 4 backtest of that model: on the test tuples of the epochs whose
     training held OWN_POSITIVES_NEEDED changes (where `select` would follow it, before that the
@@ -113,22 +113,17 @@ def own_policy(store: Store, config: Config, model: str, scope: str, target_hit_
     trained on its past alone.  A history too short for the backtest leaves the model to
     decide, and the reason says so."""
     try:
-        data = evaluation_data(store, config, "method4", OWN_BACKTEST, benchmarks)
+        data = evaluation_data(store, config, "method4", OWN_BACKTEST, benchmarks, history)
     except UserError as error:
         return {"policy": "model", "policy_reason": f"not judged against the executed-changed rule: {error}"}
     predictions = run_backtest(data, [model], [scope], target_hit_rate, seed, operating_point=operating_point).predictions
-    labels = data.table["label"]
-    enough = {split.epoch for split in data.plan.splits
-              if int((labels.iloc[split.train] == True).sum()) >= OWN_POSITIVES_NEEDED}  # noqa: E712
+    enough = own_model_epochs(data.plan, data.table["label"])
     tests = predictions[predictions["epoch"].isin(enough)] if enough else predictions
     if judged is not None:
         tests = tests[tests["benchmark"].isin(judged)]
     if tests.empty:
         return {"policy": "model", "policy_reason": "not judged against the executed-changed rule: its backtest tested no tuple"}
-    rows = data.table.drop_duplicates(TUPLE_KEYS).set_index(TUPLE_KEYS)
-    features = rows[list(FEATURE_NAMES)].reindex(pd.MultiIndex.from_frame(tests[TUPLE_KEYS])).to_numpy(float)
-    evidence = {OWN_EVIDENCE: policy_evidence(tests["score"].to_numpy(float), tests["threshold"].to_numpy(float), features,
-                                              tests["label"].to_numpy(bool), config.labels.min_effect)}
+    evidence = {OWN_EVIDENCE: backtest_evidence(tests, feature_rows(data.table), config.labels.min_effect)}
     epochs = f"{len(enough)} epochs trained on {OWN_POSITIVES_NEEDED} changes or more" if enough else "every epoch"
     policy, reason = policy_from(evidence, f"in this project's own Method 4 backtest ({epochs})")
     return {"policy": policy, "policy_reason": reason, "evidence": evidence}
