@@ -24,13 +24,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from features.catalogue import STEERING_FEATURES
 from models.evaluation import OPERATING_POINTS
 
 # groups of features an ablation can take away (features/catalogue.py)
 FEATURE_GROUPS = {"executed": ("executed_changed_share", "predicted_effect", "predicted_effect_size"),
-                  # changed code that steers execution (issue 27)
-                  "steering": ("changed_writes_hot_data", "executed_constant_change", "changed_cpu_dispatch",
-                               "changed_field_constant_readers")}
+                  "steering": STEERING_FEATURES}
 from selector.store_backtest import run_backtest
 from selector.project_evaluation import cross_project_predictions, load_projects, project_table
 

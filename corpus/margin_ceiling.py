@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from features.catalogue import FEATURE_NAMES
+from features.catalogue import FEATURE_NAMES, STEERING_FEATURES
 from selector.project_evaluation import method4_test_tuples, load_projects
 from selector.selection import executed_rule_scores
 
@@ -36,16 +36,13 @@ MARGIN = 0.10
 NOT_OF_THE_CHANGE = {"commit_hops", "commit_days", "benchmark_noise", "build_config_changed"}
 
 
-STEERING = ["changed_writes_hot_data", "executed_constant_change", "changed_cpu_dispatch", "changed_field_constant_readers"]
-
-
 def kept_otherwise(table: pd.DataFrame, min_effect: float) -> np.ndarray:
     """Tuples a reason other than the executed share keeps: a changed build or data object read,
     a steering feature, a predicted instruction change of at least min_effect."""
     value = lambda name: np.nan_to_num(table[name].to_numpy(float))  # noqa: E731
     return ((value("build_config_changed") > 0) | (value("changed_data_reached") > 0)
             | (np.abs(value("predicted_effect")) >= 100 * min_effect)
-            | (np.nan_to_num(table[STEERING].to_numpy(float)) > 0).any(axis=1))
+            | (np.nan_to_num(table[list(STEERING_FEATURES)].to_numpy(float)) > 0).any(axis=1))
 
 
 def transferred_share(others: list) -> float:

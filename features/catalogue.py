@@ -480,3 +480,6 @@ def changed_cpu_dispatch(t: TupleView) -> float:
 
 
 FEATURE_NAMES = [f.name for f in CATALOGUE]
+# the features of changed code that steers execution (issue 27): what runs after it, not what it runs
+STEERING_FEATURES = ("changed_writes_hot_data", "executed_constant_change", "changed_cpu_dispatch",
+                     "changed_field_constant_readers")
