@@ -120,6 +120,16 @@ class Bundle:
         # the estimators were fitted on DataFrames: they are scored on one, with its column names
         return positive_scores(model, X if isinstance(X, pd.DataFrame) else pd.DataFrame(X, columns=entry.columns))
 
+    def load_estimators(self, portable: bool = False) -> None:
+        """Load every entry's model (files verified by load_bundle).  With ``portable``, the ONNX
+        forms when every entry has one and onnxruntime is installed, else the skops ones."""
+        use_portable = portable and all(entry.portable_file for entry in self.entries) and _onnxruntime_installed()
+        for entry in self.entries:
+            if use_portable:
+                self.estimators[entry.file] = _load_portable(self.directory / entry.portable_file)
+            else:
+                self.estimators[entry.file] = _load_model(self.directory / entry.file)
+
     def stale_reason(self, benchmark: str, harness: str, feature_names: list[str]) -> str | None:
         """Why this bundle cannot decide for `benchmark` now, or None: no model of it, a feature it
         was trained on that the catalogue (`feature_names`) no longer has, or the benchmark's
@@ -218,15 +228,12 @@ def load_bundle(directory: Path, load_models: bool = True, portable: bool = Fals
         _check_entry(manifest_path, entry, manifest["feature_names"])
     bundle = Bundle(entries, manifest["feature_names"], manifest["trained_on"], manifest["settings"], manifest["created"],
                     directory=directory)
-    use_portable = portable and all(entry.portable_file for entry in entries) and _onnxruntime_installed()
     for entry in entries:
-        path = _verified(directory, entry.file, entry.sha256)
-        if use_portable:
-            portable_path = _verified(directory, entry.portable_file, entry.portable_sha256)
-            if load_models:
-                bundle.estimators[entry.file] = _load_portable(portable_path)
-        elif load_models:
-            bundle.estimators[entry.file] = _load_model(path)
+        _verified(directory, entry.file, entry.sha256)
+        if entry.portable_file:
+            _verified(directory, entry.portable_file, entry.portable_sha256)
+    if load_models:
+        bundle.load_estimators(portable)
     return bundle
 
 

@@ -601,7 +601,12 @@ def _bundle(path: Path, notes: list[str], refused_what: str = ""):
     if not (path / "manifest.json").exists():
         return None, "no trained model (run selector train)"
     try:
-        return load_bundle(path, portable=True), ""
+        bundle = load_bundle(path, load_models=False)
+        # A bundle that lets the executed-changed rule decide never scores its model: it is not
+        # loaded, so the core install selects even where the model has no ONNX form.
+        if not steps_aside(bundle):
+            bundle.load_estimators(portable=True)
+        return bundle, ""
     except BundleError as error:
         notes.append(f"{BUNDLE_REFUSED}: {refused_what}{error}")
         return None, "the model bundle was refused (see notes); run selector train"
