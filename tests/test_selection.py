@@ -150,12 +150,12 @@ def test_a_given_binary_decides_as_the_commit_built_by_select(project, tmp_path)
 
 def test_the_push_path_imports_neither_pandas_nor_scikit_learn(evolved_sample, tmp_path):
     """select reads the store as Arrow tables, builds the features from them and scores with
-    the ONNX form: pandas (0.3-0.5 s to import) and scikit-learn are never loaded.  The project
-    has no model of its own (the demo's own model steps aside for the rule, which scores
-    nothing): the shipped cross-project model decides."""
+    the ONNX form: pandas (0.3-0.5 s to import) and scikit-learn are never loaded.  The collected
+    sample has no model of its own (the `project` fixture's steps aside for the rule, which
+    scores nothing): the shipped cross-project model decides."""
     project = tmp_path / "project"
     shutil.copytree(evolved_sample[0], project, symlinks=True)
-    shutil.rmtree(project / ".selector" / "models", ignore_errors=True)
+    assert not (project / ".selector" / "models").exists()
     result = cli("select", "HEAD~1", "--repo", str(project), "--format", "json", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.returncode in (0, 1), result.stderr
     imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}

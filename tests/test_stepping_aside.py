@@ -90,9 +90,8 @@ def test_the_projects_own_model_is_judged_by_its_own_backtest(evolved_sample, tm
     a model that runs everything dismisses less than the rule and steps aside for it."""
     import subprocess
 
-    from features.catalogue import FEATURE_NAMES
     from selector.config import load_config
-    from selector.policy import policy_evidence
+    from selector.policy import backtest_evidence, feature_rows
     from selector.store_backtest import evaluation_data, run_backtest
     from selector.training import OWN_BACKTEST, OWN_EVIDENCE
     from storage.store import Store
@@ -112,11 +111,7 @@ def test_the_projects_own_model_is_judged_by_its_own_backtest(evolved_sample, tm
     store, config = Store(root / ".selector", create=False), load_config(root / "selector.toml")
     data = evaluation_data(store, config, "method4", OWN_BACKTEST)
     tests = run_backtest(data, [model], ["pooled"], 0.95, 0).predictions
-    rule = data.table.drop_duplicates(["new", "old", "benchmark"]).set_index(["new", "old", "benchmark"])
-    labels = tests["label"].to_numpy(bool)
-    features = rule[list(FEATURE_NAMES)].reindex(pd.MultiIndex.from_frame(tests[["new", "old", "benchmark"]])).to_numpy(float)
-    recomputed = policy_evidence(tests["score"].to_numpy(float), tests["threshold"].to_numpy(float), features, labels,
-                                 config.labels.min_effect)
+    recomputed = backtest_evidence(tests, feature_rows(data.table), config.labels.min_effect)
     if evidence["tuples"] == recomputed["tuples"]:  # every epoch was trained on enough changes
         assert evidence == recomputed
     assert evidence["rule"]["dismiss_rate"] > 0  # the rule skips what executed no changed code
