@@ -29,7 +29,7 @@ import pandas as pd
 
 from features.catalogue import FEATURE_NAMES, STEERING_FEATURES
 from selector.project_evaluation import method4_test_tuples, load_projects
-from selector.selection import executed_rule_scores
+from models.decision import executed_rule_scores
 
 MARGIN = 0.10
 # distance in commits or days and a benchmark's noise say nothing of what a commit changed

@@ -27,6 +27,7 @@ from features.steering import NO_STEERING, Steering
 TOP_N = 10  # "the hottest functions": how many count as hot
 RECENT_LABELS = 10  # how many earlier labels of a benchmark make its recent history
 LENGTH_CHANGE = 0.10  # Perphecy's ">= 10% instruction delta"
+STARTUP_CALLS = 4  # "executed a few times": main, an init function, once per run or per thread
 ALLOCATORS = frozenset({
     "malloc", "calloc", "realloc", "free", "mmap", "munmap", "posix_memalign", "aligned_alloc", "memalign",
     # operator new, new[], delete, delete[], sized delete: mangled as profiles and calls name them
@@ -345,6 +346,18 @@ def changed_inclusive_share(t: TupleView) -> float:
     return _max_or_zero(t.profile.inclusive[t.changed_reached[1]]) / t.profile.root_inclusive
 
 
+@feature("changed_startup_share", "extension", "Start-up code that runs once and calls the rest (main, an init) steers "
+         "what runs: a new call from it can switch a mode the whole run follows, while its own executed share is nil.")
+def changed_startup_share(t: TupleView) -> float:
+    """Largest inclusive-instruction share of the whole run (0-1) among the changed reached functions
+    that c_o's run called at most STARTUP_CALLS times: start-up code whose callees carry the run."""
+    if t.profile.root_inclusive <= 0:
+        return 0.0
+    positions = t.changed_reached[1]
+    few = positions[t.profile.calls[positions] <= STARTUP_CALLS]
+    return _max_or_zero(t.profile.inclusive[few]) / t.profile.root_inclusive
+
+
 @feature("changed_data_reached", "extension", "Perphecy's open data-dependency problem: a changed table or flag the hot code reads.")
 def changed_data_reached(t: TupleView) -> float:
     """Number of data objects whose contents changed and that a reached function references."""
@@ -482,4 +495,4 @@ def changed_cpu_dispatch(t: TupleView) -> float:
 FEATURE_NAMES = [f.name for f in CATALOGUE]
 # the features of changed code that steers execution (issue 27): what runs after it, not what it runs
 STEERING_FEATURES = ("changed_writes_hot_data", "executed_constant_change", "changed_cpu_dispatch",
-                     "changed_field_constant_readers")
+                     "changed_field_constant_readers", "changed_startup_share")

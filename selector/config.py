@@ -130,6 +130,16 @@ class LabelsSection(_Section):
     min_effect: Annotated[float, msgspec.Meta(ge=0)] = 0.01
 
 
+class SelectSection(_Section):
+    # Who decides what `select` skips: "auto" follows the evidence the model bundle carries
+    # (its model against the executed-changed rule, on projects left out in turn or on the
+    # project's own backtest); "rule" the executed-changed rule alone (no model is loaded,
+    # no training is needed); "within-rule" the model, pruning only among the rule's runs;
+    # "model" the model alone.  Hazards (models/decision.py) run whenever the rule runs them
+    # under every policy.
+    policy: Literal["auto", "rule", "within-rule", "model"] = "auto"
+
+
 class Config(_Section):
     project: ProjectSection
     build: BuildSection
@@ -138,6 +148,7 @@ class Config(_Section):
     profile: ProfileSection = msgspec.field(default_factory=ProfileSection)
     labels: LabelsSection = msgspec.field(default_factory=LabelsSection)
     run: RunSection = msgspec.field(default_factory=RunSection)
+    select: SelectSection = msgspec.field(default_factory=SelectSection)
 
 
 def find_config(repository: str | Path, explicit: str | Path | None = None) -> Path:

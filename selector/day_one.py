@@ -2,7 +2,7 @@
 
 The package's shipped cross-project bundle (or another bundle given), with no training on
 the project at all, is applied by `select`'s own decision code
-(:func:`selector.selection.decide_rows`: the build-configuration rule, the model at its
+(:func:`models.decision.decide_rows`: the build-configuration rule, the model at its
 operating point, the predicted-effect overrule) to every labelled closest-ancestor pair of
 a store: the decisions `select` would have made had the history been pushed commit by
 commit with nothing collected before.  Beside it, the safe rules that need no learning:
@@ -28,7 +28,7 @@ from models.backtest import prediction_frame
 from models.design import design_matrix
 from models.evaluation import score_predictions
 from models.registry import model_spec, positive_scores
-from selector.selection import decide_rows
+from models.decision import decide_rows
 from selector.project_evaluation import Project
 from selector.tables import records
 

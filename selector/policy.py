@@ -13,7 +13,7 @@ import pandas as pd
 from features.catalogue import FEATURE_NAMES
 from features.tuples import TUPLE_KEYS
 from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
-from selector.selection import decide, executed_rule_scores
+from models.decision import decide_by_policy
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 
 
@@ -51,15 +51,6 @@ def backtest_evidence(predictions: pd.DataFrame, rows: pd.DataFrame, min_effect:
     features looked up in `rows` (feature_rows)."""
     return policy_evidence(predictions["score"].to_numpy(float), predictions["threshold"].to_numpy(float),
                            features_of(rows, predictions), predictions["label"].to_numpy(bool), min_effect)
-
-
-def decide_by_policy(policy: str, scores: np.ndarray, thresholds: np.ndarray, features: np.ndarray,
-                     min_effect: float) -> np.ndarray:
-    """Which tuples run under `policy` (policy_from's), as `select` decides them."""
-    rule = executed_rule_scores(features)
-    if policy == STEPPING_ASIDE_RULE:
-        return decide(rule, np.full(len(features), 0.5), features, min_effect).run
-    return decide(scores, thresholds, features, min_effect, within=rule > 0 if policy == WITHIN_RULE else None).run
 
 
 def policy_from(evidence: dict[str, dict], judged_on: str = "held out in turn") -> tuple[str, str]:

@@ -36,9 +36,9 @@ from models.registry import model_spec, positive_scores
 from selector.config import Config, load_config
 from selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
 from selector.policy import (
-    backtest_evidence, decide_by_policy, feature_rows, features_of, own_model_epochs, policy_evidence, policy_from,
+    backtest_evidence, feature_rows, features_of, own_model_epochs, policy_evidence, policy_from,
 )
-from selector.selection import predicted_effect_reaches
+from models.decision import decide_by_policy, predicted_effect_reaches
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 from storage.store import Store
 from selector.tables import records

@@ -23,7 +23,6 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -37,8 +36,9 @@ from collectors.repository import Repository
 from collectors.errors import UserError
 from collectors.static_analysis import AnalysisInProgress, analyse_binary
 from features.catalogue import FEATURE_NAMES, common_indices
-from models.design import any_positive
-from models.names import EXECUTED_CHANGE_COLUMNS, STEPPING_ASIDE_RULE, WITHIN_RULE
+from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
+from models.decision import (BUILD_CONFIG_CHANGED, PREDICTED_EFFECT, decide_rows, executed_rule_scores, fired_hazards,
+                             predicted_effect_reaches, steps_aside, within_rule)
 from storage.history import History, measured_runs, with_current_build_configs
 from collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
 from selector.config import Config, harness_digest, has_benchmarks
@@ -49,9 +49,6 @@ from storage.store import Store
 SCHEMA_VERSION = 1
 MAX_WALK = 5000  # commits of git history searched for a profiled ancestor
 DRIVERS_SHOWN = 5
-BUILD_CONFIG_CHANGED = FEATURE_NAMES.index("build_config_changed")
-PREDICTED_EFFECT = FEATURE_NAMES.index("predicted_effect")
-EXECUTED_RULE_COLUMNS = [FEATURE_NAMES.index(name) for name in EXECUTED_CHANGE_COLUMNS]
 # the columns of each table the feature builder reads
 COMMIT_COLUMNS = ["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]
 # The columns of the stored functions and objects tables that the feature builder reads
@@ -187,7 +184,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
                        sorted({old for old, _ in pairs.values()}), new_binary)
     builder = FeatureBuilder(history)
     features = dict(zip(pairs, builder.rows((sha, old, b, hops, None) for b, (old, hops) in pairs.items())))
-    bundle, shipped, model_note = _models(bundle_path, store, notes)
+    bundle, shipped, model_note = _models(bundle_path, store, notes, config.select.policy)
     for benchmark, (old, hops) in pairs.items():
         decision = _decide(benchmark, old, hops, features[benchmark], builder, sha, config, bundle, shipped, model_note, notes)
         decisions[benchmark] = overrule_by_predicted_effect(decision, config.labels.min_effect)
@@ -309,16 +306,16 @@ def _new_build_config(repository: Repository, config: Config, stored: pa.Table, 
                          roots=[repository.top])
 
 
-def _models(bundle_path: Path | None, store: Store, notes: list[str]):
+def _models(bundle_path: Path | None, store: Store, notes: list[str], policy: str = "auto"):
     """(the project's bundle or None, the shipped model when it selects instead or None, why
-    there is no model)."""
+    there is no model); `policy`: [select] policy, which overrides the bundles' own."""
     own_path = bundle_path or Path(store.root) / "models"
-    bundle, model_note = _bundle(own_path, notes)
+    bundle, model_note = _bundle(own_path, notes, policy=policy)
     # No model of the project's own (and none named): the shipped cross-project model selects.
     # A bundle that exists but was refused (tampered, damaged) is no such case: run everything.
     has_own = (own_path / "manifest.json").exists()
     own_too_thin = bundle is not None and any(e.training_positives < OWN_POSITIVES_NEEDED for e in bundle.entries)
-    shipped = _shipped(notes) if bundle_path is None and (not has_own or own_too_thin) else None
+    shipped = _shipped(notes, policy) if bundle_path is None and (not has_own or own_too_thin) else None
     if bundle is None and shipped is not None:
         bundle, model_note = shipped, ""
         notes.append(f"no model of this project yet: {describe(shipped.trained_on)} selects; "
@@ -358,82 +355,17 @@ def _decide(benchmark: str, old: str, hops: int, features: list[float], builder,
         ruled_out = within_rule(scorer) and not executed_rule_scores(np.array([features], dtype=float))[0]
         decision.reason = _explain_rule(runs, decision.drivers) if steps_aside(scorer) or ruled_out else \
             _explain(runs, probability, scorer.entry_for(benchmark), decision.drivers)
+        harmless = scorer.settings.get("harmless_hazards", {}).get(benchmark, {})
+        if row.why[0] == "hazard":
+            decision.decision = "run"
+            decision.reason = (f"hazard: {', '.join(fired_hazards(features, harmless))} fired where the executed-changed "
+                               f"rule runs; a model may not prune it (the model alone would skip: {decision.reason})")
+        elif not runs and (shown := [h for h in fired_hazards(features) if h in harmless]):
+            decision.reason += "; " + "; ".join(
+                f"{h} shown harmless for this benchmark by the project's history ({harmless[h]['fired']} labelled pairs, "
+                "none a change)" for h in shown)
     decision.predicted_effect = round(float(features[PREDICTED_EFFECT]), 4)
     return decision
-
-
-@dataclass
-class RowDecisions:
-    """select's decisions for rows of features, and what decided each."""
-
-    run: np.ndarray  # bool
-    probability: np.ndarray  # the model's probability of a change (nan: no model for the benchmark)
-    threshold: np.ndarray  # its operating point
-    model_runs: np.ndarray  # bool: the model alone says run
-    why: np.ndarray  # "build configuration", "no model", "model", "predicted effect" or "skip"
-
-
-def decide_rows(bundle, features: np.ndarray, benchmarks: Sequence[str], min_effect: float) -> RowDecisions:
-    """select's rule for rows of features (FEATURE_NAMES order) of `benchmarks`, with a current
-    `bundle`: run when the build configuration or toolchain changed, when no model of the
-    benchmark is there, when the model's probability reaches its operating point (or, where the
-    bundle's model steps aside, when the executed-changed rule says run), or when the predicted
-    instruction change reaches `min_effect` (a fraction).  `select` decides each benchmark with
-    it, and `selector evaluate --shipped` every labelled pair of a store."""
-    features = np.atleast_2d(np.asarray(features, dtype=float))
-    if steps_aside(bundle):
-        return decide(executed_rule_scores(features), np.full(len(features), 0.5), features, min_effect)
-    probability, threshold = np.full(len(features), np.nan), np.full(len(features), np.nan)
-    for entry, rows in _rows_by_entry(bundle, benchmarks):
-        probability[rows] = bundle.score_rows(entry, features[rows], [benchmarks[r] for r in rows], list(FEATURE_NAMES))
-        threshold[rows] = entry.threshold
-    within = executed_rule_scores(features) > 0 if within_rule(bundle) else None
-    return decide(probability, threshold, features, min_effect, within)
-
-
-def decide(probability: np.ndarray, threshold: np.ndarray, features: np.ndarray, min_effect: float,
-           within: np.ndarray | None = None) -> RowDecisions:
-    """The decisions from a policy's probabilities and operating points (nan: no model) and the
-    rules around it: the build configuration and the predicted instruction change.  `within`:
-    the rows the model may run at all (the executed-changed rule's runs, for WITHIN_RULE)."""
-    no_model = np.isnan(probability)
-    model_runs = ~no_model & (np.nan_to_num(probability, nan=-np.inf) >= threshold)
-    if within is not None:
-        model_runs &= within
-    forced = features[:, BUILD_CONFIG_CHANGED] > 0
-    by_effect = predicted_effect_reaches(np.nan_to_num(features[:, PREDICTED_EFFECT]), min_effect)
-    why = np.select([forced, no_model, model_runs, by_effect], ["build configuration", "no model", "model", "predicted effect"],
-                    "skip")
-    return RowDecisions(why != "skip", probability, threshold, model_runs, why)
-
-
-def steps_aside(bundle) -> bool:
-    """Whether the bundle's own evidence (its model against the executed-changed rule on projects
-    held out in turn) said the rule does better: then the rule decides."""
-    return bundle is not None and bundle.settings.get("policy") == STEPPING_ASIDE_RULE
-
-
-def within_rule(bundle) -> bool:
-    """Whether the bundle's evidence chose to let its model decide only among what the
-    executed-changed rule runs (it prunes the rule's runs, never adds to them)."""
-    return bundle is not None and bundle.settings.get("policy") == WITHIN_RULE
-
-
-def executed_rule_scores(features: np.ndarray) -> np.ndarray:
-    """The executed-changed rule (models.baselines): 1 when a changed block executed in c_o's run,
-    a reached function was deleted, a data object it reads changed or the build changed; else 0."""
-    return any_positive(features, EXECUTED_RULE_COLUMNS).astype(float)
-
-
-def _rows_by_entry(bundle, benchmarks: Sequence[str]) -> list[tuple]:
-    """(entry, the row positions it scores) for each bundle entry that scores some benchmark
-    (rows of a benchmark without an entry are left out)."""
-    groups: dict = {}
-    for row, benchmark in enumerate(benchmarks):
-        entry = bundle.entry_for(benchmark)
-        if entry is not None:
-            groups.setdefault(id(entry), (entry, []))[1].append(row)
-    return [(entry, np.asarray(rows)) for entry, rows in groups.values()]
 
 
 def _model_document(bundle, shipped, bundle_path: Path) -> dict | None:
@@ -587,21 +519,29 @@ def _said_once(notes: list) -> list[str]:
     return list(dict.fromkeys(str(note) for note in texts))
 
 
-def _shipped(notes: list[str]):
+def _shipped(notes: list[str], policy: str = "auto"):
     """The shipped cross-project bundle, or None (not installed, or refused: then a note says so)."""
     path = shipped_bundle_path()
-    return _bundle(path, notes, "the shipped cross-project model: ")[0] if path is not None else None
+    return _bundle(path, notes, "the shipped cross-project model: ", policy)[0] if path is not None else None
 
 
-def _bundle(path: Path, notes: list[str], refused_what: str = ""):
+# [select] policy's names for the bundles' policies (models.names)
+CHOSEN_POLICIES = {"rule": STEPPING_ASIDE_RULE, "within-rule": WITHIN_RULE, "model": "model"}
+
+
+def _bundle(path: Path, notes: list[str], refused_what: str = "", policy: str = "auto"):
     """(the bundle at `path`, "") or (None, why not); a refused bundle is also noted, as
-    BUNDLE_REFUSED, `refused_what` naming it."""
+    BUNDLE_REFUSED, `refused_what` naming it.  A `policy` other than "auto" replaces the
+    bundle's own (for this selection only: the file is not touched)."""
     from models.bundle import BundleError, load_bundle
 
     if not (path / "manifest.json").exists():
         return None, "no trained model (run selector train)"
     try:
         bundle = load_bundle(path, load_models=False)
+        if policy != "auto":
+            bundle.settings["policy"] = CHOSEN_POLICIES[policy]
+            bundle.settings["policy_reason"] = f'[select] policy = "{policy}" in selector.toml'
         # A bundle that lets the executed-changed rule decide never scores its model: it is not
         # loaded, so the core install selects even where the model has no ONNX form.
         if not steps_aside(bundle):
@@ -632,12 +572,6 @@ def drivers(builder, new: str, old: str, benchmark: str, profiled: str | None = 
     return found[:DRIVERS_SHOWN] + [d for d in found[DRIVERS_SHOWN:] if d.change == "data"]
 
 
-def predicted_effect_reaches(predicted_percent, min_effect: float):
-    """Whether a predicted instruction change (percent; a number or an array) reaches `min_effect`
-    (a fraction): the rule by which select runs what a model would skip."""
-    return np.abs(predicted_percent) >= 100 * min_effect
-
-
 def overrule_by_predicted_effect(decision: Decision, min_effect: float) -> Decision:
     """A skip becomes a run when the predicted instruction change reaches `min_effect` (a fraction):
     a model learns from few changes, the prediction is the code's own arithmetic."""
@@ -657,8 +591,9 @@ def _explain_rule(runs: bool, reasons: list[Driver]) -> str:
 
 
 def _explain(runs: bool, probability: float, entry, reasons: list[Driver]) -> str:
-    comparison = f"p={probability:.2f} {'>=' if runs else '<'} {entry.threshold:.2f}" if np.isfinite(entry.threshold) else \
-        "no performance change in the training history yet: always run"
+    relation = ("reaches" if probability < entry.threshold else ">=") if runs else "<"  # reaches: within SCORE_RESOLUTION
+    comparison = f"p={_shown(probability, entry.threshold)} {relation} {_shown(entry.threshold, probability)}" \
+        if np.isfinite(entry.threshold) else "no performance change in the training history yet: always run"
     if not reasons:
         return f"{comparison}; nothing this benchmark reached changed"
     top = reasons[0]
@@ -666,6 +601,14 @@ def _explain(runs: bool, probability: float, entry, reasons: list[Driver]) -> st
                                               "instructions)" if top.change != "data" else " (a data object it reads)")
     more = f" and {len(reasons) - 1} more" if len(reasons) > 1 else ""
     return f"{comparison}; {what}{more}"
+
+
+def _shown(value: float, other: float) -> str:
+    """`value` with as many decimals as it takes to tell it from `other` (at most 7)."""
+    for digits in range(2, 8):
+        if round(value, digits) != round(other, digits):
+            return f"{value:.{digits}f}"
+    return f"{value:.7f}"
 
 
 def _finite(document: dict) -> dict:

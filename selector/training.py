@@ -19,6 +19,7 @@ from collectors.errors import UserError
 from features.catalogue import FEATURE_NAMES
 from features.tuples import closest_tuples
 from models.backtest import FittedModel, measured_effects, train_one
+from models.decision import harmless_hazards
 from models.design import design_matrix
 from models.bundle import Bundle, save_bundle
 from models.registry import model_spec
@@ -87,6 +88,10 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
     settings = {"model": model, "scope": scope, "target_hit_rate": target_hit_rate, "seed": seed,
                 "operating_point": operating_point,
                 "harness": {benchmark: harness_digest(config, benchmark) for benchmark in chosen}}
+    # The hazards this project's own labelled history shows harmless, per benchmark: only there may
+    # a model prune a tuple on which one fires (models.decision).
+    settings["harmless_hazards"] = harmless_hazards(table[FEATURE_NAMES].to_numpy(float), table["label"].to_numpy(bool),
+                                                    table["benchmark"].tolist())
     if any(m.training_positives < OWN_POSITIVES_NEEDED for m in fitted):  # the shipped model will decide for some
         settings["shipped_threshold"] = adapted_shipped_threshold(table, config, target_hit_rate)
     deciding = [m.benchmark for m in fitted if m.training_positives >= OWN_POSITIVES_NEEDED]
@@ -136,7 +141,7 @@ def adapted_shipped_threshold(table: pd.DataFrame, config: Config, target_hit_ra
     it (the labelled commits so far), and `select` applies it while the shipped model decides."""
     from models.bundle import BundleError, load_bundle
     from models.evaluation import operating_threshold
-    from selector.selection import executed_rule_scores, steps_aside, within_rule
+    from models.decision import executed_rule_scores, steps_aside, within_rule
     from selector.shipped_model import shipped_bundle_path
 
     path, labels = shipped_bundle_path(), table["label"].to_numpy(bool)

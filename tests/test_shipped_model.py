@@ -80,7 +80,7 @@ def test_the_shipped_operating_point_adapts_to_the_projects_own_changes(collecte
     from features.catalogue import FEATURE_NAMES
     from models.bundle import load_bundle
     from selector.config import load_config
-    from selector.selection import executed_rule_scores, steps_aside, within_rule
+    from models.decision import executed_rule_scores, steps_aside, within_rule
     from selector.shipped_model import shipped_bundle_path
     from selector.store_backtest import labelled_feature_table
     from features.tuples import closest_tuples

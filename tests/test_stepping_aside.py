@@ -18,7 +18,7 @@ from models.design import design_matrix
 from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from models.registry import model_spec
 from selector.policy import policy_from
-from selector.selection import decide_rows
+from models.decision import decide_rows
 
 
 def _evidence(model_hit, model_dismiss, rule_hit, rule_dismiss, changes=10, within=(None, None)):

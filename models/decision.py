@@ -1,0 +1,189 @@
+"""How `select` turns a model's scores and a tuple's features into run or skip: the one
+decision rule that `select`, `train`, `evaluate` and the corpus scripts all apply.
+
+Around a model's score stand the rules that need no training:
+- the build configuration or toolchain changed: run;
+- the predicted instruction change reaches `min_effect`: run;
+- the executed-changed rule (a changed basic block executed in the ancestor's run, a reached
+  function deleted, a data object it reads changed, the build changed): where a policy lets
+  the model decide only among the rule's runs, nothing else runs;
+- a hazard: a feature that flags a kind of change which steers what runs rather than how
+  often (CPU-feature dispatch, a changed constant in executed code, start-up code whose
+  callees carry the run, changed code writing data hot code reads, a reached function
+  deleted, the build configuration).  A model has learnt only what its corpus showed it, so
+  such a tuple runs whenever the rule runs it, unless the project's own labelled history
+  shows that hazard harmless for that benchmark (`harmless_hazards`).
+
+One precision decides: a score reaches its threshold when it is at most SCORE_RESOLUTION
+below it.  The ONNX form of a model scores in float32 while `train` sets thresholds on
+float64 scores; the two differ by a few units in the last place of a float32 (seen: a
+change scored 0.3974410236 by ONNX against the 0.3974410594 train had set to include it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from features.catalogue import FEATURE_NAMES
+from models.design import any_positive
+from models.names import EXECUTED_CHANGE_COLUMNS, STEPPING_ASIDE_RULE, WITHIN_RULE
+
+BUILD_CONFIG_CHANGED = FEATURE_NAMES.index("build_config_changed")
+PREDICTED_EFFECT = FEATURE_NAMES.index("predicted_effect")
+EXECUTED_RULE_COLUMNS = [FEATURE_NAMES.index(name) for name in EXECUTED_CHANGE_COLUMNS]
+# Far above a float32's rounding of a probability (6e-8 near 1), far below any gap between
+# two operating points that mean different things.
+SCORE_RESOLUTION = 1e-6
+
+# The hazard features and the value from which each fires (a share or a count above it).
+HAZARDS: dict[str, float] = {
+    "build_config_changed": 0.0,
+    "changed_cpu_dispatch": 0.0,
+    "executed_constant_change": 0.0,
+    "changed_startup_share": 0.5,  # start-up code whose callees carry at least half the run
+    "changed_writes_hot_data": 0.0,
+    "changed_field_constant_readers": 0.0,
+    "reached_functions_deleted": 0.0,
+}
+HAZARD_COLUMNS = [FEATURE_NAMES.index(name) for name in HAZARDS]
+_HAZARD_FLOORS = np.array(list(HAZARDS.values()))
+# A hazard is shown harmless for a benchmark by this many labelled pairs of the project's own
+# history where it fired and the rule ran, none of them a change.
+HARMLESS_AFTER = 10
+
+
+@dataclass
+class RowDecisions:
+    """select's decisions for rows of features, and what decided each."""
+
+    run: np.ndarray  # bool
+    probability: np.ndarray  # the model's probability of a change (nan: no model for the benchmark)
+    threshold: np.ndarray  # its operating point
+    model_runs: np.ndarray  # bool: the model alone says run
+    why: np.ndarray  # "build configuration", "no model", "model", "predicted effect", "hazard" or "skip"
+
+
+def executed_rule_scores(features: np.ndarray) -> np.ndarray:
+    """The executed-changed rule (models.baselines): 1 when a changed block executed in c_o's run,
+    a reached function was deleted, a data object it reads changed or the build changed; else 0."""
+    return any_positive(np.atleast_2d(features), EXECUTED_RULE_COLUMNS).astype(float)
+
+
+def predicted_effect_reaches(predicted_percent, min_effect: float):
+    """Whether a predicted instruction change (percent; a number or an array) reaches `min_effect`
+    (a fraction): the rule by which select runs what a model would skip."""
+    return np.abs(predicted_percent) >= 100 * min_effect
+
+
+def score_reaches(probability, threshold):
+    """Whether a model's score reaches its operating point, at the one precision that decides."""
+    return np.nan_to_num(probability, nan=-np.inf) >= np.asarray(threshold, dtype=float) - SCORE_RESOLUTION
+
+
+def hazards_firing(features: np.ndarray) -> np.ndarray:
+    """(rows, len(HAZARDS)) bool: which hazard features fire on each row."""
+    values = np.nan_to_num(np.atleast_2d(features)[:, HAZARD_COLUMNS])
+    return (values > 0) & (values >= _HAZARD_FLOORS)
+
+
+def fired_hazards(row: Sequence[float], harmless: Sequence[str] = ()) -> list[str]:
+    """The names of the hazards that fire on one row of features, those shown harmless left out."""
+    fired = hazards_firing(np.asarray([row], dtype=float))[0]
+    return [name for name, on in zip(HAZARDS, fired) if on and name not in harmless]
+
+
+def harmless_hazards(features: np.ndarray, labels: np.ndarray, benchmarks: Sequence[str]) -> dict[str, dict[str, dict]]:
+    """From a project's own labelled tuples: for each benchmark, the hazards its history shows
+    harmless (fired, with the rule running, on HARMLESS_AFTER pairs or more, none a change), each
+    with its evidence {"fired": n, "changes": 0}.  What `train` records in the bundle's settings."""
+    features, labels = np.atleast_2d(np.asarray(features, dtype=float)), np.asarray(labels, dtype=bool)
+    fired = hazards_firing(features) & (executed_rule_scores(features) > 0)[:, None]
+    names = np.asarray(benchmarks, dtype=object)
+    shown: dict[str, dict[str, dict]] = {}
+    for benchmark in sorted(set(benchmarks)):
+        rows = names == benchmark
+        for column, hazard in enumerate(HAZARDS):
+            on = rows & fired[:, column]
+            if on.sum() >= HARMLESS_AFTER and not labels[on].any():
+                shown.setdefault(benchmark, {})[hazard] = {"fired": int(on.sum()), "changes": 0}
+    return shown
+
+
+def harmless_mask(harmless: Mapping[str, Mapping[str, dict]] | None, benchmarks: Sequence[str]) -> np.ndarray | None:
+    """(rows, len(HAZARDS)) bool from harmless_hazards' record, for the rows' benchmarks; None without one."""
+    if not harmless:
+        return None
+    return np.array([[hazard in harmless.get(b, {}) for hazard in HAZARDS] for b in benchmarks], dtype=bool)
+
+
+def decide(probability: np.ndarray, threshold: np.ndarray, features: np.ndarray, min_effect: float,
+           within: np.ndarray | None = None, harmless: np.ndarray | None = None) -> RowDecisions:
+    """The decisions from a policy's probabilities and operating points (nan: no model) and the
+    rules around it (see the module's docstring).  `within`: the rows the model may run at all
+    (the executed-changed rule's runs, for WITHIN_RULE); `harmless`: harmless_mask's hazards
+    that the project's history shows harmless for each row's benchmark."""
+    features = np.atleast_2d(np.asarray(features, dtype=float))
+    no_model = np.isnan(probability)
+    model_runs = ~no_model & score_reaches(probability, threshold)
+    if within is not None:
+        model_runs &= within
+    forced = features[:, BUILD_CONFIG_CHANGED] > 0
+    by_effect = predicted_effect_reaches(np.nan_to_num(features[:, PREDICTED_EFFECT]), min_effect)
+    hazards = hazards_firing(features)
+    if harmless is not None:
+        hazards &= ~harmless
+    by_hazard = hazards.any(axis=1) & (executed_rule_scores(features) > 0)
+    why = np.select([forced, no_model, model_runs, by_effect, by_hazard],
+                    ["build configuration", "no model", "model", "predicted effect", "hazard"], "skip")
+    return RowDecisions(why != "skip", probability, threshold, model_runs, why)
+
+
+def decide_by_policy(policy: str, scores: np.ndarray, thresholds: np.ndarray, features: np.ndarray,
+                     min_effect: float, harmless: np.ndarray | None = None) -> np.ndarray:
+    """Which tuples run under `policy` ("model", WITHIN_RULE or STEPPING_ASIDE_RULE), as `select` decides them."""
+    rule = executed_rule_scores(features)
+    if policy == STEPPING_ASIDE_RULE:
+        return decide(rule, np.full(len(rule), 0.5), features, min_effect).run
+    return decide(scores, thresholds, features, min_effect, within=rule > 0 if policy == WITHIN_RULE else None,
+                  harmless=harmless).run
+
+
+def steps_aside(bundle) -> bool:
+    """Whether the bundle's policy lets the executed-changed rule decide."""
+    return bundle is not None and bundle.settings.get("policy") == STEPPING_ASIDE_RULE
+
+
+def within_rule(bundle) -> bool:
+    """Whether the bundle's policy lets its model decide only among what the executed-changed
+    rule runs (it prunes the rule's runs, never adds to them)."""
+    return bundle is not None and bundle.settings.get("policy") == WITHIN_RULE
+
+
+def decide_rows(bundle, features: np.ndarray, benchmarks: Sequence[str], min_effect: float) -> RowDecisions:
+    """select's rule for rows of features (FEATURE_NAMES order) of `benchmarks`, with a current
+    `bundle`: the bundle's policy, its models' scores against their operating points, and the
+    hazards its project's history shows harmless (its settings' "harmless_hazards")."""
+    features = np.atleast_2d(np.asarray(features, dtype=float))
+    if steps_aside(bundle):
+        return decide(executed_rule_scores(features), np.full(len(features), 0.5), features, min_effect)
+    probability, threshold = np.full(len(features), np.nan), np.full(len(features), np.nan)
+    for entry, rows in _rows_by_entry(bundle, benchmarks):
+        probability[rows] = bundle.score_rows(entry, features[rows], [benchmarks[r] for r in rows], list(FEATURE_NAMES))
+        threshold[rows] = entry.threshold
+    within = executed_rule_scores(features) > 0 if within_rule(bundle) else None
+    return decide(probability, threshold, features, min_effect, within,
+                  harmless_mask(bundle.settings.get("harmless_hazards"), benchmarks))
+
+
+def _rows_by_entry(bundle, benchmarks: Sequence[str]) -> list[tuple]:
+    """(entry, the row positions it scores) for each bundle entry that scores some benchmark
+    (rows of a benchmark without an entry are left out)."""
+    groups: dict = {}
+    for row, benchmark in enumerate(benchmarks):
+        entry = bundle.entry_for(benchmark)
+        if entry is not None:
+            groups.setdefault(id(entry), (entry, []))[1].append(row)
+    return [(entry, np.asarray(rows)) for entry, rows in groups.values()]
