@@ -38,7 +38,9 @@ from selector.store_backtest import EvaluationData, evaluation_data, run_backtes
 from selector.policy import (
     backtest_evidence, feature_rows, features_of, own_model_epochs, policy_evidence, policy_from,
 )
-from models.decision import decide_by_policy, predicted_effect_reaches
+from models.decision import decide_by_policy, executed_rule_scores, predicted_effect_reaches
+from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
+from models.risk_control import HeldOut, RiskBound, deciding_scores, risk_controlled_threshold
 from selector.shipped_model import OWN_POSITIVES_NEEDED
 from storage.store import Store
 from selector.tables import records
@@ -192,7 +194,9 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
                                threshold_by_project: bool = True):
     """The shipped-style model: `model` trained on every labelled tuple of `projects`, the
     benchmark's identity not an input, its operating point chosen on each project's scores by
-    a model trained on the others (what carries over to a project it has never seen);
+    a model trained on the others (what carries over to a project it has never seen), then
+    bounded by conformal risk control over the projects held out in turn (models.risk_control)
+    for a miss rate of 1 - `target_hit_rate`: where no threshold keeps it, the rule decides;
     saved as a bundle (ONNX and skops, manifest, seal) at `directory`."""
     from models.bundle import save_bundle
 
@@ -200,32 +204,73 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     fitted, X = fit_cross_project(training, model, target_hit_rate, seed, threshold_by_project, operating_point)
     trained_on = {"projects": [p.name for p in projects], "tuples": len(training), "positives": fitted.training_positives,
                   "commits": int(sum(len(p.data.history.built()) for p in projects)), "benchmarks": []}
-    evidence = held_out_evidence(projects, model, target_hit_rate, seed, threshold_by_project, operating_point) \
+    scored = held_out_scores(projects, model, target_hit_rate, seed, threshold_by_project, operating_point) \
         if len(projects) >= 2 else {}  # one project: none to hold out
+    evidence = held_out_evidence(scored)
     policy, reason = policy_from(evidence) if evidence else ("model", "trained on one project: no project held out to judge it")
     settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed,
-                "operating_point": operating_point, "threshold_by_project": threshold_by_project,
-                "policy": policy, "policy_reason": reason, "evidence": evidence}
+                "operating_point": operating_point, "threshold_by_project": threshold_by_project, "evidence": evidence}
+    if scored and policy != STEPPING_ASIDE_RULE:
+        bound = policy_risk_bound(scored, policy, 1.0 - target_hit_rate)
+        settings["risk_control"] = bound.as_dict()
+        if bound.controlled:
+            fitted.threshold = min(fitted.threshold, bound.threshold)
+        else:
+            policy, reason = STEPPING_ASIDE_RULE, (
+                f"conformal risk control over the {bound.projects} projects held out in turn cannot keep a miss rate of "
+                f"{bound.miss_rate:g} on a project never seen (the least {bound.projects} projects certify is "
+                f"{bound.least_certifiable:.3f}), so the model may not prune: {reason}")
+    settings |= {"policy": policy, "policy_reason": reason}
     return save_bundle(directory, [fitted], list(FEATURE_NAMES), trained_on, settings, training_inputs={None: X})
 
 
-def held_out_evidence(projects: Sequence[Project], model: str, target_hit_rate: float = 0.95, seed: int = 0,
-                      threshold_by_project: bool = True, operating_point: str = "quantile") -> dict[str, dict]:
-    """Per project, held out in turn: `model` trained as shipped on the other projects, and the
-    executed-changed rule, each deciding every labelled tuple of the project as `select` does
-    (the build configuration and the predicted instruction change around them): their hit and
-    dismiss rates.  Whether the model earns its keep is judged on these."""
-    evidence = {}
+@dataclass(frozen=True)
+class HeldOutScores:
+    """One project's labelled tuples scored by a model trained on the other projects."""
+
+    scores: np.ndarray
+    threshold: float
+    features: np.ndarray  # FEATURE_NAMES order
+    labels: np.ndarray
+    min_effect: float
+
+
+def held_out_scores(projects: Sequence[Project], model: str, target_hit_rate: float = 0.95, seed: int = 0,
+                    threshold_by_project: bool = True, operating_point: str = "quantile") -> dict[str, HeldOutScores]:
+    """Per project, held out in turn: `model` trained as shipped on the other projects, scoring
+    every labelled tuple of the project, with its operating point."""
+    scored = {}
     for held_out in projects:
         others = [p for p in projects if p is not held_out]
         fitted, _ = fit_cross_project(cross_project_training(others), model, target_hit_rate, seed, threshold_by_project,
                                       operating_point)
         tests = held_out.data.table[held_out.data.table["label"].notna()]
-        features, labels = tests[FEATURE_NAMES].to_numpy(float), tests["label"].to_numpy(bool)
-        min_effect = held_out.config.labels.min_effect
         scores = positive_scores(fitted.estimator, design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, []))
-        evidence[held_out.name] = policy_evidence(scores, np.full(len(tests), fitted.threshold), features, labels, min_effect)
-    return evidence
+        scored[held_out.name] = HeldOutScores(scores, fitted.threshold, tests[FEATURE_NAMES].to_numpy(float),
+                                              tests["label"].to_numpy(bool), held_out.config.labels.min_effect)
+    return scored
+
+
+def held_out_evidence(scored: dict[str, HeldOutScores]) -> dict[str, dict]:
+    """Per project held out (held_out_scores): the model and the executed-changed rule, each
+    deciding every labelled tuple of the project as `select` does (the build configuration, the
+    predicted instruction change and the hazards around them): their hit and dismiss rates.
+    Whether the model earns its keep is judged on these."""
+    return {name: policy_evidence(s.scores, np.full(len(s.scores), s.threshold), s.features, s.labels, s.min_effect)
+            for name, s in scored.items()}
+
+
+def policy_risk_bound(scored: dict[str, HeldOutScores], policy: str, miss_rate: float) -> RiskBound:
+    """The conformal risk control bound (models.risk_control) of the model's threshold under
+    `policy`, each project's scores as they decide there: 1 where `select` runs the tuple
+    whatever its score, 0 where the policy cannot run it."""
+    held_out = {}
+    for name, s in scored.items():
+        never = np.full(len(s.scores), -np.inf)  # a score that runs nothing: what runs anyway
+        forced = decide_by_policy(policy, never, np.zeros(len(never)), s.features, s.min_effect)
+        excluded = (executed_rule_scores(s.features) == 0) if policy == WITHIN_RULE else np.zeros(len(never), bool)
+        held_out[name] = HeldOut(deciding_scores(s.scores, forced, excluded & ~forced), s.labels)
+    return risk_controlled_threshold(held_out, miss_rate)
 
 
 def method4_test_tuples(project: Project) -> pd.DataFrame:
