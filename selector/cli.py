@@ -714,15 +714,21 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
               help="Day one instead: the shipped cross-project model (or --bundle), untrained on the projects, decides "
                    "every labelled pair of each store with select's own decision code, beside the rules that need no "
                    "learning (executed-changed, reached-changed). Any store, a project outside the corpus included.")
+@click.option("--replay", is_flag=True,
+              help="Replay instead: walk each store's history as a team using select from its first commit, skipped "
+                   "runs really skipped (the next comparison is against the last run), per policy (always, "
+                   "executed-changed, the shipped model, the project's own): share of runs and benchmark time, and "
+                   "each change caught at its commit, later (how many commits) or never (docs/evaluation.md).")
 @click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, exists=True, path_type=Path),
-              help="With --shipped: this model bundle instead of the shipped one.")
+              help="With --shipped or --replay: this model bundle instead of the shipped one.")
 @click.option("--held-out", is_flag=True,
               help="With --shipped: decide each project with a bundle trained as the shipped one (its model and settings) "
                    "on the other stores given only: honest day-one figures for the projects the shipped model learnt from.")
 @_operating_point_option
 @format_option
 def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, report,
-                     markdown_path, model_path, shipped_model, day_one, bundle_path, held_out, operating_point, output_format):
+                     markdown_path, model_path, shipped_model, day_one, replay, bundle_path, held_out, operating_point,
+                     output_format):
     """Method 4 on one or several projects' stores, and leave-one-project-out across them.
 
     Each STORE is a project's store, with its selector.toml beside it (as .selector/ and
@@ -735,6 +741,16 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     require("selector evaluate", "train")
     if day_one:
         _evaluate_day_one(stores, bundle_path, held_out, out_dir, markdown_path, output_format)
+        return
+    if replay:
+        from selector.replay import replay_document, summary_frame
+
+        with stderr.status("replaying the history"):
+            document = replay_document(stores, bundle_path)
+        if output_format == "json":
+            print_json(document)
+            return
+        print_table(summary_frame(document).round(3), title="replay: select from day one, skipped runs really skipped")
         return
     if bundle_path or held_out:
         raise click.UsageError("--bundle and --held-out go with --shipped")

@@ -1,0 +1,329 @@
+"""`selector evaluate --replay`: what a team lives through.
+
+The store's history is walked in commit order (its built commits by author time, as
+`History.built` orders them) as a team that used `select` from its first commit would have
+lived it, and a skipped run is really skipped: the team never measured that benchmark on
+that commit, so the benchmark's next comparison is against the commit where it last RAN.
+
+Definitions (per policy and benchmark b):
+
+- **Decision points.** The commits where b was measured (and profiled, when the store has
+  profiles): only there can the replay run b and later compare with it.  The first of them
+  is b's *baseline*: every policy runs it (`select` runs a benchmark with nothing to compare
+  with) and it is not counted among the decisions.
+- **Against.** At each later decision point c, the policy decides run or skip comparing c
+  with ``against``: the closest ancestor of c at which the policy ran b (walking the commit
+  graph as the pairing rule does, storage.history.closest_pairs, but over the replay's runs
+  instead of every profiled commit).  The features are those `select` builds
+  (features.builder.FeatureBuilder) for the tuple (c, against, b); the decision is
+  `select`'s rule (models.decision).  A run is labelled by the project's label rules from
+  the stored measurements of c and ``against`` (storage.labels.PairLabeller, as
+  `selector backtest` labels pairs that are not closest ones).
+- **Changes** (the ground truth): every (c, b) whose stored label, c against its closest
+  measured and profiled ancestor (the labels `selector collect` writes: consecutive collected
+  commits), is changed.
+- **Caught at its commit**: the policy ran b at c.
+- **Caught late**: b was skipped at c, and the first later run of b (in commit order) whose
+  comparison spans c (c is an ancestor-or-self of the run's commit c' and not of its
+  ``against``) is labelled changed: the team sees the change then.  *Commits later* is the
+  number of commits in the walk from c to c' (1: the next commit).
+- **Never**: neither; including when the spanning run's comparison is unchanged or undecided
+  (two changes that cancel, or noise), and when no later run spans c before the history ends.
+- **Runs** is the share of the decisions (baselines aside) that ran; **time** the share of
+  benchmark seconds spent, each decision weighted by its benchmark's measured cost on its
+  commit (store_backtest.benchmark_costs, as the evaluation's time saved weighs it).
+
+Policies: ``always`` (every benchmark at every commit), ``executed-changed`` (the rule
+alone, with the build-configuration and predicted-effect rules around it, as `select`
+applies a bundle that steps aside for it), ``shipped`` (the shipped cross-project bundle, or
+one given, with the policy its settings record) and ``own`` (the project's bundle in
+<store>/models, when there is one, as `select` uses it: the shipped model for a benchmark
+whose own model learnt from too few changes, the [select] policy of selector.toml).
+
+No information from the future reaches a decision: its features read the static analysis of
+c and ``against``, and ``against``'s profile, measurements and the labels before it.  The
+bundle, though, is fixed for the whole walk, as a team would have it: the shipped one was
+trained on other projects, but the project's own was trained on this very history, so its
+figures are in-sample (optimistic).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
+
+from collectors.commit_graph import closest_ancestor
+from collectors.errors import UserError
+from features.builder import FeatureBuilder
+from features.tuples import ancestors
+from models.decision import decide, decide_rows, executed_rule_scores
+from selector.config import Config, label_rules
+from selector.feature_table import benchmarks_of
+from selector.project_evaluation import open_project
+from selector.store_backtest import benchmark_costs
+from storage.history import History, load_history
+from storage.labels import PairLabeller, binary_digests
+from storage.store import Store
+
+ALWAYS, RULE, SHIPPED, OWN = "always", "executed-changed", "shipped", "own"
+AT_COMMIT, LATE, NEVER = "at commit", "late", "never"
+
+# A policy: (the new commit, its rows of features in FEATURE_NAMES order, their benchmarks)
+# -> (run: bool array, why: str array)
+Policy = Callable[[str, np.ndarray, Sequence[str]], tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decision of the replay: at `commit`, `benchmark` ran or not, compared with `against`
+    (None at the baseline); `label`: that comparison's label, when it ran (None: undecided)."""
+
+    commit: str
+    benchmark: str
+    run: bool
+    against: str | None
+    label: bool | None = None
+    hops: int = 0
+    why: str = ""
+    cost: float = 0.0
+
+
+def catches(steps: Sequence[Step], changes: Iterable[tuple[str, str]], position: Mapping[str, int],
+            spans: Callable[[str, str, str], bool] | None = None) -> list[dict]:
+    """How each change (commit, benchmark) was caught by a policy's `steps` (see the module's
+    definitions): {"commit", "benchmark", "caught": AT_COMMIT | LATE | NEVER, "at": the commit
+    where the team saw it or None, "later": commits from the change to there (0 at its commit)}.
+    `position`: each commit's place in the walk; `spans(change, run, against)`: whether a run at
+    `run` compared with `against` spans the change (default: a linear history, by position)."""
+    spans = spans or (lambda change, run, against: position[against] < position[change] <= position[run])
+    runs: dict[str, list[Step]] = {}
+    ran_at: set[tuple[str, str]] = set()
+    for step in sorted(steps, key=lambda s: position[s.commit]):
+        if step.run:
+            runs.setdefault(step.benchmark, []).append(step)
+            ran_at.add((step.commit, step.benchmark))
+    found = []
+    for commit, benchmark in changes:
+        result = {"commit": commit, "benchmark": benchmark, "caught": NEVER, "at": None, "later": None}
+        if (commit, benchmark) in ran_at:
+            result.update(caught=AT_COMMIT, at=commit, later=0)
+        else:
+            spanning = next((s for s in runs.get(benchmark, ()) if position[s.commit] > position[commit]
+                             and s.against is not None and spans(commit, s.commit, s.against)), None)
+            if spanning is not None and spanning.label is True:
+                result.update(caught=LATE, at=spanning.commit, later=position[spanning.commit] - position[commit])
+        found.append(result)
+    return found
+
+
+def walk(commits: Sequence[str], benchmarks: Sequence[str], parents: Mapping[str, Sequence[str]],
+         usable: set[tuple[str, str]], policy: Policy, features: Callable[[list[tuple[str, str, str, int]]], np.ndarray],
+         label: Callable[[str, str, str], bool | None], cost: Callable[[str, str], float]) -> list[Step]:
+    """One policy's steps over `commits` (oldest first): at each decision point ((commit,
+    benchmark) in `usable`), compare with the closest ancestor where the policy ran the
+    benchmark, decide with `policy` on `features` of those tuples, label the runs."""
+    ran: dict[str, set[str]] = {b: set() for b in benchmarks}
+    steps: list[Step] = []
+    for commit in commits:
+        tuples = []
+        for benchmark in benchmarks:
+            if (commit, benchmark) not in usable:
+                continue
+            found = closest_ancestor(commit, parents, ran[benchmark].__contains__)
+            if found is None:  # the baseline: nothing ran before it
+                ran[benchmark].add(commit)
+                steps.append(Step(commit, benchmark, True, None, why="baseline", cost=cost(commit, benchmark)))
+            else:
+                tuples.append((commit, found[0], benchmark, found[1]))
+        if not tuples:
+            continue
+        run, why = policy(commit, features(tuples), [b for _, _, b, _ in tuples])
+        for (new, old, benchmark, hops), runs, reason in zip(tuples, run, why):
+            if runs:
+                ran[benchmark].add(new)
+            steps.append(Step(new, benchmark, bool(runs), old, label(new, old, benchmark) if runs else None, int(hops),
+                              str(reason), cost(new, benchmark)))
+    return steps
+
+
+# ------------------------------------------------------------------ policies
+def always_policy(commit: str, features: np.ndarray, benchmarks: Sequence[str]):
+    return np.ones(len(benchmarks), dtype=bool), np.full(len(benchmarks), "always", dtype=object)
+
+
+def rule_policy(min_effect: float) -> Policy:
+    """The executed-changed rule alone, as select applies a bundle that steps aside for it."""
+    def policy(commit, features, benchmarks):
+        decided = decide(executed_rule_scores(features), np.full(len(features), 0.5), features, min_effect)
+        return decided.run, np.where(decided.why == "model", "rule", decided.why)
+    return policy
+
+
+def bundle_policy(scorer_of: Callable[[str], object], min_effect: float) -> Policy:
+    """select's decisions with the bundle `scorer_of(benchmark)` gives (None: run, no model)."""
+    def policy(commit, features, benchmarks):
+        run, why = np.ones(len(benchmarks), dtype=bool), np.full(len(benchmarks), "no model", dtype=object)
+        groups: dict[int, tuple[object, list[int]]] = {}
+        for row, benchmark in enumerate(benchmarks):
+            scorer = scorer_of(benchmark)
+            if scorer is not None:
+                groups.setdefault(id(scorer), (scorer, []))[1].append(row)
+        for scorer, rows in groups.values():
+            decided = decide_rows(scorer, features[rows], [benchmarks[r] for r in rows], min_effect)
+            run[rows], why[rows] = decided.run, decided.why
+        return run, why
+    return policy
+
+
+def policies_of(store: Store, config: Config, bundle_path: Path | None = None) -> tuple[dict[str, Policy], dict]:
+    """The policies replayed on a project, and what each bundle is."""
+    from models.bundle import BundleError, load_bundle
+    from selector.selection import _models, _scorer
+    from selector.shipped_model import describe, shipped_bundle_path
+
+    min_effect = config.labels.min_effect
+    policies: dict[str, Policy] = {ALWAYS: always_policy, RULE: rule_policy(min_effect)}
+    about: dict[str, dict] = {}
+    path = bundle_path or shipped_bundle_path()
+    if path is not None:
+        try:
+            shipped = load_bundle(path, portable=True)
+        except BundleError as error:
+            raise UserError(f"{path}: {error}") from None
+        policies[SHIPPED] = bundle_policy(lambda benchmark: shipped, min_effect)
+        about[SHIPPED] = {"bundle": str(path), "policy": shipped.settings.get("policy"),
+                          "trained_on": describe(shipped.trained_on)}
+    if (Path(store.root) / "models" / "manifest.json").exists():
+        notes: list[str] = []
+        own, fallback, _ = _models(None, store, notes, config.select.policy)  # as select chooses them
+        if own is not None:
+            policies[OWN] = bundle_policy(lambda benchmark: _scorer(benchmark, own, fallback, []), min_effect)
+            about[OWN] = {"bundle": str(Path(store.root) / "models"), "policy": own.settings.get("policy"),
+                          "trained_on_commits": own.trained_on.get("commits"), "in_sample": True}
+    return policies, about
+
+
+# ------------------------------------------------------------------ a project
+@dataclass
+class Replay:
+    project: str
+    steps: pd.DataFrame  # policy, commit, benchmark, run, against, label, hops, why, cost
+    changes: pd.DataFrame  # policy, commit, benchmark, caught, at, later
+    summary: pd.DataFrame  # one row per policy
+
+
+def replay_project(name: str, store: Store, config: Config, policies: Mapping[str, Policy],
+                   history: History | None = None) -> Replay:
+    """Every policy walked over the store's history (the module's definitions)."""
+    history = history if history is not None else load_history(store)
+    rules = label_rules(config)
+    benchmarks = [b for b in benchmarks_of(history) if b in rules.metrics]
+    if not benchmarks:
+        raise UserError(f"{store.location}: no measurements of a configured benchmark; run `selector collect`")
+    commits = history.built()
+    position = {sha: i for i, sha in enumerate(commits)}
+    parents = history.parents
+    usable = history.measured()
+    if history.profiles.num_rows:
+        usable &= history.profiled()
+    usable = {(c, b) for c, b in usable if c in position}
+
+    builder = FeatureBuilder(history)
+    cached: dict[tuple[str, str, str], list[float]] = {}
+
+    def features(tuples):
+        missing = [t for t in tuples if t[:3] not in cached]
+        for t, row in zip(missing, builder.rows((new, old, b, hops, None) for new, old, b, hops in missing)):
+            cached[t[:3]] = row
+        return np.array([cached[t[:3]] for t in tuples], dtype=float)
+
+    # labelled as selector backtest labels any pair (store_backtest.labelled_feature_table)
+    stored = history.labels
+    neighbours = list(zip(*(stored[k].to_pylist() for k in ("new", "old", "benchmark")))) if stored.num_rows else []
+    labeller = PairLabeller(history.measurements, store.read("calibration"), rules, store.read("confirmations"),
+                            binary_digests(history.commits), neighbours)
+    labels: dict[tuple[str, str, str], bool | None] = {}
+
+    def label(new, old, benchmark):
+        if (new, old, benchmark) not in labels:
+            found = labeller.label(new, old, benchmark)
+            labels[(new, old, benchmark)] = found.label if found is not None else None
+        return labels[(new, old, benchmark)]
+
+    costs = benchmark_costs(history.measurements)
+    typical = pd.Series(costs, dtype=float).groupby(level=1).median().to_dict() if costs else {}
+
+    def cost(commit, benchmark):
+        return costs.get((commit, benchmark), typical.get(benchmark, 1.0))
+
+    changes = ground_truth(history, set(benchmarks), usable)
+    ancestry: dict[str, set[str]] = {}
+
+    def spans(change, run, against):
+        for sha in (run, against):
+            if sha not in ancestry:
+                ancestry[sha] = {sha, *ancestors(sha, parents)}
+        return change in ancestry[run] and change not in ancestry[against]
+
+    step_frames, change_frames, rows = [], [], []
+    for policy_name, policy in policies.items():
+        steps = walk(commits, benchmarks, parents, usable, policy, features, label, cost)
+        caught = catches(steps, changes, position, spans)
+        step_frames.append(pd.DataFrame([s.__dict__ for s in steps]).assign(policy=policy_name))
+        change_frames.append(pd.DataFrame(caught, columns=["commit", "benchmark", "caught", "at", "later"])
+                             .assign(policy=policy_name))
+        rows.append(summarize(policy_name, steps, caught))
+    return Replay(name, pd.concat(step_frames, ignore_index=True), pd.concat(change_frames, ignore_index=True),
+                  pd.DataFrame(rows).assign(project=name))
+
+
+def ground_truth(history: History, benchmarks: set[str], usable: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(commit, benchmark) of every stored closest-ancestor label that is changed, at a decision point."""
+    labels = history.labels
+    if not labels.num_rows:
+        return []
+    changed = labels.filter(pc.fill_null(labels["label"].cast("bool"), False))
+    return sorted({(c, b) for c, b in zip(changed["new"].to_pylist(), changed["benchmark"].to_pylist())
+                   if b in benchmarks and (c, b) in usable})
+
+
+def summarize(policy: str, steps: Sequence[Step], caught: Sequence[dict]) -> dict:
+    decided = [s for s in steps if s.against is not None]  # baselines aside
+    total = sum(s.cost for s in decided)
+    later = [c["later"] for c in caught if c["caught"] == LATE]
+    return {
+        "policy": policy, "decisions": len(decided), "runs": sum(s.run for s in decided),
+        "run_share": sum(s.run for s in decided) / len(decided) if decided else float("nan"),
+        "time_share": sum(s.cost for s in decided if s.run) / total if total > 0 else float("nan"),
+        "changes": len(caught), "at_commit": sum(c["caught"] == AT_COMMIT for c in caught), "late": len(later),
+        "never": sum(c["caught"] == NEVER for c in caught),
+        "mean_commits_later": float(np.mean(later)) if later else float("nan"),
+        "max_commits_later": max(later) if later else None,
+    }
+
+
+def replay_document(stores: Sequence[tuple[Path, Path | None]], bundle_path: Path | None = None) -> dict:
+    """The replay of each store (STORE, CONFIG or None), as JSON-ready rows."""
+    from selector.tables import records
+
+    projects = []
+    for store_path, config_path in stores:
+        name, store, config = open_project(store_path, config_path)
+        policies, bundles = policies_of(store, config, bundle_path)
+        replayed = replay_project(name, store, config, policies)
+        projects.append({"name": name, "bundles": bundles, "summary": records(replayed.summary),
+                         "changes": records(replayed.changes[replayed.changes["caught"] != AT_COMMIT])})
+    return {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "projects": projects}
+
+
+def summary_frame(document: dict) -> pd.DataFrame:
+    """The printed table: per project and policy."""
+    frame = pd.concat([pd.DataFrame(p["summary"]) for p in document["projects"]], ignore_index=True)
+    return frame[["project", "policy", "decisions", "run_share", "time_share", "changes", "at_commit", "late",
+                  "mean_commits_later", "max_commits_later", "never"]]

@@ -1,0 +1,164 @@
+"""`selector evaluate --replay`: the history walked as a team would have lived it.
+
+The catching logic is tested on its own; then a short real history (tests/programs/kernel.c
+built by gcc, measured and profiled by callgrind) is replayed: a comment, a change of the
+hot loop, another comment.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+from selector.config import load_config
+from selector.replay import (AT_COMMIT, LATE, NEVER, Step, always_policy, catches, replay_project, rule_policy)
+from selector.sample_history import commit_all
+from storage.store import Store
+from tests.helpers import program_text, run_selector
+
+
+def test_a_change_is_caught_at_its_commit_late_at_the_next_spanning_run_or_never():
+    order = ["a", "b", "c", "d", "e"]
+    position = {sha: i for i, sha in enumerate(order)}
+    steps = [
+        Step("b", "x", True, "a", True),  # ran at the change
+        Step("c", "x", False, "b"),  # skipped at the change ...
+        Step("d", "x", False, "b"),
+        Step("e", "x", True, "b", True),  # ... seen two commits later, against b (before c)
+        Step("c", "y", False, "a"),  # skipped; the next run's comparison is unchanged: never seen
+        Step("d", "y", True, "a", False),
+        Step("e", "z", False, "a"),  # skipped, no run after it: never
+    ]
+    found = {(c["commit"], c["benchmark"]): c for c in catches(steps, [("b", "x"), ("c", "x"), ("c", "y"), ("e", "z")],
+                                                                  position)}
+    assert (found[("b", "x")]["caught"], found[("b", "x")]["later"]) == (AT_COMMIT, 0)
+    assert (found[("c", "x")]["caught"], found[("c", "x")]["at"], found[("c", "x")]["later"]) == (LATE, "e", 2)
+    assert found[("c", "y")]["caught"] == NEVER
+    assert (found[("e", "z")]["caught"], found[("e", "z")]["at"]) == (NEVER, None)
+
+
+def test_a_run_whose_comparison_does_not_span_the_change_does_not_catch_it():
+    position = {sha: i for i, sha in enumerate("abcd")}
+    steps = [Step("b", "x", False, "a"), Step("c", "x", True, "a", False), Step("d", "x", True, "c", True)]
+    assert catches(steps, [("b", "x")], position)[0]["caught"] == NEVER  # c's run spanned b, unchanged; d's did not
+
+
+CONFIG = """
+[project]
+binary = "prog"
+
+[build]
+command = "gcc -O2 -g -o prog prog.c"
+timeout = 60
+
+[profile]
+tool = "callgrind"
+
+[[benchmark]]
+name = "kernel"
+command = "{binary} 20000"
+metric = "instructions"
+repetitions = 4
+warmup = 0
+"""
+STEPS = [  # (name, the hot loop's body)
+    ("comment", "acc += data[i]; // sums the data"),  # no code changes
+    ("slower", "acc += data[i] * 3u + (data[i] >> 2); // sums the data"),  # the hot loop does more
+    ("after", "acc += data[i] * 3u + (data[i] >> 2); // mixes the data"),  # no code changes
+]
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    """(root, store, config, sha of each step by name), collected."""
+    root = tmp_path_factory.mktemp("replay") / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    (root / "selector.toml").write_text(CONFIG)
+    (root / ".gitignore").write_text("prog\n.selector/\n")
+    kernel = program_text("kernel.c")
+    (root / "prog.c").write_text(kernel.replace("KERNEL_BODY", "acc += data[i];"))
+    shas = {"base": commit_all(root, "base")}
+    for name, body in STEPS:
+        (root / "prog.c").write_text(kernel.replace("KERNEL_BODY", body))
+        shas[name] = commit_all(root, name)
+    result = run_selector("collect", "--no-calibrate", "--repo", str(root), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return root, Store(root / ".selector", create=False), load_config(root / "selector.toml"), shas
+
+
+def _replayed(history, **policies):
+    root, store, config, shas = history
+    return replay_project("project", store, config, policies)
+
+
+def _summary(replayed, policy: str) -> dict:
+    return replayed.summary.set_index("policy").loc[policy].to_dict()
+
+
+def _step(replayed, policy: str, sha: str) -> dict:
+    steps = replayed.steps
+    return steps[(steps["policy"] == policy) & (steps["commit"] == sha)].iloc[0].to_dict()
+
+
+@pytest.mark.slow
+def test_the_ground_truth_is_the_one_change_of_the_hot_loop(history):
+    replayed = _replayed(history, always=always_policy)
+    shas = history[3]
+    assert replayed.changes[["commit", "benchmark"]].values.tolist() == [[shas["slower"], "kernel"]]
+
+
+@pytest.mark.slow
+def test_always_running_runs_everything_and_catches_every_change_at_its_commit(history):
+    replayed = _replayed(history, always=always_policy)
+    summary = _summary(replayed, "always")
+    assert summary["decisions"] == 3  # the base commit is the baseline
+    assert summary["run_share"] == summary["time_share"] == 1.0
+    assert summary["changes"] == summary["at_commit"] == 1 and summary["late"] == summary["never"] == 0
+
+
+@pytest.mark.slow
+def test_the_rule_catches_a_change_of_executed_code_at_its_commit_and_really_skips_the_comments(history):
+    shas = history[3]
+    replayed = _replayed(history, rule=rule_policy(history[2].labels.min_effect))
+    summary = _summary(replayed, "rule")
+    assert summary["changes"] == summary["at_commit"] == 1
+    assert _step(replayed, "rule", shas["comment"])["run"] is False  # nothing executed changed
+    slower = _step(replayed, "rule", shas["slower"])
+    # compared with the last commit where the benchmark ran, not its closest profiled ancestor
+    assert slower["run"] and slower["against"] == shas["base"] and slower["hops"] == 2
+    assert slower["label"] is True
+    assert _step(replayed, "rule", shas["after"])["against"] == shas["slower"]
+    assert summary["runs"] == 1 and summary["run_share"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.slow
+def test_a_policy_that_skips_the_change_catches_it_at_the_next_run(history):
+    shas = history[3]
+
+    def skips_the_change(commit, features, benchmarks):
+        run = np.full(len(benchmarks), commit != shas["slower"])
+        return run, np.where(run, "run", "skip")
+
+    replayed = _replayed(history, skipping=skips_the_change)
+    after = _step(replayed, "skipping", shas["after"])
+    assert after["run"] and after["against"] == shas["comment"] and after["label"] is True  # really skipped
+    change = replayed.changes.iloc[0].to_dict()
+    assert (change["caught"], change["at"], change["later"]) == (LATE, shas["after"], 1)
+    summary = _summary(replayed, "skipping")
+    assert (summary["at_commit"], summary["late"], summary["never"], summary["max_commits_later"]) == (0, 1, 0, 1)
+
+
+@pytest.mark.slow
+def test_evaluate_replay_prints_every_policy_as_json(history):
+    root = history[0]
+    result = run_selector("evaluate", "--replay", str(root / ".selector"), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    project = json.loads(result.stdout)["projects"][0]
+    policies = {row["policy"]: row for row in project["summary"]}
+    assert {"always", "executed-changed", "shipped"} <= set(policies)
+    assert policies["always"]["at_commit"] == policies["executed-changed"]["at_commit"] == 1
+    assert all(row["decisions"] == 3 and row["changes"] == 1 for row in policies.values())
