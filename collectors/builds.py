@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from collectors.child_processes import die_with_parent
+from collectors.errors import UserError
 from collectors.slots import claim_slot
 from collectors.repository import GitCommandFailed
 from collectors.submodules import SubmoduleCheckouts, check_out_submodules
@@ -266,6 +267,35 @@ def run_build(checkout: Path, sha: str, command: str, binary: str, timeout: floa
         cache_misses=misses,
         notes=tuple(notes),
     )
+
+
+FAILURE_LINES = 20  # of a failed build's output, in the messages that say it failed
+
+
+def describe_failure(sha: str, reason: str, command: str, log_tail: str, lines: int = FAILURE_LINES) -> str:
+    """A failed build as every command says it: which commit, why (the exit status, a timeout),
+    the command, and the last `lines` of its output, indented, where the compiler's error is."""
+    tail = [line.rstrip() for line in log_tail.splitlines()]
+    while tail and not tail[-1]:
+        tail.pop()
+    tail = tail[-lines:]
+    said = [f"the build of {sha[:12]} failed ({reason})", f"  command: {command} (in a clean checkout of {sha[:12]})"]
+    if tail:
+        said.append(f"  the last {len(tail)} lines of its output:" if len(tail) > 1 else "  the last line of its output:")
+        said += [f"    {line}" for line in tail]
+    else:
+        said.append("  it printed nothing")
+    return "\n".join(said)
+
+
+class BuildFailed(UserError):
+    """A commit did not build, so there is no binary to go on.  The fields let a caller say it
+    its own way (the pre-push hook gives advice of its own); the message is describe_failure's,
+    then `advice`: what to do."""
+
+    def __init__(self, sha: str, reason: str, command: str, log_tail: str, advice: str = "") -> None:
+        self.sha, self.reason, self.command, self.log_tail = sha, reason, command, log_tail
+        super().__init__(describe_failure(sha, reason, command, log_tail) + (f"\n{advice}" if advice else ""))
 
 
 def place_binary(stored: str | os.PathLike[str], target: Path) -> Path:

@@ -41,7 +41,7 @@ import pandas as pd
 import pyarrow as pa
 
 from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec, file_stem, run_folder_prefix, sweep_run_folders
-from collectors.builds import OK, Worktree, run_build
+from collectors.builds import OK, BuildFailed, Worktree, run_build
 from collectors.run_context import Perturbation, RunContext
 from collectors.errors import UserError
 from collectors.repository import Repository
@@ -78,12 +78,14 @@ def calibrate(
     if sha is None:
         raise UserError(f"unknown revision {revision!r}")
     suite = Path(config.project.suite) if config.project.suite else None
-    rows = []
+    rows, failure = [], None
     for candidate in [sha, *_built_ancestors(repo, store, sha)]:
         with Worktree(repo, candidate) as checkout, tempfile.TemporaryDirectory(prefix=run_folder_prefix()) as workdir:
             build = run_build(checkout, candidate, config.build.command, config.project.binary, config.build.timeout)
             if build.status != OK:
-                failure = f"the build of {candidate[:12]} failed ({build.reason})"
+                failure = failure or BuildFailed(candidate, build.reason, config.build.command, build.log_tail,
+                                                 "cannot calibrate: no ancestor of it builds in the store either; name a "
+                                                 "commit that builds (`selector calibrate COMMIT`), or fix the build")
                 continue
             found = build_benchmarks(config, checkout, build.binary)
             if found.problems:
@@ -92,8 +94,7 @@ def calibrate(
                 rows.append(_calibrate_one(spec, config, checkout, suite, Path(workdir), rounds, candidate, on_round))
             break
     if not rows:
-        raise UserError(f"cannot calibrate: {failure}, and no ancestor of it is stored with a successful build; "
-                        "name a commit that builds")
+        raise failure
     table = pd.DataFrame(rows)
     for row in rows:
         # the row names the benchmark; the file, a name a suite's benchmark ("suite/BM_x<int>") can have

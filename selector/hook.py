@@ -18,6 +18,7 @@ import stat
 import sys
 from pathlib import Path
 
+from collectors.builds import describe_failure
 from collectors.errors import UserError
 
 MARKER = "# installed by perf-selector"
@@ -86,6 +87,6 @@ def pushed_commits(lines: list[str], environment: dict[str, str]) -> list[str]:
 def build_failure_advice(sha: str, reason: str, command: str, log_tail: str) -> str:
     """What the hook says when the pushed commit did not build: a hook user cannot pass
     --binary, but can build it where the hook will take the build, or skip the check."""
-    return (f"building {sha[:12]} failed ({reason}), so the hook selected no benchmarks for it. Check it out, build it "
-            f"(`{command}`) with no uncommitted changes and push again: the hook then uses your build. Or skip this "
-            f"check with `git push --no-verify`.\n{log_tail}")
+    return (f"{describe_failure(sha, reason, command, log_tail)}\nso the hook selected no benchmarks for it. Check it "
+            f"out, build it with no uncommitted changes and push again: the hook then uses your build. Or skip this "
+            f"check with `git push --no-verify`.")

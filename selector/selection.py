@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from collectors.arrow_rows import concatenated, with_constants
 from collectors.build_config import commit_config
-from collectors.builds import Worktree, run_build, toolchain_version
+from collectors.builds import BuildFailed, Worktree, run_build, toolchain_version
 from collectors.commit_graph import closest_ancestor
 from collectors.repository import Repository
 from collectors.errors import UserError
@@ -108,15 +108,6 @@ def run_everything(config: Config, commit: str, reason: str, notes: list[str] | 
     decisions = [Decision(b.name, "run", reason) for b in config.benchmark]
     decisions += [Decision(member_name(suite.name, EVERY_MEMBER), "run", reason) for suite in config.suite]
     return Selection(commit, None, decisions, None, notes or [])
-
-
-class BuildFailed(UserError):
-    """The commit did not build, so there is no binary to select with.  Its fields let the
-    pre-push hook give advice of its own (build it yourself, or skip the hook)."""
-
-    def __init__(self, sha: str, reason: str, command: str, log_tail: str) -> None:
-        self.sha, self.reason, self.command, self.log_tail = sha, reason, command, log_tail
-        super().__init__(f"building {sha[:12]} failed ({reason}); pass --binary, or fix the build:\n{log_tail}")
 
 
 class SelectionFailed(Exception):
@@ -393,7 +384,8 @@ def _new_analysis(repository: Repository, config: Config, store: Store, sha: str
                           notes=worktree.notes)
         notes.extend(build.notes)
         if build.status != "ok":
-            raise BuildFailed(sha, build.reason, config.build.command, build.log_tail)
+            raise BuildFailed(sha, build.reason, config.build.command, build.log_tail,
+                              "pass --binary (a build of it), or fix the build")
         analysis = analyse_binary(build.binary)
         # kept past the worktree: the features align the changed code of this binary block by block
         kept = Path(tempfile.mkdtemp(prefix="selector-select-")) / "binary"

@@ -103,8 +103,9 @@ def test_a_failed_build_in_the_hook_says_what_a_hook_user_can_do(project):
     output = push.stdout + push.stderr
     assert push.returncode == 0, output  # advisory: the push goes on
     assert "not using the working tree's build: the working tree has uncommitted changes" in output
-    assert "build it (`make -s no-such-target`)" in output and "git push --no-verify" in output
-    assert "--binary" not in output and "no-such-target" in output.split("--no-verify")[1]  # the build's log follows
+    assert "failed (exit status 2)" in output and "command: make -s no-such-target" in output
+    assert "No rule to make target 'no-such-target'" in output.split("command:")[1]  # the build's output follows
+    assert "git push --no-verify" in output and "--binary" not in output
     assert run_selector("hook", "install", "--repo", str(root), "--strict").returncode == 0
     push = subprocess.run(["git", "push", "-q", "origin", "main:strict"], cwd=root, capture_output=True, text=True)
     assert push.returncode != 0 and "git push --no-verify" in push.stdout + push.stderr
