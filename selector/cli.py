@@ -743,7 +743,9 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
         _evaluate_day_one(stores, bundle_path, held_out, out_dir, markdown_path, output_format)
         return
     if replay:
-        from selector.replay import replay_document, summary_frame
+        if held_out:
+            raise click.UsageError("--held-out goes with --shipped")
+        from selector.replay import replay_document, summary_frame, unseen_frame
 
         with stderr.status("replaying the history"):
             document = replay_document(stores, bundle_path)
@@ -751,6 +753,9 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
             print_json(document)
             return
         print_table(summary_frame(document).round(3), title="replay: select from day one, skipped runs really skipped")
+        unseen = unseen_frame(document)
+        if len(unseen):
+            print_table(unseen, title="changes not caught at their commit")
         return
     if bundle_path or held_out:
         raise click.UsageError("--bundle and --held-out go with --shipped")

@@ -327,3 +327,13 @@ def summary_frame(document: dict) -> pd.DataFrame:
     frame = pd.concat([pd.DataFrame(p["summary"]) for p in document["projects"]], ignore_index=True)
     return frame[["project", "policy", "decisions", "run_share", "time_share", "changes", "at_commit", "late",
                   "mean_commits_later", "max_commits_later", "never"]]
+
+
+def unseen_frame(document: dict) -> pd.DataFrame:
+    """The changes some policy did not catch at their commit: when (if ever) the team saw them."""
+    frames = [pd.DataFrame(p["changes"]).assign(project=p["name"]) for p in document["projects"] if p["changes"]]
+    if not frames:
+        return pd.DataFrame()
+    frame = pd.concat(frames, ignore_index=True)
+    return frame.assign(commit=frame["commit"].str[:10], at=frame["at"].fillna("").str[:10])[
+        ["project", "policy", "commit", "benchmark", "caught", "at", "later"]]
