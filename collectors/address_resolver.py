@@ -7,8 +7,10 @@ address field, *what the address designates*:
 
 * a function or data object: its name, with clone numbering dropped, plus an offset;
 * a PLT stub or GOT slot: ``name@plt`` / ``name@got``;
-* an unnamed string literal: its contents; an unnamed constant read with a known size:
-  its bytes; a jump table: the function offsets it lists;
+* an unnamed string literal: its contents, a source file's path in it cut to the file's
+  name (``__FILE__``, an assert's message: the build directory is not the code's);
+  an unnamed constant read with a known size: its bytes; a jump table: the function
+  offsets it lists;
 * anything else inside a section: only the section's name.
 
 The offset into an unnamed area is never used: string-merged ``.rodata`` shifts
@@ -28,6 +30,11 @@ MAX_STRING = 512
 MAX_TABLE_ENTRIES = 4096
 TABLE_CHUNK = 32
 _PRINTABLE = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
+# A source file's path inside a string literal is a run of characters none of these ends,
+# holding a "/", whose last part has one of these extensions.
+_PATH_DELIMITERS = frozenset(" \t\n\r\"'(),;:=<>[]{}")
+SOURCE_EXTENSIONS = frozenset({"c", "cc", "cp", "cpp", "cxx", "c++", "C", "h", "hh", "hpp", "hxx", "h++", "H", "inl", "inc",
+                               "ipp", "tcc", "tpp", "ixx", "cppm", "m", "mm", "s", "S", "asm", "cu", "cuh"})
 
 
 @dataclass(frozen=True)
@@ -162,7 +169,7 @@ class AddressResolver:
         may_be_table = kind in (MEMORY, INDEXED_TABLE) and size in (0, 4, 8)
         text = self._c_string(target)
         if text is not None and (text or not size):  # read with a size, a first byte 0 is a value (2.5), not ""
-            return "str:" + text, None, None, may_be_table
+            return "str:" + without_source_directories(text), None, None, may_be_table
         if size:
             return f"const:{section.name}:{self.image.read(target, size).hex()}", None, None, may_be_table
         return f"sec:{section.name}", None, None, may_be_table
@@ -198,6 +205,28 @@ class AddressResolver:
         if end < 0 or not _PRINTABLE.issuperset(raw[:end]):
             return None
         return raw[:end].decode("ascii")
+
+
+def without_source_directories(text: str) -> str:
+    """`text` with each source file's path in it cut to the file's name: the same source built
+    in another directory, or named by an absolute path instead of a relative one, has other
+    ``__FILE__`` strings (and assert messages), while its code is the same.  A path is a run
+    of characters between _PATH_DELIMITERS holding a "/", its last part a name with a
+    SOURCE_EXTENSIONS extension ("/home/me/src/x.c" and "../src/x.c" are "x.c").  The native
+    core (native/src/resolver.rs) cuts the same."""
+    if "/" not in text:
+        return text
+    parts, start = [], 0
+    for index in range(len(text) + 1):
+        if index < len(text) and text[index] not in _PATH_DELIMITERS:
+            continue
+        run = text[start:index]
+        name = run.rsplit("/", 1)[-1]
+        stem, dot, extension = name.rpartition(".")
+        parts.append(name if "/" in run and dot and stem and extension in SOURCE_EXTENSIONS else run)
+        parts.append(text[index:index + 1])
+        start = index + 1
+    return "".join(parts)
 
 
 def _containing(starts: list[int], ranges: list, address: int):

@@ -71,6 +71,7 @@ def test_every_scripted_build_gets_the_reference_tables(sample_builds, optimizat
         (FOLDED, "-O2", "g++", "cpp"),  # two methods, one body (identical code folding)
         (CONSTRUCTORS, "-O2 -fdeclone-ctor-dtor", "g++", "cpp"),  # unified constructor bodies, virtual thunks
         (TEMPLATES, "-O2 -fPIC -shared", "g++", "cpp"),  # template instances in a shared library
+        (program_text("source_paths.c"), "-O2 -g", "gcc", "c"),  # source paths in literals, cut to the file's name
     ],
 )
 def test_clones_jump_tables_statics_and_cpp_get_the_reference_tables(tmp_path, source, flags, compiler, extension):

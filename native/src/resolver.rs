@@ -12,6 +12,41 @@ const MAX_STRING: u64 = 512;
 const MAX_TABLE_ENTRIES: u64 = 4096;
 const TABLE_CHUNK: u64 = 32;
 
+/// Ends a run of characters that may be a source file's path inside a string literal.
+const PATH_DELIMITERS: &str = " \t\n\r\"'(),;:=<>[]{}";
+const SOURCE_EXTENSIONS: [&str; 27] = [
+    "c", "cc", "cp", "cpp", "cxx", "c++", "C", "h", "hh", "hpp", "hxx", "h++", "H", "inl", "inc", "ipp", "tcc", "tpp", "ixx",
+    "cppm", "m", "mm", "s", "S", "asm", "cu", "cuh",
+];
+
+/// `text` with each source file's path in it cut to the file's name, as
+/// `collectors/address_resolver.py`'s `without_source_directories`: `__FILE__` strings and
+/// assert messages name the build's directory, which is not the code's.
+pub fn without_source_directories(text: &str) -> String {
+    if !text.contains('/') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        let name = run.rsplit('/').next().unwrap_or("");
+        let is_path = run.contains('/')
+            && name.rfind('.').is_some_and(|dot| dot > 0 && SOURCE_EXTENSIONS.contains(&&name[dot + 1..]));
+        out.push_str(if is_path { name } else { run.as_str() });
+        run.clear();
+    };
+    for character in text.chars() {
+        if PATH_DELIMITERS.contains(character) {
+            flush(&mut run, &mut out);
+            out.push(character);
+        } else {
+            run.push(character);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
 pub struct CodeRange {
     pub address: u64,
     pub end: u64,
@@ -179,7 +214,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let may_be_table = (kind == MEMORY || kind == INDEXED_TABLE) && matches!(size, 0 | 4 | 8);
         // A value read with a size whose first byte is 0 (a double such as 2.5) is that value, not an empty string.
         let token = if let Some(text) = self.c_string(target).filter(|text| !text.is_empty() || size == 0) {
-            format!("str:{text}")
+            format!("str:{}", without_source_directories(&text))
         } else if size != 0 {
             format!("const:{}:{}", section.name, hex(&self.image.read(target, size as u64)))
         } else {
