@@ -64,9 +64,24 @@ def print_text(selection: Selection) -> None:
                 f"{_name(x.function)} ({x.change}, rank {x.rank_instructions:.0f}, {x.instruction_delta:+d} instr)"
                 if x.change != "data" else f"{_name(x.function)} (data it reads changed)" for x in d.drivers)
             stdout.print(f"  {d.name}: {shown}")
-    for note in selection.notes:
+    for note in [*comparison_notes(selection), *selection.notes]:
         stderr.print(f"note: {note}")
     stdout.print(f"run: {' '.join(selection.run) if selection.run else '(nothing)'}")
+
+
+def comparison_notes(selection: Selection) -> list[str]:
+    """What a comparison with an ancestor several commits back means: the changes of every
+    commit since it are in what changed (a RUN may be for one of them), one note per ancestor."""
+    benchmarks: dict[tuple[str, int], list[str]] = {}
+    for d in selection.benchmarks:
+        if d.against and d.hops is not None and d.hops > 1:
+            benchmarks.setdefault((d.against, d.hops), []).append(d.name)
+    every = len(selection.benchmarks)
+    return [f"{'every benchmark is' if len(names) == every else _few(names) + (' is' if len(names) == 1 else ' are')} "
+            f"compared with {against[:10]}, {hops} commits back (the closest collected ancestor): the changes of the "
+            f"{hops - 1} commit{'s' if hops > 2 else ''} between it and {selection.commit[:10]} are included, not only "
+            f"{selection.commit[:10]}'s own (collect them to compare with its parent)"
+            for (against, hops), names in sorted(benchmarks.items(), key=lambda item: item[0][1])]
 
 
 def _few(names: list[str], shown: int = 3) -> str:

@@ -136,3 +136,27 @@ def test_hook_install_has_git_ignore_the_store_once(tmp_path):
     assert f"the store is outside the repository ({tmp_path / 'shared-store'})" in elsewhere.stdout
     assert run_selector("hook", "install", "--repo", str(root), "--store", "s3://bucket/store").returncode == 0
     assert (root / ".gitignore").read_text() == before
+
+
+def test_the_hook_says_how_many_commits_back_it_compares_and_that_their_changes_are_included(tmp_path):
+    """Only an older commit is collected: the pushed commit is compared with it, and the hook
+    says so, rather than showing the change of a commit in between as the pushed one's."""
+    from selector.sample_history import DEFAULT_STEPS
+
+    root = tmp_path / "project"
+    commits = make_sample_history(root, steps=DEFAULT_STEPS[:4])  # initial, neutral, hot (checksum), cold, add-top
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "remote.git"))
+    git(root, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    collected = run_selector("collect", commits[1].sha, "-n", "1", "--no-calibrate", "--repo", str(root))
+    assert collected.returncode == 0, collected.stderr
+    assert run_selector("hook", "install", "--repo", str(root)).returncode == 0
+    _build(root)
+    push = subprocess.run(["git", "push", "-q", "origin", "main"], cwd=root, capture_output=True, text=True)
+    output = push.stdout + push.stderr
+    assert push.returncode == 0, output
+    head, against = commits[-1].sha, commits[1].sha
+    assert f"{against[:10]} (3 back)" in output, output
+    said = " ".join(output.split())  # the note, whatever the terminal's width wrapped
+    assert (f"every benchmark is compared with {against[:10]}, 3 commits back (the closest collected ancestor): the "
+            f"changes of the 2 commits between it and {head[:10]} are included, not only {head[:10]}'s own") in said, output
+    assert "checksum" in output.split("run:")[-1]  # the change two commits back (checksum's) still runs it
