@@ -348,17 +348,21 @@ def collect_command(
     if has_benchmarks(config):
         require_suite(config)  # and so here too
     _exit_without_teardown()
+    calibration_failed = None
     if calibrate_first and needs_calibration(config, store):
-        _calibrate_before_collecting(top, config, store, commits[0].sha)
+        calibration_failed = _calibrate_before_collecting(top, config, store, commits[0].sha)
     for warning in undecidable_labels(config, store):
         stderr.print(f"[yellow]note:[/] {warning}")
     summary = run_collection(top, config, store, commits, jobs, retry_failed, scheduler, reuse, cache)
     report_collection(summary, store, output_format)
+    if calibration_failed is not None and calibration_failed.sha not in {o.sha for o in summary.failures}:
+        click.echo(str(calibration_failed), err=True)  # not built again (stored): its output, said here
 
 
-def _calibrate_before_collecting(top: Path, config, store, oldest: str) -> None:
+def _calibrate_before_collecting(top: Path, config, store, oldest: str):
     """A first collection's calibration, said before it starts; if it fails, collection goes on
-    and says why its labels may stay undecided."""
+    and says why its labels may stay undecided (a failed build: returned, for its output)."""
+    from collectors.builds import BuildFailed
     from selector.calibrate import FIRST_ROUNDS, calibrate
 
     stderr.print(f"the store has no calibration: calibrating on {oldest[:12]} first ({FIRST_ROUNDS} rounds), so that "
@@ -367,9 +371,15 @@ def _calibrate_before_collecting(top: Path, config, store, oldest: str) -> None:
         with stderr.status("calibrating") as status:
             calibrate(top, config, store, oldest, FIRST_ROUNDS,
                       on_round=lambda name, done: status.update(f"calibrating {name}: round {done}/{FIRST_ROUNDS}"))
+    except BuildFailed as error:  # its output is shown once, with the collection's failures
+        stderr.print(f"[yellow]calibration failed[/]: the build of {error.sha[:12]} failed ({error.reason}); collecting "
+                     "without it: instruction counts are not known exact, so their labels may stay undecided until "
+                     "`selector calibrate` runs", highlight=False)
+        return error
     except UserError as error:
         stderr.print(f"[yellow]calibration failed[/] ({error}); collecting without it: instruction counts are not known "
                      "exact, so their labels may stay undecided until `selector calibrate` runs")
+    return None
 
 
 # ------------------------------------------------------------------ calibrate
