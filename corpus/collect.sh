@@ -8,7 +8,7 @@
 # a driver kept in the suite (the tool fills placeholders into benchmark commands only).
 # SELECTOR names the command to run (default `selector`), e.g. "python3 -m selector" to run
 # the code PYTHONPATH points at.
-# Usage: corpus/collect.sh PROJECT [WORKDIR]      (PROJECT: lz4, zlib, cjson, yyjson, libdeflate, zstd, pcre2, libjpeg-turbo, git, leveldb, snappy, zlib-timed;
+# Usage: corpus/collect.sh PROJECT [WORKDIR]      (PROJECT: lz4, zlib, cjson, yyjson, libdeflate, zstd, pcre2, libjpeg-turbo, git, leveldb, snappy, quickjs, nlohmann-json, mbedtls, zlib-timed;
 #        WORKDIR default ./PROJECT, where corpus/evaluate.sh looks for it)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
