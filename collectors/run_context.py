@@ -71,6 +71,17 @@ class Perturbation:
 
 NORMALISED = Perturbation()
 
+# The contexts a changed label is re-measured in before it stays changed (selector/perturbed_labels.py;
+# `[labels] perturbed_contexts` takes the first N): none of them one that calibration perturbs with
+# (selector/calibrate.py PERTURBATIONS), so a label is checked in layouts its spread was not learnt
+# from.  Sizes that are not multiples of 16 move the stack's alignment; 2500 bytes moves it across a
+# page as well; a longer path moves argv[0] and every path a command names.
+LABEL_PERTURBATIONS = (
+    Perturbation(environment_padding=61), Perturbation(path_padding=17),
+    Perturbation(environment_padding=2500, path_padding=17), Perturbation(environment_padding=2500),
+    Perturbation(environment_padding=61, path_padding=17), Perturbation(environment_padding=333, path_padding=3),
+)
+
 
 class RunContext:
     """One claimed context folder: its links to a checkout, a binary's folder and a suite,

@@ -9,7 +9,10 @@ label *holds* when, in every context, the effect has the label's sign and is at 
 max(min_effect, the spread it was decided against).
 
 Prints, per project, the changed labels and the share that hold, for the labels as
-decided now and for the old rule; `--json` writes the rows.
+decided now and for the old rule; `--json` writes the rows.  The runs and the test are the
+product's (selector/perturbed_labels.py: both sides in turn in each context, stored in the
+`perturbed` table, so a second check of a store runs nothing again; storage.labels.holds_under),
+with this check's six contexts.
 
 Usage: python corpus/bias_check.py WORKDIR/PROJECT [--json FILE]
        (the folder corpus/collect.sh filled: its selector.toml, store/ and the clone)
@@ -21,23 +24,21 @@ import argparse
 import dataclasses
 import itertools
 import json
-import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from collectors.benchmark_runner import BenchmarkRunner  # noqa: E402
-from collectors.builds import place_binary  # noqa: E402
-from collectors.run_context import Perturbation, RunContext  # noqa: E402
-from selector.config import benchmark_specs, context_settings, label_rules, load_config  # noqa: E402
-from storage.labels import PairLabeller  # noqa: E402
+from collectors.run_context import NORMALISED, Perturbation  # noqa: E402
+from selector.config import label_rules, load_config  # noqa: E402
+from selector.perturbed_labels import TABLE, confirm_perturbed  # noqa: E402
+from storage.labels import PairLabeller, history_labels, holds_under, perturbed_effects  # noqa: E402
 from storage.store import Store  # noqa: E402
 
 # Three environment sizes by two path lengths; calibration perturbs with others
 # (selector/calibrate.py PERTURBATIONS), so this is a check, not a replay.
 CONTEXTS = [Perturbation(environment, path) for environment, path in itertools.product((0, 61, 2500), (0, 17))]
+assert NORMALISED in CONTEXTS  # the stored labels' own context, run again with both sides in one session
 
 
 def main() -> None:
@@ -50,20 +51,27 @@ def main() -> None:
     store = Store(folder / "store")
     rules = label_rules(config)
     pairs = changed_pairs(store, rules)
-    print(f"{folder.name}: {len(pairs)} pairs changed by the new or the old rule; "
-          f"{len(pairs) * len(CONTEXTS) * 2} benchmark runs", file=sys.stderr, flush=True)
-    specs = {spec.name: spec for spec in benchmark_specs(config)}
-    binaries = binary_of(store)
+    print(f"{folder.name}: {len(pairs)} pairs changed by the new or the old rule", file=sys.stderr, flush=True)
+    # Both sides of every pair, in each context: the product's runs, stored in its table.
+    summary = confirm_perturbed(_clone(folder), config, store, CONTEXTS, labels=[{**pair, "label": True} for pair in pairs],
+                                on_run=_progress)
+    if summary.skipped:
+        raise SystemExit(f"cannot check {', '.join(summary.skipped)}: {next(iter(summary.skipped.values()))}")
+    effects = perturbed_effects(store.read(TABLE), rules)
     checked = []
     for number, pair in enumerate(pairs, 1):
-        effects = context_effects(config, specs[pair["benchmark"]], binaries(pair["old"]), binaries(pair["new"]))
-        threshold = lambda spread: max(rules.min_effect, spread)  # noqa: E731
-        pair["context_effects"] = effects
-        pair["holds_new"] = pair["new_label"] is True and all(_same_change(e, pair["effect"], threshold(pair["spread"])) for e in effects)
-        pair["holds_old"] = pair["old_label"] is True and all(_same_change(e, pair["effect"], threshold(0.0)) for e in effects)
+        found = effects.get((pair["new"], pair["old"], pair["benchmark"]), {})
+        if any(found.get(context) is None for context in CONTEXTS):
+            raise SystemExit(f"{pair['benchmark']} failed in a context on {pair['new'][:12]} or {pair['old'][:12]}")
+        context_effects = [found[context] for context in CONTEXTS]
+        pair["context_effects"] = context_effects
+        pair["holds_new"] = pair["new_label"] is True and all(
+            holds_under(e, pair["effect"], rules.min_effect, pair["spread"]) for e in context_effects)
+        pair["holds_old"] = pair["old_label"] is True and all(
+            holds_under(e, pair["effect"], rules.min_effect, 0.0) for e in context_effects)
         checked.append(pair)
         print(f"  {number}/{len(pairs)} {pair['new'][:10]} {pair['benchmark']}: effect {pair['effect']:+.3%}, "
-              f"in the contexts {', '.join(f'{e:+.3%}' for e in effects)}", file=sys.stderr, flush=True)
+              f"in the contexts {', '.join(f'{e:+.3%}' for e in context_effects)}", file=sys.stderr, flush=True)
     report(folder.name, checked)
     if arguments.json:
         arguments.json.write_text(json.dumps(checked, indent=1, default=str))
@@ -71,58 +79,39 @@ def main() -> None:
 
 def changed_pairs(store: Store, rules) -> list[dict]:
     """The pairs labelled changed now, or by the old rule: the same labeller with the
-    calibration as it was before tolerances and context spreads (exact or not, no spread)."""
+    calibration as it was before tolerances and context spreads (exact or not, no spread);
+    both as decided in the normalised context, before any confirmation under perturbation
+    (which is what this checks)."""
     calibration = store.read("calibration")
     old_calibration = calibration.drop_columns([name for name in ("tolerance", "layout_spread", "spread")
                                                 if name in calibration.column_names])
     old_labeller = PairLabeller(store.read("measurements"), old_calibration, rules)
+    unconfirmed = dataclasses.replace(rules, perturbed_contexts=())
+    labels = history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"), calibration,
+                            unconfirmed, store.read("confirmations"))
     pairs = []
-    for row in store.read("labels").to_pylist():
+    for row in (row for sha in sorted(labels) for row in labels[sha].to_pylist()):
         old_rule = old_labeller.label(row["new"], row["old"], row["benchmark"])
         old_label = old_rule.label if old_rule is not None else None
         if row["label"] is True or old_label is True:
-            pairs.append({"new": row["new"], "old": row["old"], "benchmark": row["benchmark"], "effect": row["effect"],
-                          "spread": row.get("spread") or 0.0, "new_label": row["label"], "old_label": old_label})
+            pairs.append({"new": row["new"], "old": row["old"], "benchmark": row["benchmark"], "metric": row["metric"],
+                          "exact": row["exact"], "effect": row["effect"], "spread": row.get("spread") or 0.0,
+                          "new_label": row["label"], "old_label": old_label})
     return pairs
 
 
-def binary_of(store: Store):
-    commits = store.read("commits")
-    return store.binary_lookup(commits["sha"].to_pylist(), commits["binary_sha256"].to_pylist())
+def _progress(done: int, total: int) -> None:
+    if done % 20 == 0 or done == total:
+        print(f"  {done}/{total} benchmark runs", file=sys.stderr, flush=True)
 
 
-def context_effects(config, spec, old_binary: str | None, new_binary: str | None) -> list[float]:
-    """The pair's relative effect in each context (both sides run there, one after the other)."""
-    if old_binary is None or new_binary is None:
-        raise SystemExit("a binary of the pair is not in the store: recollect it")
-    runs = spec.repetitions if spec.metric != "instructions" else 1
-    effects = []
-    for perturbation in CONTEXTS:
-        old = _median(config, spec, old_binary, perturbation, runs)
-        new = _median(config, spec, new_binary, perturbation, runs)
-        effects.append((new - old) / abs(old))
-    return effects
-
-
-def _median(config, spec, stored_binary: str, perturbation: Perturbation, runs: int) -> float:
-    with tempfile.TemporaryDirectory(prefix="selector-bias-") as folder:
-        checkout = Path(folder) / "checkout"
-        binary = place_binary(stored_binary, checkout / config.project.binary)
-        context = RunContext(context_settings(config), perturbation)
-        try:
-            runner = BenchmarkRunner([dataclasses.replace(spec, repetitions=runs, warmup=0)], binary, checkout,
-                                     Path(config.project.suite) if config.project.suite else None, workdir=Path(folder),
-                                     context=context)
-            values = [run.value for run in runner.run().runs if run.counts]
-        finally:
-            context.release()
-    if not values:
-        raise SystemExit(f"{spec.name} failed in context {perturbation.describe()}")
-    return statistics.median(values)
-
-
-def _same_change(effect: float, labelled: float, threshold: float) -> bool:
-    return abs(effect) >= threshold and (effect > 0) == (labelled > 0)
+def _clone(folder: Path) -> Path:
+    """The project's clone corpus/collect.sh made beside the store (a benchmark that names
+    checkout files runs in a worktree of it)."""
+    candidates = [path for path in [folder / folder.name, *sorted(folder.iterdir())] if (path / ".git").exists()]
+    if not candidates:
+        raise SystemExit(f"{folder}: no clone of the project beside its store")
+    return candidates[0]
 
 
 def report(project: str, checked: list[dict]) -> None:

@@ -12,11 +12,9 @@ interrupted task is rewritten whole, atomically, when it runs again).
 
 from __future__ import annotations
 
-import fcntl
 import tempfile
 import time
 import zlib
-from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -45,9 +43,11 @@ from collectors.static_analysis import analyse_binary, content_digest
 from storage.history import benchmarks_in, built_commits, measured_runs
 from collectors.benchmark_suite import suite_of
 from selector.benchmarks import BuildBenchmarks, build_benchmarks
+from selector.machine_lock import machine_lock as _machine_lock
 from selector.config import (Config, benchmark_specs, configured_metrics, context_settings, has_benchmarks, label_rules,
                              require_suite)
-from storage.labels import LabelSummary, update_labels
+from storage.labels import LabelSummary, store_history_labels, update_labels
+from selector.perturbed_labels import PerturbedSummary, confirm_perturbed
 from selector.measurement_reuse import (
     ReuseContext, complete_benchmarks, copy_reused, copy_runs, identity_lock, plan_reuse, record_owners,
     reuse_context, why_not_reusable,
@@ -94,6 +94,7 @@ class CollectSettings:
 class CollectSummary:
     outcomes: list[CommitOutcome] = field(default_factory=list)
     labels: LabelSummary | None = None
+    perturbed: PerturbedSummary | None = None  # changed labels re-measured under perturbed contexts
     seconds: float = 0.0  # the whole collection, wall time
     cache: bool = False  # builds went through ccache
 
@@ -142,8 +143,14 @@ def collect(
     scheduler: str | None = None,
     reuse: bool = True,
     cache: bool = True,
+    on_perturbed_run: Callable[[int, int], None] = lambda done, total: None,
 ) -> CollectSummary:
     """Collect `commits` (oldest first) into `store`; already stored commits are skipped.
+
+    Then every changed label (the ones this collection made, and stored ones that lack it) is
+    re-measured on both sides under the `[labels] perturbed_contexts` perturbed run contexts
+    that are not stored yet (selector.perturbed_labels; `on_perturbed_run(done, total)` after
+    each run), and the labels are written: a changed one stays changed only if it held in all.
 
     With `reuse`, a commit whose binary is identical to a measured one takes that one's
     runs for every benchmark calibration found exact (see selector.measurement_reuse);
@@ -186,7 +193,12 @@ def collect(
     else:
         _collect_in_pool(todo, arguments, donors, jobs, summary, on_outcome)
     if has_benchmarks(config):
-        summary.labels = update_labels(store, label_rules(config))
+        rules = label_rules(config)
+        labels = store_history_labels(store, rules)
+        summary.perturbed = confirm_perturbed(repository, config, store, on_run=on_perturbed_run,
+                                              labels=[row for sha in sorted(labels) for row in labels[sha].to_pylist()])
+        # Labelled anew only when runs were stored: otherwise the tables are as they were labelled.
+        summary.labels = update_labels(store, rules, None if summary.perturbed.runs else labels)
     store.refresh_snapshots()
     summary.seconds = time.monotonic() - started
     return summary
@@ -529,26 +541,6 @@ def _run_suite(sha: str, config: Config, specs: list, checkout: Path, suite: Pat
             ]
         )
     return with_constants(measurements, reused_from=""), with_constants(profiles.rows, commit=sha, reused_from=""), profiles.failures
-
-
-@contextmanager
-def _machine_lock(timing: bool, exclusive: bool):
-    """Keep timed benchmark runs alone on this machine.
-
-    Builds take the lock shared, a timed suite takes it exclusive: parallel jobs may
-    build side by side, but a suite is timed only while no build (and no other suite)
-    runs.  Measured on lz4 with -j 2 and no such lock, wall-time labels gave 2 false
-    positives in 22 pairs of identical code.  Callgrind counts need no lock.
-    """
-    if not timing:
-        yield
-        return
-    with open(Path(tempfile.gettempdir()) / "selector-measurement.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _store_analysis(store: Store, sha: str, row: dict) -> bool:

@@ -31,8 +31,18 @@ def run_collection(
             if log:
                 log.advance(f"last: {outcome.sha[:10]} {label}")
 
+        perturbed_task = None
+
+        def perturbed(done: int, total: int) -> None:
+            nonlocal perturbed_task
+            if perturbed_task is None:
+                perturbed_task = progress.add_task("changed labels under perturbed contexts", total=total)
+            progress.update(perturbed_task, completed=done)
+            if log:
+                log.advance(f"perturbed contexts: {done}/{total} runs")
+
         return collect(top, config, store, commits, jobs=jobs, retry_failed=retry_failed, on_outcome=advance, scheduler=scheduler,
-                       reuse=reuse, cache=cache)
+                       reuse=reuse, cache=cache, on_perturbed_run=perturbed)
 
 
 def undecidable_labels(config: Config, store: Store) -> list[str]:
@@ -78,9 +88,10 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
     failures = [{"commit": o.sha, "reason": o.reason} for o in summary.failures]
     notes = build_notes(outcomes)
     labels = summary.labels.per_benchmark if summary.labels is not None else None
+    perturbed = _perturbed(summary)
     if output_format == "json":
         print_json({"summary": totals, "cache": cache, "seconds": time_spent, "not_reusable": not_reusable,
-                    "build_notes": notes, "failures": failures, "labels": labels or [],
+                    "build_notes": notes, "failures": failures, "labels": labels or [], "perturbed": perturbed,
                     "undecided": summary.labels.undecided if summary.labels is not None else {},
                     "unfit": summary.labels.unfit if summary.labels is not None else {}})
         return
@@ -100,12 +111,26 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
         print_table(pd.DataFrame([{"commit": f["commit"][:12], "reason": f["reason"]} for f in failures]), title="failures")
     if totals["failed_runs"]:
         stderr.print(f"{totals['failed_runs']} benchmark runs failed; their reasons are in the commits table (run_failures)")
+    if perturbed["pairs"]:
+        stderr.print(f"{perturbed['pairs']} changed labels re-measured under {len(perturbed['contexts'])} perturbed run "
+                     f"contexts ({perturbed['runs']} runs); a change that did not hold in all is undecided")
+    for pair, reason in perturbed["skipped"].items():
+        stderr.print(f"not re-measured under perturbed contexts: {pair}: {reason}", markup=False)
     if labels is not None and len(labels):
         print_rows(labels, title="labels (each commit against its closest measured ancestor)")
     for benchmark, reason in (summary.labels.undecided if summary.labels is not None else {}).items():
         stderr.print(f"undecided labels of {benchmark}: {reason}")
     for benchmark, reason in (summary.labels.unfit if summary.labels is not None else {}).items():
         stderr.print(f"{benchmark} cannot be labelled as configured: {reason}")
+
+
+def _perturbed(summary: CollectSummary) -> dict:
+    """What re-measuring changed labels under perturbed contexts did (selector.perturbed_labels)."""
+    found = summary.perturbed
+    if found is None:
+        return {"contexts": [], "pairs": 0, "runs": 0, "skipped": {}}
+    return {"contexts": [context.describe() for context in found.contexts],
+            "pairs": len(found.checks) - len(found.skipped), "runs": found.runs, "skipped": found.skipped}
 
 
 def _time_spent(summary: CollectSummary) -> dict[str, float]:

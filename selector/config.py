@@ -128,6 +128,11 @@ class RunSection(_Section):
 class LabelsSection(_Section):
     alpha: Annotated[float, msgspec.Meta(gt=0, lt=1)] = 0.05
     min_effect: Annotated[float, msgspec.Meta(ge=0)] = 0.01
+    # A changed label is re-measured on both sides in this many perturbed run contexts
+    # (collectors/run_context.py LABEL_PERTURBATIONS, the first N; none of calibration's) and
+    # stays changed only if it holds in all; 0 turns it off.  Three: an environment size, a path
+    # length and both at once, a page apart, for six runs per changed pair of a count.
+    perturbed_contexts: Annotated[int, msgspec.Meta(ge=0, le=6)] = 3
 
 
 class SelectSection(_Section):
@@ -257,6 +262,7 @@ def label_rules(config: Config) -> LabelRules:
     """What labelling (storage.labels) needs of the configuration."""
     from collectors.benchmark_suite import member_spec
     from collectors.benchmark_runner import names_checkout
+    from collectors.run_context import LABEL_PERTURBATIONS
     from storage.labels import LabelRules
 
     reading = {spec.name for spec in benchmark_specs(config) if names_checkout(spec)}
@@ -266,7 +272,8 @@ def label_rules(config: Config) -> LabelRules:
                       directions=BySuite({b.name: b.direction for b in config.benchmark},
                                          {s.name: s.direction for s in config.suite}),
                       profiled=config.profile.tool != "none",
-                      reads_checkout=BySuite({name: name for name in reading}, {name: name for name in reading_suites}))
+                      reads_checkout=BySuite({name: name for name in reading}, {name: name for name in reading_suites}),
+                      perturbed_contexts=LABEL_PERTURBATIONS[:config.labels.perturbed_contexts])
 
 
 def context_settings(config: Config) -> ContextSettings:

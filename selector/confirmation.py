@@ -50,8 +50,8 @@ from collectors.builds import Worktree, place_binary
 from collectors.errors import UserError
 from collectors.host import host_facts
 from collectors.repository import Repository
-from collectors.run_context import RunContext
-from selector.collect import _machine_lock  # the lock collection's timed suites take: one timed session at a time
+from collectors.run_context import NORMALISED, Perturbation, RunContext
+from selector.machine_lock import machine_lock as _machine_lock  # collection's too: one timed session at a time
 from selector.config import Config, benchmark_specs, context_settings, label_rules, require_suite, suite_specs
 from storage.labels import LabelRules, LabelSummary, fewest_decisive_runs, history_labels, update_labels
 from storage.store import Store
@@ -184,7 +184,7 @@ def current_labels(store: Store, rules: LabelRules) -> list[dict]:
     written, which a confirmation deleted to be run again, or a calibration made since, has
     made stale."""
     by_commit = history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"),
-                               store.read("calibration"), rules, store.read("confirmations"))
+                               store.read("calibration"), rules, store.read("confirmations"), store.read("perturbed"))
     return [row for sha in sorted(by_commit) for row in by_commit[sha].to_pylist()]
 
 
@@ -280,16 +280,17 @@ def _confirm_pair(repo: Repository, config: Config, store: Store, spec: Benchmar
 
 def run_interleaved(repo: Repository, config: Config, spec: BenchmarkSpec, candidate: Candidate, binaries: dict[str, Path],
                     digests: dict[str, str], on_run: Callable[[Candidate, int], None] = lambda candidate, done: None,
-                    ) -> pa.Table:
+                    perturbation: Perturbation = NORMALISED) -> pa.Table:
     """The rows of one interleaved session of the two binaries (`binaries`: side -> a stored
-    binary), warm-ups first, in one run context."""
+    binary), warm-ups first, in one run context (normalised, or `perturbation`'s:
+    selector/perturbed_labels.py)."""
     suite = Path(config.project.suite) if config.project.suite else None
     rows = []
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=run_folder_prefix())))
         checkouts = {side: _side_checkout(stack, repo, spec, config, getattr(candidate, side), binaries[side], workdir / side)
                      for side in SIDES}
-        context = RunContext(context_settings(config))
+        context = RunContext(context_settings(config), perturbation)
         stack.callback(context.release)
         stack.enter_context(_machine_lock(True, exclusive=True))
         # Both sides' binaries sit at the same place in their folders, so the context's stable

@@ -33,6 +33,14 @@ rewritten.  A pair with an interleaved confirmation (the `confirmations` table, 
 with the same test and calibration but no drift, since its two sides shared a session
 (`decided_by = "confirmation"`).
 
+**Changed labels confirmed under perturbation** (:func:`perturbed_effects`, applied by
+:class:`PairLabeller`).  Layouts differ from commit to commit, and one commit's spread does
+not bound another's, so a changed pair is re-measured on both sides in several perturbed run
+contexts (the `perturbed` table, which `selector collect` fills: selector/perturbed_labels.py)
+and stays changed only if, in every configured context it was measured in, its effect keeps
+its sign and exceeds max(min_effect, spread) (:func:`holds_under`).  Otherwise it is
+undecided, the reason naming the context and its effect.
+
 The project's settings arrive as :class:`LabelRules` (the application makes them from
 ``selector.toml``), so this layer reads no configuration file.
 """
@@ -49,6 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collectors.benchmark_runner import INSTRUCTIONS
+from collectors.run_context import Perturbation
 from storage.history import closest_pairs, commit_benchmark_pairs, group_pair_indices, measured_runs
 
 if TYPE_CHECKING:
@@ -67,6 +76,8 @@ class LabelRules:
     # benchmarks whose command reads files of the checkout: two identical binaries may still
     # run different inputs, so their runs are not alike
     reads_checkout: Container[str] = frozenset()
+    # the run contexts a changed label is re-measured in (`[labels] perturbed_contexts`); empty: none
+    perturbed_contexts: tuple[Perturbation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -325,7 +336,7 @@ class PairLabeller:
 
     def __init__(self, measurements: pa.Table, calibration: pa.Table, rules: LabelRules,
                  confirmations: pa.Table | None = None, binaries: dict[str, str] | None = None,
-                 neighbours: Iterable[tuple[str, str, str]] = ()) -> None:
+                 neighbours: Iterable[tuple[str, str, str]] = (), perturbed: pa.Table | None = None) -> None:
         good = measured_runs(measurements)
         if good.num_rows and "metric" in good.column_names:
             # Only runs of the metric the benchmark is configured with: a pair of two metrics
@@ -339,6 +350,7 @@ class PairLabeller:
         self.rules = rules
         self.calibrated = calibrated_benchmarks(calibration, rules)
         self.confirmed = confirmed_values(confirmations, rules)
+        self.perturbed = perturbed_effects(perturbed, rules)
         self.contexts = _run_contexts(good)
         self.binaries = {commit: digest for commit, digest in (binaries or {}).items() if digest}
         self.drift_of_history: dict[str, float] = {}
@@ -355,13 +367,40 @@ class PairLabeller:
                 f"identical binaries, run alike: a difference is the machine's, not the commit's ({label.reason})"))
         confirmed = self.confirmed.get((new, old, benchmark))
         if confirmed is None:
-            return self._within_one_context(self._unpaired(new, old, benchmark, calibrated), new, old, benchmark)
-        # Runs that shared a session, round by round: the confirmation decides, by the paired test.
-        old_values, new_values = confirmed
-        label = label_paired(old_values, new_values, self.rules.alpha, self.rules.min_effect, calibrated.repeatable,
-                             self.rules.directions[benchmark], spread=calibrated.spread)
-        return replace(label, decided_by="confirmation" if label.label is not None else "",
-                       reason=f"interleaved in one session ({len(old_values)} rounds): {label.reason}")
+            label = self._within_one_context(self._unpaired(new, old, benchmark, calibrated), new, old, benchmark)
+        else:
+            # Runs that shared a session, round by round: the confirmation decides, by the paired test.
+            old_values, new_values = confirmed
+            label = label_paired(old_values, new_values, self.rules.alpha, self.rules.min_effect, calibrated.repeatable,
+                                 self.rules.directions[benchmark], spread=calibrated.spread)
+            label = replace(label, decided_by="confirmation" if label.label is not None else "",
+                            reason=f"interleaved in one session ({len(old_values)} rounds): {label.reason}")
+        return self._under_perturbation(label, new, old, benchmark)
+
+    def _under_perturbation(self, label: Label, new: str, old: str, benchmark: str) -> Label:
+        """A changed `label`, unless its re-measurement under a configured perturbed context
+        (the `perturbed` table) lost its sign or fell to max(min_effect, spread): then undecided,
+        naming the context.  A pair not yet re-measured keeps its label (`selector collect`
+        re-measures every changed pair it labels, and the stored ones that lack it)."""
+        measured = self.perturbed.get((new, old, benchmark))
+        if label.label is not True or not measured or not self.rules.perturbed_contexts:
+            return label
+        contexts = [(context, measured[context]) for context in self.rules.perturbed_contexts if context in measured]
+        if not contexts:
+            return label
+        threshold = max(self.rules.min_effect, label.spread)
+        for context, effect in contexts:
+            if effect is None or not holds_under(effect, label.effect, self.rules.min_effect, label.spread):
+                # Undecided, not unchanged: the effect depends on the layout, so neither "changed" nor
+                # "below min_effect" holds of the commit; unchanged would need the effect shown below
+                # min_effect in every context (equivalence), and in the normalised one it was not.
+                found = "no successful run on a side" if effect is None else f"the effect was {effect:+.3%}"
+                return replace(label, label=None, regression=False, decided_by="", reason=(
+                    f"not confirmed under perturbation: in the context {context.describe()} {found}, against "
+                    f"{label.effect:+.3%} as labelled (a change keeps its sign and exceeds max(min_effect, spread) = "
+                    f"{threshold:.3g} in every context): the change cannot be told from layout; {label.reason}"))
+        effects = ", ".join(f"{effect:+.3%}" for _, effect in contexts)
+        return replace(label, reason=f"{label.reason}; held in {len(contexts)} perturbed contexts ({effects})")
 
     def _unpaired(self, new: str, old: str, benchmark: str, calibrated: Calibrated) -> Label:
         """The label of the two sides' own runs, from two sessions: beyond the calibrated drift
@@ -449,6 +488,36 @@ def confirmed_values(confirmations: pa.Table | None, rules: LabelRules) -> dict[
     return paired
 
 
+def perturbed_effects(perturbed: pa.Table | None, rules: LabelRules
+                      ) -> dict[tuple[str, str, str], dict[Perturbation, float | None]]:
+    """(new, old, benchmark) -> each perturbed context it was re-measured in -> the relative
+    effect of the medians there (new over old, measured rounds of the configured metric; None
+    when a side has no successful run there)."""
+    if perturbed is None or not perturbed.num_rows:
+        return {}
+    sides: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: {"old": [], "new": []})
+    columns = ["new", "old", "benchmark", "metric", "environment_padding", "path_padding", "side", "round", "status", "value"]
+    for row in perturbed.select(columns).to_pylist():
+        if rules.metrics.get(row["benchmark"]) != row["metric"]:
+            continue
+        context = Perturbation(row["environment_padding"], row["path_padding"])
+        values = sides[(row["new"], row["old"], row["benchmark"], context)]
+        if row["status"] == "ok" and row["round"] >= 0 and row["value"] is not None and not math.isnan(row["value"]):
+            values[row["side"]].append(row["value"])
+    effects: dict[tuple[str, str, str], dict[Perturbation, float | None]] = defaultdict(dict)
+    for (new, old, benchmark, context), values in sides.items():
+        effects[(new, old, benchmark)][context] = _relative_change(float(np.median(values["old"])), float(np.median(
+            values["new"]))) if values["old"] and values["new"] else None
+    return dict(effects)
+
+
+def holds_under(effect: float, labelled: float, min_effect: float, spread: float) -> bool:
+    """Does a change of `labelled` hold where the effect is `effect`: the same sign, at least
+    `min_effect` and beyond `spread` (what label_pair asks of a change)?"""
+    size = abs(effect)
+    return size >= min_effect and size > spread and effect != 0 and (effect > 0) == (labelled > 0)
+
+
 def label_paired(old: Sequence[float], new: Sequence[float], alpha: float, min_effect: float, exact: bool = False,
                  direction: str = "lower", spread: float = 0.0) -> Label:
     """The label of an interleaved confirmation: `old[i]` and `new[i]` ran in the same round, so
@@ -488,17 +557,26 @@ def label_paired(old: Sequence[float], new: Sequence[float], alpha: float, min_e
                  _regression(label, effect, direction), reason, spread, decided_by)
 
 
-def update_labels(store: Store, rules: LabelRules) -> LabelSummary:
-    """Label the store's history anew and write each commit's labels whose contents changed."""
+def update_labels(store: Store, rules: LabelRules, by_commit: dict[str, pa.Table] | None = None) -> LabelSummary:
+    """Label the store's history anew (or take `by_commit`, :func:`store_history_labels` of the
+    store as it is) and write each commit's labels whose contents changed."""
     calibration = store.read("calibration")
-    # Confirmed pairs keep the labels their interleaved runs decided (`selector confirm`).
-    by_commit = history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"),
-                               calibration, rules, store.read("confirmations"))
+    if by_commit is None:
+        by_commit = store_history_labels(store, rules, calibration)
     for sha, table in by_commit.items():
         if not store.has("labels", sha) or not _same(store.read_one("labels", sha), table):
             store.write("labels", sha, table)
     rows = [row for table in by_commit.values() for row in table.select(["benchmark", "label", "reason"]).to_pylist()]
     return LabelSummary(_summarize(rows), _undecided_reasons(rows), unfit_benchmarks(calibration, rules))
+
+
+def store_history_labels(store: Store, rules: LabelRules, calibration: pa.Table | None = None) -> dict[str, pa.Table]:
+    """:func:`history_labels` of the store's tables, commit by commit (nothing written)."""
+    # Confirmed pairs keep the labels their interleaved runs decided (`selector confirm`); changed
+    # ones re-measured under perturbed contexts stay changed only if they held there.
+    return history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"),
+                          store.read("calibration") if calibration is None else calibration, rules,
+                          store.read("confirmations"), store.read("perturbed"))
 
 
 def unfit_benchmarks(calibration: pa.Table, rules: LabelRules) -> dict[str, str]:
@@ -511,14 +589,16 @@ def unfit_benchmarks(calibration: pa.Table, rules: LabelRules) -> dict[str, str]
 
 
 def history_labels(commits: pa.Table, measurements: pa.Table, profiles: pa.Table, calibration: pa.Table,
-                   rules: LabelRules, confirmations: pa.Table | None = None) -> dict[str, pa.Table]:
+                   rules: LabelRules, confirmations: pa.Table | None = None, perturbed: pa.Table | None = None,
+                   ) -> dict[str, pa.Table]:
     """The labels of a history (the store's tables), commit by commit: each measured commit
     against its closest measured (and, unless profiling is off, profiled) ancestor; a pair
-    with an interleaved confirmation is labelled from it.  Reads nothing and writes nothing."""
+    with an interleaved confirmation is labelled from it, and a changed one re-measured under
+    perturbed contexts stays changed only if it held in them.  Reads nothing and writes nothing."""
     if not commits.num_rows or not measurements.num_rows:
         return {}
     parents = {sha: list(parents or ()) for sha, parents in zip(commits["sha"].to_pylist(), commits["parents"].to_pylist())}
-    labeller = PairLabeller(measurements, calibration, rules, confirmations, binary_digests(commits))
+    labeller = PairLabeller(measurements, calibration, rules, confirmations, binary_digests(commits), perturbed=perturbed)
     values = labeller.values  # of each benchmark's configured metric
     profiled = commit_benchmark_pairs(profiles) if profiles.num_rows else set()
 

@@ -77,7 +77,7 @@ def _conforms(found: pa.DataType, declared: pa.DataType) -> bool:
 _COMMIT = "commit id"
 _BENCHMARK = "benchmark name (`[[benchmark]] name`)"
 _REUSED = ("empty when the run happened for this commit; else the commit whose run this is a copy of (an identical "
-           "binary, an exact metric: see the README); warm-ups are not copied")
+           "binary, an exact metric: see docs/collection.md); warm-ups are not copied")
 
 COMMITS = TableSchema("commits", "One row per commit: its build outcome, its binary's identity, and what collecting it cost.", (
     Column("sha", STRING, _COMMIT),
@@ -236,7 +236,8 @@ LABELS = TableSchema("labels", "One row per (new, old, benchmark): `old` is the 
     Column("label", BOOL, "changed: p < alpha (or the effect alone when exact) and abs(effect) >= min_effect and > "
                           "`spread`; unchanged: shown below min_effect (exact, or equivalence); null when neither can be "
                           "said: a side has no successful run, too few runs, an effect within the spread or the session "
-                          "drift, or borderline"),
+                          "drift, borderline, or a change that did not hold in every perturbed context it was "
+                          "re-measured in (the `perturbed` table)"),
     Column("regression", BOOL, "changed in the wrong direction for the benchmark's `direction`"),
     Column("reason", STRING, "the numbers behind the decision"),
     Column("spread", FLOAT, "the relative effect the run's context (environment size, path length) and the A/A "
@@ -309,8 +310,36 @@ CONFIRMATIONS = TableSchema("confirmations", "One row per run of an interleaved 
     Column("measured_at", TIME, "when the session ended"),
 ))
 
+PERTURBED = TableSchema("perturbed", "One row per run of a changed label's re-measurement under a perturbed run "
+                        "context (selector/perturbed_labels.py; `[labels] perturbed_contexts`): the stored binaries of "
+                        "the label's two commits run in turn, in one session, in each context. One file per new commit "
+                        "(its pairs, each context once: collection and relabelling never run a stored one again); a "
+                        "changed label stays changed only if its effect keeps its sign and exceeds max(min_effect, "
+                        "spread) in every configured context.", (
+    Column("new", STRING, "the commit labelled"),
+    Column("old", STRING, "the ancestor it is labelled against"),
+    Column("benchmark", STRING, _BENCHMARK),
+    Column("metric", STRING, "the benchmark's metric"),
+    Column("unit", STRING, "as in `measurements`"),
+    Column("perturbation", STRING, "the context, described (`environment +61 B`, `paths +17 characters`)"),
+    Column("environment_padding", INT, "bytes added to the run's environment"),
+    Column("path_padding", INT, "characters added to the run's paths"),
+    Column("side", STRING, "`old` or `new`: whose binary ran"),
+    Column("round", INT, "0..N-1 (each round runs both sides, in a random order); -1 for warm-up runs (never compared)"),
+    Column("run_order", INT, "position in the context's schedule"),
+    Column("value", FLOAT, "the metric; null when the run failed"),
+    Column("status", STRING, "`ok` or `failed`"),
+    Column("error", STRING, "why the run failed; empty when it did not"),
+    Column("seconds", FLOAT, "wall time of the run"),
+    Column("binary_sha256", STRING, "the stored binary that ran (`commits.binary_sha256` of the side's commit)"),
+    Column("host", STRING, "the machine's host name"),
+    Column("context", STRING, "digest of the run's context, as in `measurements`"),
+    Column("measured_at", TIME, "when the context's session ended"),
+))
+
 TABLES: dict[str, TableSchema] = {schema.name: schema for schema in
-                                  (COMMITS, FUNCTIONS, OBJECTS, MEASUREMENTS, PROFILES, LABELS, CALIBRATION, CONFIRMATIONS)}
+                                  (COMMITS, FUNCTIONS, OBJECTS, MEASUREMENTS, PROFILES, LABELS, CALIBRATION, CONFIRMATIONS,
+                                   PERTURBED)}
 
 DOCUMENT = Path(__file__).resolve().parent.parent / "docs" / "store.md"
 GENERATED_MARKER = "<!-- The tables below are written by `python -m storage.schema` from storage/schema.py. -->"

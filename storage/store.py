@@ -36,7 +36,7 @@ from collectors.errors import UserError
 from storage.schema import TABLES as SCHEMAS
 
 TABLES = tuple(SCHEMAS)  # one file per key each: commits, functions, objects, measurements, profiles, labels, calibration,
-# confirmations
+# confirmations, perturbed
 SUFFIX = ".parquet"
 TEMPORARY = ".tmp-"
 READ_THREADS = 8  # files read at once: I/O and Parquet decoding overlap
