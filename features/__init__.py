@@ -2,7 +2,6 @@
 
 Public surface::
 
-    History                                   # the collected tables, as DataFrames
     closest_tuples(history, benchmarks)       # c_o = closest measured and profiled ancestor
     ancestor_pairs(history, benchmarks)       # any ancestor pair (Sousa's Methods 1-3)
     build_feature_table(history, tuples)      # one row per tuple, every feature, the label
@@ -18,7 +17,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     submod_attrs={
         "builder": ["build_feature_table"],
         "catalogue": ["CATALOGUE", "FEATURE_NAMES"],
-        "history": ["History"],
         "scaling": ["MaxAbsScaler", "distance_weights"],
         "tuples": ["ancestor_pairs", "closest_tuples"],
     },

@@ -59,10 +59,20 @@ class FittedModel:
     fallback: bool  # single-class training: predicts the prior
 
 
+def at_min_effect(estimator, min_effect: float) -> None:
+    """Rules that compare an effect with the minimum effect (models.effect, the predicted-effect
+    baseline) decide at the project's: a parameter of the decision, not of what was learnt."""
+    parameters = estimator.get_params()
+    if "min_effect" in parameters:
+        estimator.set_params(min_effect=min_effect)
+    elif "min_effect_percent" in parameters:
+        estimator.set_params(min_effect_percent=100 * min_effect)
+
+
 def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray, scope: str, benchmark: str | None,
               target_hit_rate: float, seed: int, threshold_folds: int = 3, search: bool = False,
               groups: np.ndarray | None = None, operating_point: str = "quantile",
-              effect: np.ndarray | None = None) -> FittedModel:
+              effect: np.ndarray | None = None, min_effect: float | None = None) -> FittedModel:
     """Fit one model and choose its operating point, from training data only.  With `groups`
     (a project per row), the out-of-fold scores that place the operating point hold one group
     out at a time, and the threshold is the one that kept the target hit rate on every group
@@ -76,6 +86,8 @@ def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray,
         fit_model(estimator, X, y, weights, effect)
     else:
         estimator = DummyClassifier(strategy="prior").fit(X, y)
+    if min_effect is not None:
+        at_min_effect(estimator, min_effect)
     # (the effect bound runs where its bound reaches min_effect: its threshold is no operating point to move)
     by_group = groups is not None and len(np.unique(groups)) >= 2 and spec.kind in ("ml", "perphecy") and y.any()
     if by_group:
@@ -137,9 +149,11 @@ def backtest(
     threshold_folds: int = 3,
     progress: Callable[[int], None] | None = None,
     operating_point: str = "quantile",
+    min_effect: float | None = None,
 ) -> BacktestResult:
     """Evaluate `models` on `plan`.  `table` is aligned with ``plan.tuples`` (same row order)
-    and holds the feature columns, ``label`` (nullable bool) and ``cost`` (seconds)."""
+    and holds the feature columns, ``label`` (nullable bool) and ``cost`` (seconds).  Rules that
+    compare an effect with the minimum effect decide at `min_effect` (the project's; None: theirs)."""
     if len(table) != len(plan.tuples):
         raise ValueError("the feature table must have one row per tuple of the plan")
     for scope in scopes:
@@ -174,7 +188,7 @@ def backtest(
                 for spec in specs:
                     fitted = train_one(spec, X_train, y_train, train_frame["hops"].to_numpy(), scope, benchmark,
                                        target_hit_rate, seed, threshold_folds, search, operating_point=operating_point,
-                                       effect=effect_train)
+                                       effect=effect_train, min_effect=min_effect)
                     scores = positive_scores(fitted.estimator, X_test)
                     rows.append(prediction_frame(spec.name, scope, split.epoch, test_frame, scores, fitted.threshold))
                     importance = feature_importances(fitted)

@@ -20,8 +20,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from models.evaluation import roc_points, tradeoff_curve  # noqa: E402
-from models.names import MODEL_NAMES  # noqa: E402
+from models.names import MODEL_NAMES, STEPPING_ASIDE_RULE  # noqa: E402
 from models.evaluation import epoch_table, results_table  # noqa: E402
+
+# rules that need no training: the bar, not a candidate to follow
+BASELINES = ("always-run", "reached-changed", "executed-changed", "history-only", "predicted-effect")
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -61,6 +64,7 @@ def render(predictions: pd.DataFrame, importances: pd.DataFrame, document: dict)
     if protocol.get("leaks_future"):
         parts.append("<p class='warning'>This protocol lets newer commits train models that are then tested on older ones "
                      "(Sousa 1.7.1): its scores are optimistic. Method 4 is the honest estimate.</p>")
+    parts += _saved_and_missed(predictions)
     parts += ["<h2>AUROC</h2>", "<p class='note'>Pooled over all splits; blank where the tests hold one class only.</p>"]
     for scope, part in results.groupby("scope", sort=False):
         parts.append(f"<h3>{html.escape(scope)}</h3>")
@@ -138,27 +142,85 @@ def _legend_outside(axis) -> None:
     axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
+def _deciding(predictions: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (model, scope) pairs a reader compares first: the executed-changed rule (the bar every
+    model must clear) and the learnt model that missed the fewest changes while saving the most."""
+    summary = _policy_summary(predictions)
+    chosen = [key for key in summary.index if key[0] == STEPPING_ASIDE_RULE][:1]
+    learnt = summary[[model not in BASELINES for model, _ in summary.index]]
+    return chosen + list(learnt.index[:1])
+
+
+def _policy_summary(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, scope): changes missed, time saved, hit and dismiss rates; fewest misses first,
+    then most time saved."""
+    rows = {}
+    for key, group in predictions.groupby(["model", "scope"], sort=False):
+        labels, run, cost = group["label"].to_numpy(bool), group["run"].to_numpy(bool), group["cost"].to_numpy(float)
+        rows[key] = {"missed": int((labels & ~run).sum()), "changes": int(labels.sum()),
+                     "time_saved": float(cost[~run].sum() / cost.sum()) if cost.sum() > 0 else math.nan,
+                     "hit_rate": float((run & labels).sum() / labels.sum()) if labels.any() else math.nan,
+                     "dismiss_rate": float((~run & ~labels).sum() / (~labels).sum()) if (~labels).any() else math.nan}
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    return frame.sort_values(["missed", "time_saved"], ascending=[True, False]) if len(frame) else frame
+
+
+def _saved_and_missed(predictions: pd.DataFrame) -> list[str]:
+    """The first screen: what the deciding policies would have saved and which changes they missed."""
+    summary = _policy_summary(predictions)
+    deciding = _deciding(predictions)
+    if not deciding:
+        return []
+    names = {key: ("the executed-changed rule (no training)" if key[0] == STEPPING_ASIDE_RULE else f"{key[0]} ({key[1]})")
+             for key in deciding}
+    lines = [f"{names[key]}: {summary.loc[[key], 'time_saved'].iloc[0]:.0%} of benchmark time saved, "
+             f"{summary.loc[[key], 'missed'].iloc[0]} of {summary.loc[[key], 'changes'].iloc[0]} changes missed"
+             for key in deciding]
+    table = pd.DataFrame([{"policy": names[key], "time_saved": summary.loc[[key], "time_saved"].iloc[0],
+                           "hit_rate": summary.loc[[key], "hit_rate"].iloc[0],
+                           "dismiss_rate": summary.loc[[key], "dismiss_rate"].iloc[0],
+                           "missed": str(summary.loc[[key], "missed"].iloc[0])} for key in deciding])
+    missed = pd.concat([group[group["label"].astype(bool) & ~group["run"].astype(bool)].assign(policy=names[key])
+                        for key, group in predictions.groupby(["model", "scope"], sort=False) if key in names])
+    parts = ["<h2>What it would have saved</h2>", f"<p><b>{html.escape('; '.join(lines))}.</b></p>", _html_table(table)]
+    if len(missed):
+        missed = missed.assign(commit=missed["new"].str[:10], against=missed["old"].str[:10])
+        parts += ["<p class='note'>Changes skipped at their commit:</p>",
+                  _html_table(missed[["policy", "commit", "against", "benchmark", "epoch"]].astype({"epoch": str}))]
+    else:
+        parts.append("<p class='note'>Neither missed a change.</p>")
+    return parts
+
+
 def _roc_figure(predictions: pd.DataFrame):
+    """One panel per benchmark and one of all: the deciding policies (_deciding) drawn strong, the
+    other models faint; a legend in every panel."""
     benchmarks = sorted(predictions["benchmark"].unique())
     panels = [*benchmarks, "(all)"]
     columns = min(3, len(panels))
     rows = math.ceil(len(panels) / columns)
     figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.8 * rows), squeeze=False)
+    strong = set(_deciding(predictions))
     for axis, panel in zip(axes.flat, panels):
         part = predictions if panel == "(all)" else predictions[predictions["benchmark"] == panel]
+        faint = False
         for (model, scope), group in part.groupby(["model", "scope"], sort=False):
             curve = roc_points(group)
-            if len(curve):
-                axis.plot(curve["fpr"], curve["tpr"], linestyle="-" if scope == "per-benchmark" else "--",
-                          label=f"{model} ({scope})", linewidth=1.2, color=_colour(model))
+            if not len(curve):
+                continue
+            deciding = (model, scope) in strong
+            axis.plot(curve["fpr"], curve["tpr"], linestyle="-" if scope == "per-benchmark" else "--",
+                      label=f"{model} ({scope})" if deciding else ("other models" if not faint else None),
+                      linewidth=2.0 if deciding else 0.7, alpha=1.0 if deciding else 0.25,
+                      color=_colour(model) if deciding else "#777", zorder=3 if deciding else 1)
+            faint = faint or not deciding
         axis.plot([0, 1], [0, 1], color="#999", linewidth=0.8, linestyle=":")
         axis.set_title(panel)
         axis.set_xlabel("false positive rate (1 - dismiss rate)")
         axis.set_ylabel("hit rate")
+        axis.legend(fontsize=6, loc="lower right")
     for axis in list(axes.flat)[len(panels):]:
         axis.axis("off")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.02 - 0.02 * len(labels) / 4))
     figure.tight_layout()
     return figure
 

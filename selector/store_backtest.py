@@ -41,6 +41,7 @@ class EvaluationData:
     plan: Plan
     table: pd.DataFrame  # plan.tuples + features + label + cost, same row order
     benchmarks: list[str]
+    min_effect: float | None = None  # the project's [labels] min_effect: where effect rules decide
 
 
 def benchmark_costs(measurements: pa.Table) -> dict[tuple[str, str], float]:
@@ -74,7 +75,7 @@ def evaluation_data(store: Store, config: Config, method: str, options: dict,
     costs = benchmark_costs(history.measurements)
     typical = pd.Series(costs).groupby(level=1).median().to_dict() if costs else {}
     table["cost"] = [costs.get((new, b), typical.get(b, 1.0)) for new, b in zip(table["new"], table["benchmark"])]
-    return EvaluationData(history, plan, table, chosen)
+    return EvaluationData(history, plan, table, chosen, config.labels.min_effect)
 
 
 def labelled_feature_table(store: Store, config: Config, history: History, tuples: pd.DataFrame) -> pd.DataFrame:
@@ -98,7 +99,7 @@ def run_backtest(data: EvaluationData, models: Sequence[str], scopes: Sequence[s
                  search: bool = False, progress: Callable[[int], None] | None = None,
                  operating_point: str = "quantile") -> BacktestResult:
     return backtest(data.plan, data.table, FEATURE_NAMES, models, scopes, target_hit_rate, seed, search, progress=progress,
-                    operating_point=operating_point)
+                    operating_point=operating_point, min_effect=data.min_effect)
 
 
 def save_backtest(directory: Path, result: BacktestResult, data: EvaluationData, settings: dict) -> dict:

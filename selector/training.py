@@ -76,8 +76,8 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         X = design_matrix(part, FEATURE_NAMES, scope, chosen)
         inputs[benchmark] = X
         fitted.append(train_one(spec, X, part["label"].to_numpy(bool), part["hops"].to_numpy(), scope, benchmark,
-                                target_hit_rate, seed, operating_point=operating_point, effect=measured_effects(part)))
-        at_min_effect(fitted[-1].estimator, config.labels.min_effect)
+                                target_hit_rate, seed, operating_point=operating_point, effect=measured_effects(part),
+                                min_effect=config.labels.min_effect))
     commits = history.commits.sort_by("author_time").to_pylist()  # stable: the last of equal times, as before
     newest = commits[-1]
     trained_on = {
@@ -160,13 +160,3 @@ def adapted_shipped_threshold(table: pd.DataFrame, config: Config, target_hit_ra
         return None
     scores = shipped.score_rows(entry, features[reachable], table["benchmark"][reachable].tolist(), list(FEATURE_NAMES))
     return float(min(entry.threshold, operating_threshold(scores, np.ones(len(scores), bool), target_hit_rate)))
-
-
-def at_min_effect(estimator, min_effect: float) -> None:
-    """Rules that compare an effect with the minimum effect (models.effect, the predicted-effect
-    baseline) decide at the project's: a parameter of the decision, not of what was learnt."""
-    parameters = estimator.get_params()
-    if "min_effect" in parameters:
-        estimator.set_params(min_effect=min_effect)
-    elif "min_effect_percent" in parameters:
-        estimator.set_params(min_effect_percent=100 * min_effect)

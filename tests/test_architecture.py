@@ -51,3 +51,13 @@ def test_no_module_imports_one_that_imports_it_back():
         tuple(graphlib.TopologicalSorter(graph).static_order())  # the order is made as it is read
     except graphlib.CycleError as error:
         pytest.fail(f"import circle: {' -> '.join(error.args[1])}")
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_every_name_a_package_exports_resolves(layer):
+    """A package's public surface (its lazily loaded __all__) names only what exists."""
+    import importlib
+
+    package = importlib.import_module(layer)
+    for name in getattr(package, "__all__", []):
+        assert getattr(package, name) is not None, f"{layer}.{name}"

@@ -38,7 +38,7 @@ def cli(*arguments: str, check: bool = True) -> subprocess.CompletedProcess:
 def backtest_run(evolved_sample, tmp_path_factory):
     root, _ = evolved_sample
     out = tmp_path_factory.mktemp("backtest")
-    result = cli("backtest", "--repo", str(root), "--models", "random-forest,xgboost,perphecy,reached-changed,always-run",
+    result = cli("backtest", "--repo", str(root), "--models", "random-forest,xgboost,perphecy,reached-changed,executed-changed,always-run",
                  "--out", str(out), "--format", "json")
     return root, out, json.loads(result.stdout)
 
@@ -91,7 +91,9 @@ window.addEventListener("load", () => {
   const check = document.createElement("pre");
   check.id = "render-check";
   check.textContent = JSON.stringify({images: images.length, shown: shown.length,
-    widths: images.map(i => i.naturalWidth), tables: tables.length, rows: tables.map(t => t.rows.length - 1)});
+    widths: images.map(i => i.naturalWidth), tables: tables.length, rows: tables.map(t => t.rows.length - 1),
+    firstScreen: [...document.querySelectorAll("h2, p, table")].filter(e => e.getBoundingClientRect().top < 700)
+      .map(e => e.innerText).join(" | ")});
   document.body.appendChild(check);
 });
 </script>"""
@@ -121,6 +123,26 @@ def test_the_report_renders_in_a_browser(backtest_run, tmp_path):
     assert check["images"] >= 4 and check["shown"] == check["images"], check
     assert check["tables"] >= 3 and all(rows > 0 for rows in check["rows"]), check
     assert max(check["widths"]) <= 1600, check  # the importance panels were one 2435-pixel strip
+    # the first screen says what the deciding policies save and miss, the rule among them
+    first = check["firstScreen"]
+    assert "What it would have saved" in first and "of benchmark time saved" in first and "changes missed" in first, first
+    assert "executed-changed rule" in first, first
+
+
+def test_every_roc_panel_has_a_legend_and_the_deciding_policies_stand_out(backtest_run):
+    from selector.report import _deciding, _roc_figure
+
+    _, out, _ = backtest_run
+    predictions = pd.read_parquet(out / "predictions.parquet")
+    deciding = _deciding(predictions)
+    assert deciding[0][0] == "executed-changed" and len(deciding) == 2
+    figure = _roc_figure(predictions)
+    panels = [axis for axis in figure.axes if axis.get_visible() and axis.axison]
+    assert len(panels) == predictions["benchmark"].nunique() + 1
+    for axis in panels:
+        labels = [text.get_text() for text in axis.get_legend().get_texts()]
+        assert {f"{model} ({scope})" for model, scope in deciding} <= set(labels), labels
+        assert len(labels) <= len(deciding) + 1  # the other models under one faint entry
 
 
 def test_training_sees_nothing_newer_than_its_epoch(evolved_sample):
@@ -163,6 +185,34 @@ def test_each_tuple_carries_its_measured_effect_for_the_effect_model(evolved_sam
     merged = table.merge(stored, on=["new", "old", "benchmark"], suffixes=("", "_stored"))
     assert len(merged) > 10 and np.allclose(merged["effect"], merged["effect_stored"])
     assert (merged["label"].astype(bool) == (merged["effect"].abs() >= 0.01)).mean() > 0.9  # the labels follow the effects
+
+
+def test_the_backtest_judges_effect_rules_at_the_projects_min_effect(evolved_sample, monkeypatch):
+    """`backtest` decides the effect model and the predicted-effect rule at the project's
+    [labels] min_effect, as `train` does, not at their 1% default."""
+    import dataclasses
+    import importlib
+
+    from selector.store_backtest import run_backtest
+
+    backtest_module = importlib.import_module("models.backtest")  # models.backtest is also the package's function
+
+    root, _ = evolved_sample
+    data = evaluation_data(Store(root / ".selector"), load_config(root / "selector.toml"), "method4", {"k": 5})
+    assert data.min_effect == load_config(root / "selector.toml").labels.min_effect
+    data = dataclasses.replace(data, min_effect=0.037)
+    seen = []
+    train_one = backtest_module.train_one
+
+    def recording(*arguments, **options):
+        fitted = train_one(*arguments, **options)
+        seen.append(fitted.estimator.get_params())
+        return fitted
+
+    monkeypatch.setattr(backtest_module, "train_one", recording)
+    run_backtest(data, ["effect", "predicted-effect"], ["pooled"], 0.95, 0)
+    assert seen and all(params.get("min_effect", 0.037) == 0.037 for params in seen)
+    assert all(params.get("min_effect_percent", 3.7) == pytest.approx(3.7) for params in seen)
 
 
 def test_perphecy_hits_every_change_of_its_training_data(evolved_sample):
