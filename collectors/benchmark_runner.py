@@ -24,15 +24,17 @@ from typing import Iterator
 
 from collectors.callgrind import TimedLoop, callgrind_command, callgrind_total, keep_loop_parts
 from collectors.child_processes import die_with_parent, process_alive
+from collectors.metrics import FRAMEWORK_TIMES, dhat_command, dhat_totals, metric_unit, peak_rss, registered, rss_command  # noqa: F401 - metric_unit re-exported
+from collectors.metrics import CPU_TIME as _CPU_TIME, INSTRUCTIONS as _INSTRUCTIONS, WALL_TIME as _WALL_TIME
 from collectors.run_context import RunContext, tool_path
 
-WALL_TIME, INSTRUCTIONS = "wall_time", "instructions"
+# The registered metrics' names (collectors/metrics.py), as the configuration spells them.
 # A command's CPU time: user + system seconds of the benchmark process and every descendant it
 # waited for (the kernel's rusage at exit).  Time spent waiting for a core that another tenant
 # holds is not in it; wall time adds that wait to both sides of a pair and dilutes their ratio.
-CPU_TIME = "cpu_time"
+WALL_TIME, INSTRUCTIONS, CPU_TIME = _WALL_TIME.name, _INSTRUCTIONS.name, _CPU_TIME.name
 TEXT, GOOGLE_JSON = "text", "google-benchmark-json"  # what a benchmark prints: its number is read from it
-GOOGLE_TIMES = ("real_time", "cpu_time")  # per-iteration times of a Google Benchmark report, in its time_unit
+GOOGLE_TIMES = FRAMEWORK_TIMES  # per-iteration times of a Google Benchmark report, in its time_unit
 _SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 OUTPUT_TAIL = 400  # characters of stderr kept with a failure
 
@@ -41,7 +43,7 @@ OUTPUT_TAIL = 400  # characters of stderr kept with a failure
 class BenchmarkSpec:
     name: str
     command: str  # with {binary}, {checkout}, {suite}
-    metric: str = WALL_TIME  # wall_time | cpu_time | instructions | a regex with one group
+    metric: str = WALL_TIME  # a registered metric (collectors/metrics.py) | a regex with one group
     direction: str = "lower"
     repetitions: int = 5
     timeout: float = 300
@@ -95,14 +97,6 @@ def file_stem(benchmark: str) -> str:
         return benchmark
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", benchmark)[:80]
     return f"{safe}-{hashlib.blake2b(benchmark.encode(), digest_size=4).hexdigest()}"
-
-
-def metric_unit(metric: str) -> str:
-    """The unit a metric's values are in: seconds (wall time, a Google Benchmark's real and CPU
-    time per iteration), instructions, or what a regex or a counter reads."""
-    if metric in (WALL_TIME, CPU_TIME) or metric in GOOGLE_TIMES:
-        return "s"
-    return "instructions" if metric == INSTRUCTIONS else "as printed"
 
 
 def run_folder_prefix() -> str:
@@ -174,9 +168,17 @@ class BenchmarkRunner:
         if unprepared:
             return Run(spec.name, repetition, order, None, "failed", unprepared, 0.0, warmup=warmup)
         arguments = self.expand(spec.command)
-        if spec.metric == INSTRUCTIONS:
+        metric = registered(spec.metric)
+        tool = metric.tool if metric is not None else None
+        if tool == "callgrind":
             callgrind_output = callgrind_output or self.workdir / f"{file_stem(spec.name)}.{repetition}.callgrind"
             arguments = callgrind_command(arguments, callgrind_output, spec.isolate, spec.loop)
+        elif tool == "dhat":
+            callgrind_output = self.workdir / f"{file_stem(spec.name)}.{repetition}.dhat.json"
+            arguments = dhat_command(arguments, callgrind_output)
+        elif tool == "time":
+            callgrind_output = self.workdir / f"{file_stem(spec.name)}.{repetition}.rss"
+            arguments = rss_command(arguments, callgrind_output)
         if self.cpu is not None:
             arguments = [tool_path("taskset"), "-c", str(self.cpu), *arguments]
         outcome = self.execute(arguments, spec.timeout)
@@ -205,6 +207,17 @@ class BenchmarkRunner:
             if outcome.cpu_seconds is None:
                 return None, "the kernel gave no resource usage of the benchmark process"
             return outcome.cpu_seconds, ""
+        if spec.metric == "max_rss":
+            try:
+                return float(peak_rss(callgrind_output)), ""
+            except (OSError, ValueError, IndexError) as error:
+                return None, f"GNU time's report unreadable (is /usr/bin/time installed? Debian package time): {error}"
+        if spec.metric in ("heap_bytes", "heap_blocks"):
+            try:
+                allocated, blocks = dhat_totals(callgrind_output)
+            except (OSError, ValueError, KeyError) as error:
+                return None, f"DHAT's profile unreadable: {error}"
+            return float(allocated if spec.metric == "heap_bytes" else blocks), ""
         if spec.metric == INSTRUCTIONS:
             try:
                 loop_total = keep_loop_parts(callgrind_output, spec.loop) if spec.loop else None

@@ -28,7 +28,8 @@ import shlex
 import string
 from dataclasses import dataclass, field
 
-from collectors.benchmark_runner import CPU_TIME, GOOGLE_JSON, INSTRUCTIONS, TEXT, WALL_TIME, BenchmarkRunner, BenchmarkSpec
+from collectors.benchmark_runner import GOOGLE_JSON, INSTRUCTIONS, TEXT, BenchmarkRunner, BenchmarkSpec
+from collectors.metrics import METRICS, registered
 from collectors.callgrind import GOOGLE_BENCHMARK_LOOP, TimedLoop
 
 GOOGLE_BENCHMARK, COMMAND = "google-benchmark", "command"
@@ -184,13 +185,13 @@ def _literal(text: str) -> str:
 
 def metric_problem(framework: str, metric: str) -> str | None:
     """What is wrong with a suite's metric for its framework, or None."""
-    if metric in (INSTRUCTIONS, WALL_TIME, CPU_TIME):
+    if registered(metric) is not None:
         return None  # cpu_time: a Google Benchmark's own field, a command's CPU time by the kernel's account
     if framework == GOOGLE_BENCHMARK:
         return None if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", metric) else \
-            "a Google Benchmark metric is instructions, wall_time, real_time, cpu_time or a user counter's name"
+            f"a Google Benchmark metric is one of {', '.join(METRICS)}, real_time or a user counter's name"
     try:
         groups = re.compile(metric).groups
     except re.error as error:
-        return f"not wall_time, cpu_time, instructions, or a valid regex ({error})"
+        return f"not one of {', '.join(METRICS)}, nor a valid regex ({error})"
     return None if groups == 1 else "a regex metric needs exactly one group, the number to read from stdout"

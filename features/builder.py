@@ -232,6 +232,7 @@ class FeatureBuilder:
             deleted_instructions=old.instructions[only_old],
             changed_objects=frozenset(name for name, fp in old_objects.items() if name in new_objects and new_objects[name] != fp),
             changed_calls_allocator=bool(np.isin(touched, new.allocating, assume_unique=True).any()),
+            changed_allocating=np.sort(changed[np.isin(changed, new.allocating, assume_unique=True)]),
         )
 
     # ---------------------------------------------------------- per profile

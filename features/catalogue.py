@@ -76,6 +76,7 @@ class PairDiff:
     deleted_instructions: np.ndarray  # aligned with `deleted`
     changed_objects: frozenset[str]
     changed_calls_allocator: bool  # a changed or new function calls malloc/free/mmap/...
+    changed_allocating: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # changed codes that call one
 
     @cached_property
     def changed_set(self) -> frozenset[int]:
@@ -407,6 +408,14 @@ def allocator_calls(t: TupleView) -> float:
 def changed_calls_allocator(t: TupleView) -> float:
     """1 when a changed or new function of c_n calls an allocator (malloc, free, mmap, new, delete)."""
     return float(t.diff.changed_calls_allocator)
+
+
+@feature("reached_changed_allocating", "extension", "A memory benchmark (peak RSS, heap bytes) changes where code that "
+         "allocates and that it runs changed; a change to code that never allocates leaves it alone.")
+def reached_changed_allocating(t: TupleView) -> float:
+    """Number of changed functions that call an allocator (malloc, free, mmap, new, delete) directly
+    and that c_o's profile shows the benchmark executing."""
+    return float(len(common_indices(t.diff.changed_allocating, t.profile.codes)[0]))
 
 
 @feature("executed_changed_share", "extension", "Whether a change can show depends on how much of the run executes it; "

@@ -50,6 +50,9 @@ HAZARDS: dict[str, float] = {
 }
 HAZARD_COLUMNS = [FEATURE_NAMES.index(name) for name in HAZARDS]
 _HAZARD_FLOORS = np.array(list(HAZARDS.values()))
+# A memory metric's rule (peak RSS, heap allocations): what can change how much a run allocates.
+MEMORY_RULE_COLUMNS = [FEATURE_NAMES.index(name) for name in
+                       ("reached_changed_allocating", "reached_functions_deleted", "changed_data_reached", "build_config_changed")]
 # A hazard is shown harmless for a benchmark by this many labelled pairs of the project's own
 # history where it fired and the rule ran, none of them a change.
 HARMLESS_AFTER = 10
@@ -70,6 +73,14 @@ def executed_rule_scores(features: np.ndarray) -> np.ndarray:
     """The executed-changed rule (models.baselines): 1 when a changed block executed in c_o's run,
     a reached function was deleted, a data object it reads changed or the build changed; else 0."""
     return any_positive(np.atleast_2d(features), EXECUTED_RULE_COLUMNS).astype(float)
+
+
+def memory_rule_runs(features: np.ndarray) -> np.ndarray:
+    """The rule that decides a memory metric's benchmarks (no model has learnt memory): run when a
+    changed function that calls an allocator ran in c_o's run, a reached function was deleted, a
+    data object it reads changed, or the build changed.  The models and the predicted instruction
+    change speak of instructions, not of memory."""
+    return any_positive(np.atleast_2d(features), MEMORY_RULE_COLUMNS)
 
 
 def predicted_effect_reaches(predicted_percent, min_effect: float):

@@ -40,6 +40,7 @@ from typing import Callable
 import pandas as pd
 import pyarrow as pa
 
+from collectors.metrics import is_count, metric_unit
 from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec, file_stem, run_folder_prefix, sweep_run_folders
 from collectors.builds import OK, BuildFailed, Worktree, run_build
 from collectors.run_context import Perturbation, RunContext
@@ -298,9 +299,9 @@ def repetitions_needed(cv: float, min_effect: float, alpha: float, power: float 
 def _fitness(spec: BenchmarkSpec, tolerance: float, repeatable: bool, needed: int, min_effect: float,
              drift: float = 0.0) -> dict:
     """Whether the benchmark's metric can label it as configured, and why not."""
-    if spec.metric == "instructions" and tolerance > min_effect:
+    if is_count(spec.metric) and tolerance > min_effect:
         return {"fit": False, "unfit_reason": (
-            f"A/A instruction counts of one build differ by {tolerance:.3%} (> min_effect {min_effect:g}): unfit to be "
+            f"A/A {metric_unit(spec.metric)} counts of one build differ by {tolerance:.3%} (> min_effect {min_effect:g}): unfit to be "
             f"labelled by the count alone (threads or timing decide what runs); labels use the test, which needs "
             f"{needed} repetitions a side, or isolate the benchmark's own work")}
     reasons = []

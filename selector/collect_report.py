@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from collectors.metrics import is_count
+from collectors.builds import describe_failure
 from collectors.commit_graph import CommitInfo
 from selector.collect import SKIPPED, CollectSummary, CommitOutcome, collect
 from selector.config import Config
@@ -63,7 +65,7 @@ def undecidable_labels(config: Config, store: Store) -> list[str]:
         if is_exact or runs >= needed:
             continue
         exact_hint = " or `selector calibrate` (an exact count is labelled by its effect)" \
-            if section.metric == "instructions" else ""
+            if is_count(section.metric) else ""
         said.append(f"labels of {named} will be undecided: {runs} run{'s' if runs > 1 else ''} a side cannot reach "
                     f"alpha {config.labels.alpha:g}; set repetitions = {needed}{exact_hint}")
     return said
@@ -109,6 +111,8 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
         stderr.print(f"runs of identical binaries not reused for {', '.join(benchmarks)}: {reason}")
     if failures:
         print_table(pd.DataFrame([{"commit": f["commit"][:12], "reason": f["reason"]} for f in failures]), title="failures")
+        for said in build_failures(summary, store):
+            stderr.print(said, markup=False, highlight=False)  # a compiler's output has brackets
     if totals["failed_runs"]:
         stderr.print(f"{totals['failed_runs']} benchmark runs failed; their reasons are in the commits table (run_failures)")
     if perturbed["pairs"]:
@@ -122,6 +126,23 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
         stderr.print(f"undecided labels of {benchmark}: {reason}")
     for benchmark, reason in (summary.labels.unfit if summary.labels is not None else {}).items():
         stderr.print(f"{benchmark} cannot be labelled as configured: {reason}")
+
+
+SHOWN_BUILD_FAILURES = 3  # the newest; the others' output is in the commits table
+
+
+def build_failures(summary: CollectSummary, store: Store) -> list[str]:
+    """The failed builds of this collection as every command says them: the command, the exit
+    status and the last lines of the output (the commits table keeps them)."""
+    failed = [outcome for outcome in summary.failures if outcome.reason.startswith("build ")]
+    said = []
+    for outcome in failed[:SHOWN_BUILD_FAILURES]:
+        row = store.read_one("commits", outcome.sha).to_pylist()[0]
+        said.append(describe_failure(outcome.sha, row["build_reason"], row["build_command"], row["build_log_tail"]))
+    if len(failed) > SHOWN_BUILD_FAILURES:
+        said.append(f"{len(failed) - SHOWN_BUILD_FAILURES} more builds failed; each one's output is in the commits "
+                    "table (build_log_tail)")
+    return said
 
 
 def _perturbed(summary: CollectSummary) -> dict:

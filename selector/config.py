@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import msgspec
 
 from collectors.errors import UserError
+from collectors.metrics import INSTRUCTIONS, under_callgrind
 
 if TYPE_CHECKING:
     from collectors.benchmark_runner import BenchmarkSpec
@@ -100,7 +101,7 @@ class SuiteSection(_Runs, kw_only=True):
     name: Annotated[str, msgspec.Meta(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
     framework: Literal["google-benchmark", "command"]
     command: Annotated[str, msgspec.Meta(min_length=1)] = "{binary}"
-    metric: str = "instructions"
+    metric: str = INSTRUCTIONS.name
     include: str | None = None  # regex: keep the discovered benchmarks whose names it finds
     exclude: str | None = None  # regex: drop those whose names it finds
     # Count only the benchmark's own code under callgrind: true (Google Benchmark: its
@@ -162,7 +163,7 @@ def find_config(repository: str | Path, explicit: str | Path | None = None) -> P
     if not path.is_file():
         if explicit:
             raise ConfigError(f"{path}: no such configuration file")
-        raise ConfigError(f"no {CONFIG_NAME} in {repository}; create one (see README) or pass --config")
+        raise ConfigError(f"no {CONFIG_NAME} in {repository}; create one (`selector init`; docs/configuration.md) or pass --config")
     return path
 
 
@@ -286,7 +287,9 @@ def context_settings(config: Config) -> ContextSettings:
 def default_warmup(metric: str) -> int:
     """Warm-up runs of a benchmark that does not set them: a warm-up primes caches and
     frequency, which moves times but cannot change an instruction count under callgrind."""
-    return 0 if metric == "instructions" else 1
+    from collectors.metrics import default_warmup as metric_warmup
+
+    return metric_warmup(metric)
 
 
 def _effective(benchmark: BenchmarkSection | SuiteSection) -> dict:
@@ -416,7 +419,9 @@ def harness_digest(config: Config, benchmark: str) -> str:
         del settings["reuse"]  # how a run was obtained, not what it measures
         if settings["setup"] is None:
             del settings["setup"]  # as digested before there were set-up commands
-        if settings.get("framework") == "google-benchmark" and settings["isolate"] is True and settings["metric"] == "instructions":
+        from collectors.benchmark_suite import GOOGLE_BENCHMARK
+
+        if settings.get("framework") == GOOGLE_BENCHMARK and settings["isolate"] is True and under_callgrind(settings["metric"]):
             settings["counts"] = "timed loop"  # before, the whole benchmark function: runs of then are not runs of now
     text = json.dumps([settings, config.project.suite], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from collectors.benchmark_suite import GOOGLE_BENCHMARK
+from collectors.metrics import under_callgrind as metric_under_callgrind, uses_valgrind
 from collectors.errors import UserError
 from collectors.repository import Repository
 from selector.config import CONFIG_NAME, Config, configured_metrics, find_config, has_benchmarks, label_rules, load_config
@@ -39,7 +41,7 @@ def diagnose(repository: Path, config_path: Path | None = None, store_location: 
     findings = [Finding("configuration", OK, str(path)), _benchmarks(config)]
     findings += _build_tools(top, config)
     metrics = configured_metrics(config)
-    findings += [valgrind_finding("instructions" in metrics or config.profile.tool == "callgrind"),
+    findings += [valgrind_finding(any(uses_valgrind(metric) for metric in metrics) or config.profile.tool == "callgrind"),
                  perf_finding(config.profile.tool == "perf", paranoid_path), ccache_finding(),
                  taskset_finding(config.run.cpu), _extra("collect", "calibrate, collect", FAIL),
                  _extra("train", "train (select uses the shipped model without it)", WARN),
@@ -53,7 +55,7 @@ def diagnose(repository: Path, config_path: Path | None = None, store_location: 
 
 def _benchmarks(config: Config) -> Finding:
     if not has_benchmarks(config):
-        return Finding("benchmarks", FAIL, "no [[benchmark]] or [[suite]]", f"describe them in {CONFIG_NAME} (README)")
+        return Finding("benchmarks", FAIL, "no [[benchmark]] or [[suite]]", f"describe them in {CONFIG_NAME} (docs/configuration.md)")
     named = [b.name for b in config.benchmark] + [f"{s.name}/* ({s.framework})" for s in config.suite]
     return Finding("benchmarks", OK, ", ".join(named))
 
@@ -117,7 +119,7 @@ def _symbols(top: Path, config: Config, store, binary: Path | None) -> list[Find
         binary, where = top / config.project.binary, "built in the working tree"
     if binary is None:
         return [Finding("symbols", NOT_YET, "not built yet", "selector calibrate (builds HEAD), or --binary FILE")]
-    under_callgrind = any(s.framework == "google-benchmark" and s.metric == "instructions" for s in config.suite)
+    under_callgrind = any(s.framework == GOOGLE_BENCHMARK and metric_under_callgrind(s.metric) for s in config.suite)
     return binary_findings(Path(binary), where, under_callgrind)
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.errors import UserError
+from collectors.metrics import INSTRUCTIONS
 from selector.build_recipes import Recipe, build_recipe
 from selector.config import CONFIG_NAME
 from selector.survey import DRIVER, GOOGLE_BENCHMARK, Candidate, Survey, survey
@@ -41,7 +42,7 @@ class Measurement:
     @classmethod
     def on_this_machine(cls) -> "Measurement":
         if shutil.which("valgrind"):
-            return cls("instructions", 2, "callgrind", None)
+            return cls(INSTRUCTIONS.name, 2, "callgrind", None)
         cpus = os.cpu_count() or 1
         return cls("wall_time", TIMED_REPETITIONS, "perf" if shutil.which("perf") else "none",
                    str(cpus - 1) if cpus > 1 else None)
@@ -108,7 +109,7 @@ def _entry(assignment: str, comment: str = "", *more: str) -> str:
 
 def _header() -> str:
     return ("# selector.toml, written by `selector init` from what it found in this repository and on\n"
-            "# this machine. Lines marked CHECK are guesses. Every key: README, \"Use it on your project\".\n"
+            "# this machine. Lines marked CHECK are guesses. Every key: docs/configuration.md in selector's repository.\n"
             "# Then: `selector doctor` (what is missing), `selector calibrate` (how noisy each benchmark is).\n")
 
 
@@ -136,8 +137,8 @@ def _build(recipe: Recipe, seen: Survey) -> str:
 
 
 def _measured(measurement: Measurement) -> str:
-    if measurement.metric == "instructions":
-        return (_entry('metric = "instructions"', "callgrind's count: exact once `selector calibrate` shows it")
+    if measurement.metric == INSTRUCTIONS.name:
+        return (_entry(f'metric = "{INSTRUCTIONS.name}"', "callgrind's count: exact once `selector calibrate` shows it")
                 + _entry(f"repetitions = {measurement.repetitions}", "exact: two decide every label (the second "
                          "shows a count that is not)"))
     return (_entry(f"metric = {_string(measurement.metric)}", "timed: valgrind is not installed here")
@@ -161,7 +162,7 @@ def _benchmarks(candidate: Candidate | None, measurement: Measurement, seen: Sur
 
 
 def _google_benchmark(candidate: Candidate, measurement: Measurement) -> str:
-    metric = measurement if measurement.metric == "instructions" else Measurement(
+    metric = measurement if measurement.metric == INSTRUCTIONS.name else Measurement(
         "real_time", measurement.repetitions, measurement.profiler, measurement.cpu)
     shown = ", ".join(candidate.names[:4]) + (f" and {len(candidate.names) - 4} more" if len(candidate.names) > 4 else "")
     example = "|".join(candidate.names[:2])
@@ -251,7 +252,7 @@ def _checks(seen: Survey, candidate: Candidate | None, recipe: Recipe, measureme
         checks.append(f"the target {candidate.target} is guessed from {candidate.source}'s name")
     elif candidate.kind == "program":
         checks.append(f"the arguments {candidate.stem} needs (its [[benchmark]] command runs it without any)")
-    if measurement.metric != "instructions":
+    if measurement.metric != INSTRUCTIONS.name:
         checks.append("valgrind is not installed: benchmarks are timed (10 repetitions, a pinned CPU); "
                       "apt-get install valgrind and run init again for exact instruction counts")
     return checks

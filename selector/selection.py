@@ -38,7 +38,7 @@ from collectors.static_analysis import AnalysisInProgress, analyse_binary
 from features.catalogue import FEATURE_NAMES, common_indices
 from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from models.decision import (BUILD_CONFIG_CHANGED, PREDICTED_EFFECT, decide_rows, executed_rule_scores, fired_hazards,
-                             predicted_effect_reaches, steps_aside, within_rule)
+                             memory_rule_runs, predicted_effect_reaches, steps_aside, within_rule)
 from storage.history import History, measured_runs, with_current_build_configs
 from collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
 from selector.config import Config, harness_digest, has_benchmarks
@@ -176,7 +176,11 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     builder = FeatureBuilder(history)
     features = dict(zip(pairs, builder.rows((sha, old, b, hops, None) for b, (old, hops) in pairs.items())))
     bundle, shipped, model_note = _models(bundle_path, store, notes, config.select.policy)
+    memory = _memory_benchmarks(config, list(pairs))
     for benchmark, (old, hops) in pairs.items():
+        if benchmark in memory:
+            decisions[benchmark] = _decide_memory(benchmark, old, hops, features[benchmark], builder, sha)
+            continue
         decision = _decide(benchmark, old, hops, features[benchmark], builder, sha, config, bundle, shipped, model_note, notes)
         decisions[benchmark] = overrule_by_predicted_effect(decision, config.labels.min_effect)
     model = _model_document(bundle, shipped, bundle_path or Path(store.root) / "models")
@@ -322,6 +326,30 @@ def _models(bundle_path: Path | None, store: Store, notes: list[str], policy: st
         notes.append(f"{'the shipped model' if deciding is shipped else 'the model'} {how}: "
                      f"{deciding.settings.get('policy_reason', '')}")
     return bundle, shipped, model_note
+
+
+def _memory_benchmarks(config: Config, benchmarks: list[str]) -> set[str]:
+    """The benchmarks measured by a memory metric (collectors.metrics: peak RSS, heap allocations)."""
+    from collectors.metrics import is_memory
+
+    by_name = {b.name: b.metric for b in config.benchmark}
+    by_suite = {s.name: s.metric for s in config.suite}
+    return {b for b in benchmarks if is_memory(by_name.get(b) or by_suite.get(suite_of(b) or "", ""))}
+
+
+def _decide_memory(benchmark: str, old: str, hops: int, features: list[float], builder, sha: str) -> Decision:
+    """A memory benchmark's decision, by the memory rule (models.decision.memory_rule_runs)."""
+    decision = Decision(benchmark, "run", "", against=old, hops=int(hops))
+    decision.drivers = drivers(builder, sha, old, benchmark)
+    runs = bool(memory_rule_runs(np.array([features], dtype=float))[0])
+    decision.decision = "run" if runs else "skip"
+    if features[BUILD_CONFIG_CHANGED] > 0:
+        decision.reason = "memory rule: the build configuration or the toolchain changed"
+    elif runs:
+        decision.reason = "memory rule: changed code that allocates (or a deleted function, or data it reads) ran in the ancestor's run"
+    else:
+        decision.reason = "memory rule: no changed code that allocates ran in the ancestor's run"
+    return decision
 
 
 def _decide(benchmark: str, old: str, hops: int, features: list[float], builder, sha: str, config: Config, bundle, shipped,

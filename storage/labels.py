@@ -56,7 +56,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collectors.benchmark_runner import INSTRUCTIONS
+from collectors.metrics import is_count
 from collectors.run_context import Perturbation
 from storage.history import closest_pairs, commit_benchmark_pairs, group_pair_indices, measured_runs
 
@@ -304,7 +304,7 @@ def label_spread(metric: str, repeatable: bool, tolerance: float, layout_spread:
     bound on its effect.  A timed metric's A/A range is run-to-run scatter, the test's (and the
     equivalence bound's) to weigh: as a threshold it grows with the runs (20 A/A wall times on
     a busy machine spanned 56-135% of their median, which no change could exceed)."""
-    counted = repeatable or metric == INSTRUCTIONS
+    counted = repeatable or is_count(metric)
     return max(layout_spread, tolerance if counted else 0.0)
 
 
