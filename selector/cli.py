@@ -299,7 +299,7 @@ def _repository_options(command):
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Commits built in parallel.")
 @click.option("--retry-failed", is_flag=True, help="Build again the commits whose build failed before.")
 @click.option("--scheduler", metavar="tcp://HOST:PORT",
-              help="Run the commits on a Dask distributed cluster instead of local processes (see README).")
+              help="Run the commits on a Dask distributed cluster instead of local processes (docs/collection.md, 'On a Dask cluster').")
 @click.option("--reuse/--no-reuse", default=True, show_default=True,
               help="Record a commit whose binary is identical to a measured one (same code, symbols, suite, compiler) "
                    "with that one's runs, marked reused, for the benchmarks calibration found exact; nothing is run. "
@@ -1370,6 +1370,12 @@ def _exit_without_teardown() -> None:
     calibration that had printed its results aborted so once in the tests."""
     global _fast_exit
     _fast_exit = True
+
+
+# Commands in modules of their own (selector/commands/)
+from selector.commands.labels import labels_command  # noqa: E402
+
+cli.add_command(labels_command)
 
 
 def main() -> None:
