@@ -104,7 +104,14 @@ def member_spec(suite: SuiteSpec, name: str) -> BenchmarkSpec:
 def filter_regex(benchmarks: list[str]) -> str:
     """A Google Benchmark ``--benchmark_filter`` that runs exactly these benchmarks (names
     within one suite, without the suite's prefix)."""
-    return "^(" + "|".join(re.escape(name) for name in sorted(benchmarks)) + ")$"
+    return "^(" + "|".join(ere_escape(name) for name in sorted(benchmarks)) + ")$"
+
+
+def ere_escape(name: str) -> str:
+    """`name` as a POSIX extended regular expression that matches it alone: what Google Benchmark's
+    --benchmark_filter compiles (regcomp, REG_EXTENDED).  Python's re.escape also escapes spaces
+    and '-', which ERE leaves undefined and Google Benchmark rejects ("Dump/jeopardy / -")."""
+    return re.sub(r"([.\[\]{}()*+?^$|\\])", r"\\\1", name)
 
 
 def _google_listing(suite: SuiteSpec, runner: BenchmarkRunner) -> tuple[list, str] | str:
@@ -139,13 +146,14 @@ def kept_by(suite: SuiteSpec, name: str) -> bool:
 
 
 def _google_spec(suite: SuiteSpec, name: str, fixing: str) -> BenchmarkSpec:
-    arguments = [f"--benchmark_filter=^{re.escape(name)}$", "--benchmark_format=json"]
+    arguments = [f"--benchmark_filter=^{ere_escape(name)}$", "--benchmark_format=json"]
     if suite.metric == INSTRUCTIONS and fixing:
         arguments.append(fixing)
     command = f"{suite.command} {' '.join(_literal(shlex.quote(argument)) for argument in arguments)}"
     # The function a benchmark's name starts with ("BM_copy/64" runs BM_copy(benchmark::State&)),
     # as callgrind names it demangled.
-    isolation = f"*{name.split('/')[0]}(benchmark::State&)" if suite.isolate is True else None
+    # BENCHMARK_CAPTURE passes its arguments after the state: "BM_copy(benchmark::State&, int)".
+    isolation = f"*{name.split('/')[0]}(benchmark::State&*" if suite.isolate is True else None
     # Isolated, a benchmark counts its timed loop alone: under one iteration what its function
     # prepares before the loop (BM_UFlat compresses its input) would otherwise be most of it.
     loop = GOOGLE_BENCHMARK_LOOP if isolation and suite.metric == INSTRUCTIONS else None

@@ -143,6 +143,24 @@ def test_a_google_benchmark_counts_its_timed_loop_not_what_it_prepares_before_it
 
 
 @needs_google_benchmark
+def test_captured_benchmarks_and_names_with_spaces_run_alone_and_isolated(tmp_path):
+    """BENCHMARK_CAPTURE's function takes its arguments after the state, and its test case's name
+    may hold spaces and a '-': Google Benchmark's POSIX regex rejects Python's escapes of them."""
+    binary = build_google(tmp_path, "bench", "-DWITH_CAPTURE")
+    suite = SuiteSpec("gb", "google-benchmark", "{binary}", "instructions", repetitions=2, warmup=0, include="BM_cap")
+    runner = BenchmarkRunner([], binary, tmp_path, workdir=tmp_path)
+    discovery = discover(suite, runner)
+    assert [spec.name for spec in discovery.specs] == ["gb/BM_cap/small", "gb/BM_cap/with space / -"]
+    runner.benchmarks = discovery.specs
+    values: dict[str, list[float]] = {}
+    for run in runner.run().runs:
+        assert run.status == "ok", run.error
+        values.setdefault(run.benchmark, []).append(run.value)
+    assert all(first == second for first, second in values.values())
+    assert values["gb/BM_cap/with space / -"][0] > 5 * values["gb/BM_cap/small"][0]  # body_b(3000) against body_b(300)
+
+
+@needs_google_benchmark
 def test_google_benchmark_times_come_from_its_json_report(tmp_path):
     binary = build_google(tmp_path, "bench")
     suite = SuiteSpec("gb", "google-benchmark", "{binary}", "cpu_time", repetitions=1, warmup=0, include="BM_b")
