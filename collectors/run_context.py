@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from collectors.errors import UserError
 from collectors.slots import claim_slot
 
 # A PATH that does not depend on who runs the collection: benchmark commands that need
@@ -51,6 +52,7 @@ class ContextSettings:
 
     environment: Mapping[str, str] = field(default_factory=dict)  # set for every run
     pass_environment: Sequence[str] = ()  # names copied from the caller's environment, when set there
+    clock: str | None = None  # a libfaketime FAKETIME setting the benchmark's clock follows (fixed_clock(), SLOW_CLOCK)
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,28 @@ class Perturbation:
 
 
 NORMALISED = Perturbation()
+
+# A deterministic clock (`[run] fixed_clock`): every reading of the clock advances it by a fixed
+# step from a fixed date (libfaketime's incremental mode), so a harness that loops until a time
+# has passed runs the same iterations at every run, whatever the machine's speed.  One second by
+# default: a harness that times batches (Google Benchmark, most hand-written ones) sees its first
+# batch take a second and stops there.
+
+
+def fixed_clock(step_seconds: float = 1.0) -> str:
+    """The FAKETIME setting of a deterministic clock advancing `step_seconds` at each reading."""
+    return f"@2000-01-01 00:00:00 i{step_seconds:g}"
+
+
+# Calibration's check that a count does not depend on the clock: time passing at a quarter speed.
+SLOW_CLOCK = "+0 x0.25"
+FAKETIME_LIBRARIES = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+                      "/usr/lib/faketime/libfaketime.so.1", "/usr/local/lib/faketime/libfaketime.so.1")
+
+
+def faketime_library() -> str | None:
+    """libfaketime's preload library (Debian package faketime), or None."""
+    return next((path for path in FAKETIME_LIBRARIES if os.path.exists(path)), None)
 
 # The contexts a changed label is re-measured in before it stays changed (selector/perturbed_labels.py;
 # `[labels] perturbed_contexts` takes the first N): none of them one that calibration perturbs with
@@ -125,6 +149,12 @@ class RunContext:
                        "PWD": str(self.checkout)}
         environment.update({name: os.environ[name] for name in self.settings.pass_environment if name in os.environ})
         environment.update(self.settings.environment)
+        if self.settings.clock:
+            library = faketime_library()
+            if library is None:
+                raise UserError("a fixed or scaled clock needs libfaketime (Debian: apt-get install faketime)")
+            environment.update({"LD_PRELOAD": library, "FAKETIME": self.settings.clock,
+                                "FAKETIME_DONT_FAKE_MONOTONIC": "0", "FAKETIME_NO_CACHE": "1"})
         if self.perturbation.environment_padding:
             environment[PADDING_VARIABLE] = "x" * self.perturbation.environment_padding
         return environment

@@ -141,6 +141,10 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
     min_effect, alpha = config.labels.min_effect, config.labels.alpha
     repeatable = near_exact(tolerance, min_effect)
     drift = 0.0 if repeatable else session_drift(sessions, alpha)
+    clock_change = _clock_change(spec, config, checkout, suite, workdir, median) if repeatable and is_count(spec.metric) \
+        and config.run.fixed_clock is False else 0.0
+    clocked = abs(clock_change) > max(tolerance, min_effect / 10)
+    repeatable = repeatable and not clocked
     layout_spread, contexts = _layout_spread(spec, config, checkout, suite, workdir, sha, values, repeatable)
     needed = 1 if repeatable else repetitions_needed(cv, min_effect, alpha)
     return {
@@ -152,13 +156,14 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
         "runs": len(values),
         "median": median,
         "cv": cv,
-        "exact": len(set(values)) == 1,
+        "exact": len(set(values)) == 1 and not clocked,
         "tolerance": tolerance,
         "layout_spread": layout_spread,
         "spread": label_spread(spec.metric, repeatable, tolerance, layout_spread),
         "contexts": contexts,
         "session_drift": drift,
-        **_fitness(spec, tolerance, repeatable, needed, min_effect, drift),
+        **(_clock_unfit(spec, clock_change) if clocked else _fitness(spec, tolerance, repeatable, needed, min_effect, drift)),
+        "clock_change": clock_change,
         "repetitions_needed": needed,
         "false_positives": false_positives,
         "false_positive_rate": false_positives / done,
@@ -205,6 +210,31 @@ def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workd
         if round_number == 0 and len(set(values)) == 1:
             break  # identical runs: the metric is exact, more rounds cannot say otherwise
     return values, sessions, false_positives, done
+
+
+def _clock_change(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, median: float) -> float:
+    """A count's relative change with the clock at a quarter speed (libfaketime): 0 for a
+    benchmark whose work does not depend on the clock; a harness that loops until a time has
+    passed runs more iterations.  Without libfaketime the check cannot run: 0."""
+    from collectors.run_context import SLOW_CLOCK, faketime_library
+
+    if faketime_library() is None or not median:
+        return 0.0
+    context = RunContext(dataclasses.replace(context_settings(config), clock=SLOW_CLOCK))
+    try:
+        runs = _measured(dataclasses.replace(spec, repetitions=1, warmup=0), config, checkout, suite, workdir,
+                         config.run.seed * 1000 + 900, context)
+    finally:
+        context.release()
+    return (runs[0].value - median) / abs(median)
+
+
+def _clock_unfit(spec: BenchmarkSpec, change: float) -> dict:
+    remedy = ("give it a fixed iteration count (Google Benchmark: --benchmark_min_time=<N>x) or set [run] fixed_clock = "
+              "true (a deterministic clock: docs/configuration.md)")
+    return {"fit": False, "unfit_reason": (
+        f"its count depends on the clock: with the clock at a quarter speed it changed by {change:+.1%} (the harness loops "
+        f"until a time has passed), so it is not exact and the count cannot label it; {remedy}")}
 
 
 def _layout_spread(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, sha: str,

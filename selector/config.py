@@ -124,6 +124,16 @@ class RunSection(_Section):
     # the caller's environment by name.
     environment: dict[str, str] = msgspec.field(default_factory=dict)
     pass_environment: list[str] = msgspec.field(default_factory=list)
+    # A deterministic clock for harnesses that loop until a time has passed (Google Benchmark
+    # without a fixed count, lz4's fullbench, tjbench, Catch2, a hand-written loop): every clock
+    # reading advances a fixed step (true: one second; a number: that many seconds) from a fixed
+    # date (libfaketime, Debian package faketime), so their iteration counts, and the
+    # instruction counts with them, repeat.  A harness timing batches then runs one batch; one
+    # that checks a total duration before its first iteration runs duration / step iterations
+    # (none when the step exceeds it: choose a smaller step).  Limits: reported times mean
+    # nothing (count instructions), sleeps and timeouts run on the fake clock, and a statically
+    # linked program or one reading the TSC (rdtsc) is not affected.
+    fixed_clock: bool | Annotated[float, msgspec.Meta(gt=0)] = False
 
 
 class LabelsSection(_Section):
@@ -281,7 +291,12 @@ def context_settings(config: Config) -> ContextSettings:
     """What the configuration adds to the benchmarks' normalised run context."""
     from collectors.run_context import ContextSettings
 
-    return ContextSettings(environment=dict(config.run.environment), pass_environment=tuple(config.run.pass_environment))
+    from collectors.run_context import fixed_clock
+
+    step = config.run.fixed_clock
+    clock = None if step is False else fixed_clock(1.0 if step is True else float(step))
+    return ContextSettings(environment=dict(config.run.environment), pass_environment=tuple(config.run.pass_environment),
+                           clock=clock)
 
 
 def default_warmup(metric: str) -> int:

@@ -1,0 +1,61 @@
+"""Benchmarks whose harness loops until a clock time has passed: calibration finds that their
+count depends on the clock (it runs them once more with the clock at a quarter speed), says so
+with the remedy, and with `[run] fixed_clock = true` (libfaketime) their counts repeat."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from collectors.run_context import faketime_library
+from selector.sample_history import commit_all
+from tests.helpers import program_text, run_selector
+
+needs_faketime = pytest.mark.skipif(
+    faketime_library() is None and not os.environ.get("SELECTOR_REQUIRE_FAKETIME"),
+    reason="libfaketime is not installed (Debian: faketime)")
+
+CONFIG = """
+[project]
+binary = "loop"
+
+[build]
+command = "gcc -O2 -g -o loop loop.c"
+
+[[benchmark]]
+name = "timed"
+command = "{binary}"
+metric = "instructions"
+repetitions = 2
+"""
+
+
+def _calibrated(tmp_path, fixed_clock: bool) -> dict:
+    root = tmp_path / ("fixed" if fixed_clock else "real")
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    (root / "selector.toml").write_text(CONFIG + ("\n[run]\nfixed_clock = true\n" if fixed_clock else ""))
+    (root / ".gitignore").write_text("loop\n.selector/\n")
+    (root / "loop.c").write_text(program_text("timed_loop.c"))
+    commit_all(root, "a timed loop")
+    result = run_selector("calibrate", "--repo", str(root), "--rounds", "2", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return next(row for row in json.loads(result.stdout) if row["benchmark"] == "timed")
+
+
+@needs_faketime
+def test_a_count_that_depends_on_the_clock_is_not_exact_and_says_the_remedy(tmp_path):
+    row = _calibrated(tmp_path, fixed_clock=False)
+    assert not row["exact"] and row["fit"] is False, row
+    assert abs(row["clock_change"]) > 0.5  # a quarter-speed clock: several times the iterations
+    assert "depends on the clock" in row["unfit_reason"] and "fixed_clock" in row["unfit_reason"]
+
+
+@needs_faketime
+def test_with_a_fixed_clock_the_count_repeats_and_is_exact(tmp_path):
+    row = _calibrated(tmp_path, fixed_clock=True)
+    assert row["exact"] and row["fit"] is not False, row
+    assert row["clock_change"] == 0.0  # a fixed clock needs no check
