@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from selector.config import Config
     from storage.store import Store
 
-DEFAULT_STORE = ".selector"
+from selector.commands.common import DEFAULT_STORE, default_store  # noqa: E402,F401 - the commands' store
 # Without the compiled core, large binaries are fingerprinted in forked workers (1.6x on
 # libpython with 2 cores); the compiled core ignores it.
 ANALYSIS_JOBS = os.cpu_count() or 1
@@ -880,17 +880,6 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
         print_table(missed.assign(new=missed["new"].str[:10], old=missed["old"].str[:10]).round(4),
                     title="changes the shipped model would have skipped")
     stdout.print(f"results in {out_dir}" + (f"; tables written into {markdown_path}" if markdown_path else ""))
-
-
-def default_store(repository: Path) -> Path:
-    """Every command's store when --store is not given: .selector/ at the top of the repository
-    (of the current directory's, when not inside one: ./.selector)."""
-    from collectors.repository import Repository
-
-    try:
-        return Repository.open(repository).top / DEFAULT_STORE
-    except UserError:
-        return Path(repository) / DEFAULT_STORE
 
 
 def _local_root(store: Store, option: str) -> str:

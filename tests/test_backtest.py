@@ -63,7 +63,8 @@ def test_classifiers_separate_the_planted_changes(backtest_run):
 def test_results_report_and_mlflow_run(backtest_run):
     root, out, document = backtest_run
     predictions = pd.read_parquet(out / "predictions.parquet")
-    assert set(predictions["model"]) == {"random-forest", "xgboost", "perphecy", "reached-changed", "always-run"}
+    assert set(predictions["model"]) == {"random-forest", "xgboost", "perphecy", "reached-changed", "executed-changed",
+                                         "always-run"}
     assert predictions["epoch"].nunique() == document["protocol"]["splits"] >= 5
     report = (out / "report.html").read_text()
     assert report.count("<img") >= 4 and "AUROC" in report and "Feature importances" in report
@@ -389,7 +390,8 @@ def test_labels_are_a_function_of_the_history_tables(evolved_sample):
     root, _ = evolved_sample
     store, config = Store(root / ".selector"), load_config(root / "selector.toml")
     by_commit = history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"),
-                               store.read("calibration"), label_rules(config))
+                               store.read("calibration"), label_rules(config), store.read("confirmations"),
+                               store.read("perturbed"))
     assert sorted(by_commit) == sorted(store.keys("labels")) and len(by_commit) > 30
     for sha, table in by_commit.items():
         stored = store.read_one("labels", sha).to_pandas()

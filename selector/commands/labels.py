@@ -48,7 +48,7 @@ def labels_command(repository: Path, store_location: str | None, commit: str | N
     each benchmark, whether it changed (changed, unchanged or undecided), the relative effect of
     the median, the test's p-value, the spread the effect had to exceed, what decided the label
     (`exact`, `test`, `equivalence`, a confirmation, perturbed contexts) and why."""
-    from selector.cli import default_store
+    from selector.commands.common import default_store
     from storage.store import Store
 
     store = Store(store_location or default_store(repository), create=False)
