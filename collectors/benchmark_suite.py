@@ -201,5 +201,5 @@ def metric_problem(framework: str, metric: str) -> str | None:
     try:
         groups = re.compile(metric).groups
     except re.error as error:
-        return f"not one of {', '.join(METRICS)}, nor a valid regex ({error})"
+        return f"not {', '.join(METRICS)}, or a valid regex ({error})"
     return None if groups == 1 else "a regex metric needs exactly one group, the number to read from stdout"

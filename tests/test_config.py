@@ -26,7 +26,7 @@ BAD = [
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\ntimeout = -5\n", "build.timeout: expected `int` >= 1 (got -5)"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\ntimout = 5\n", "build.timout: unknown key"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'a'\ncommand = 'x'\nmetric = '([0-9'\n",
-     "benchmark.0.metric: not wall_time, cpu_time, instructions, or a valid regex"),
+     "benchmark.0.metric: not wall_time, cpu_time, max_rss, instructions, heap_bytes, heap_blocks, or a valid regex"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'a'\ncommand = 'x'\ndirection = 'up'\n",
      "benchmark.0.direction"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'a'\ncommand = 'x'\n[[benchmark]]\nname = 'a'\ncommand = 'y'\n",
@@ -48,7 +48,7 @@ BAD = [
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'gb'\nframework = 'google-benchmark'\n"
      "names = ['BM_a']\n", "suite.0: a google-benchmark suite lists its benchmarks itself"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'gb'\nframework = 'google-benchmark'\n"
-     "metric = 'bytes per second'\n", "suite.0.metric: a Google Benchmark metric is instructions, wall_time, real_time"),
+     "metric = 'bytes per second'\n", "suite.0.metric: a Google Benchmark metric is one of wall_time, cpu_time, max_rss, instructions, heap_bytes, heap_blocks, real_time"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'gb'\nframework = 'gbench'\n",
      "suite.0.framework"),
     ("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[suite]]\nname = 'gb'\nframework = 'google-benchmark'\n"
