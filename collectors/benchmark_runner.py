@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from collectors.callgrind import TimedLoop, callgrind_command, callgrind_total, keep_loop_parts
+from collectors.callgrind import TimedLoop, callgrind_command, callgrind_total, close_functions, keep_loop_parts
 from collectors.child_processes import die_with_parent, process_alive
 from collectors.metrics import FRAMEWORK_TIMES, dhat_command, dhat_totals, metric_unit, peak_rss, registered, rss_command  # noqa: F401 - metric_unit re-exported
 from collectors.metrics import CPU_TIME as _CPU_TIME, INSTRUCTIONS as _INSTRUCTIONS, WALL_TIME as _WALL_TIME
@@ -225,7 +225,10 @@ class BenchmarkRunner:
             except (OSError, ValueError) as error:
                 return None, f"callgrind output unreadable: {error}"
             if spec.isolate and not total:
-                return None, f"isolated by {spec.isolate!r}, which no executed function matched"
+                nearby = close_functions(self.real_binary, spec.isolate)
+                hint = f"; functions of the binary with close names: {', '.join(nearby)}" if nearby else \
+                    "; no function of the binary has a close name"
+                return None, f"isolated by {spec.isolate!r}, which no executed function matched{hint}"
             return total, ""
         if spec.output == GOOGLE_JSON:
             return google_value(outcome.stdout, spec.metric, spec.name)

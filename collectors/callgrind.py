@@ -26,7 +26,7 @@ from collectors.arrow_rows import table_of_rows
 
 from collectors.code_image import CodeImage
 from collectors.errors import BinaryError
-from collectors.symbols import function_key, keys_by_demangled_name
+from collectors.symbols import demangle, function_key, keys_by_demangled_name
 from collectors.run_context import tool_path
 
 PROFILE_COLUMNS = ["function", "object", "in_binary", "calls", "self_instructions", "inclusive_instructions"]
@@ -107,6 +107,26 @@ def binary_keys(binary: str | os.PathLike[str] | None) -> dict[str, str]:
     except (BinaryError, OSError):
         return {}
     return keys_by_demangled_name(image.function_names())
+
+
+def close_functions(binary: str | os.PathLike[str] | None, pattern: str, count: int = 5) -> list[str]:
+    """The binary's functions (demangled) whose names come closest to a callgrind function
+    pattern that matched none: what the pattern most likely meant (a namespace left out, a
+    parameter list that differs)."""
+    import difflib
+    import fnmatch
+
+    if not binary:
+        return []
+    try:
+        names = sorted({demangle(raw) for raw in CodeImage.load(str(binary)).function_names()})
+    except (BinaryError, OSError):
+        return []
+    core = pattern.strip("*")
+    bare = core.split("(")[0].rsplit("::", 1)[-1]  # the function's own name, without scope and parameters
+    containing = [name for name in names if bare and bare in name.split("(")[0]]
+    matched = [name for name in names if fnmatch.fnmatchcase(name, f"*{bare}*")] if not containing else containing
+    return (matched or difflib.get_close_matches(core, names, n=count, cutoff=0.4))[:count]
 
 
 def normalize_function(name: str) -> str:

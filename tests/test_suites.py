@@ -84,6 +84,12 @@ def test_a_command_suite_lists_its_names_and_reads_a_number_or_says_what_failed(
     runner.benchmarks = discover(unmatched, runner).specs
     run = next(run for run in runner.run().runs if not run.warmup)
     assert run.status == "failed" and "no executed function matched" in run.error
+    # a pattern that meant a function under another name: the error names the binary's close ones
+    near = SuiteSpec("db", "command", "{binary} --benchmarks=fill,{name}", repetitions=1, warmup=0,
+                     isolate="scan(void)", names=(("scan", None),))
+    runner.benchmarks = discover(near, runner).specs
+    run = next(run for run in runner.run().runs if not run.warmup)
+    assert run.status == "failed" and "close names: scan_table" in run.error, run.error
 
 
 @needs_google_benchmark
