@@ -141,7 +141,7 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
     min_effect, alpha = config.labels.min_effect, config.labels.alpha
     repeatable = near_exact(tolerance, min_effect)
     drift = 0.0 if repeatable else session_drift(sessions, alpha)
-    clock_change = _clock_change(spec, config, checkout, suite, workdir, median) if repeatable and is_count(spec.metric) \
+    clock_change = _clock_change(spec, config, checkout, suite, workdir) if repeatable and is_count(spec.metric) \
         and config.run.fixed_clock is False else 0.0
     clocked = abs(clock_change) > max(tolerance, min_effect / 10)
     repeatable = repeatable and not clocked
@@ -212,21 +212,25 @@ def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workd
     return values, sessions, false_positives, done
 
 
-def _clock_change(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, median: float) -> float:
-    """A count's relative change with the clock at a quarter speed (libfaketime): 0 for a
-    benchmark whose work does not depend on the clock; a harness that loops until a time has
-    passed runs more iterations.  Without libfaketime the check cannot run: 0."""
-    from collectors.run_context import SLOW_CLOCK, faketime_library
+def _clock_change(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path) -> float:
+    """A count's relative change with the clock at a quarter speed against the same clock library
+    at full speed (libfaketime): 0 for a benchmark whose work does not depend on the clock; a
+    harness that loops until a time has passed runs more iterations.  Without libfaketime the
+    check cannot run: 0."""
+    from collectors.run_context import SLOW_CLOCK, TRUE_CLOCK, faketime_library
 
-    if faketime_library() is None or not median:
+    if faketime_library() is None:
         return 0.0
-    context = RunContext(dataclasses.replace(context_settings(config), clock=SLOW_CLOCK))
-    try:
-        runs = _measured(dataclasses.replace(spec, repetitions=1, warmup=0), config, checkout, suite, workdir,
-                         config.run.seed * 1000 + 900, context)
-    finally:
-        context.release()
-    return (runs[0].value - median) / abs(median)
+    once = dataclasses.replace(spec, repetitions=1, warmup=0)
+    counts = []
+    for position, clock in enumerate((TRUE_CLOCK, SLOW_CLOCK)):
+        context = RunContext(dataclasses.replace(context_settings(config), clock=clock))
+        try:
+            counts.append(_measured(once, config, checkout, suite, workdir, config.run.seed * 1000 + 900 + position,
+                                    context)[0].value)
+        finally:
+            context.release()
+    return (counts[1] - counts[0]) / abs(counts[0]) if counts[0] else 0.0
 
 
 def _clock_unfit(spec: BenchmarkSpec, change: float) -> dict:

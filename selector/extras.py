@@ -18,7 +18,7 @@ DISTRIBUTION = "perf-selector"
 # extra -> the top-level modules it installs (import names), smallest extras first
 EXTRAS: dict[str, tuple[str, ...]] = {
     "collect": ("pandas", "scipy"),
-    "train": ("pandas", "scipy", "sklearn", "xgboost", "skops", "onnx", "skl2onnx", "onnxmltools"),
+    "train": ("pandas", "scipy", "sklearn", "xgboost", "skops", "onnx", "skl2onnx", "onnxmltools", "mapie"),
     "tracking": ("mlflow", "sqlalchemy", "alembic"),
     "dask": ("dask", "distributed"),
     "report": ("matplotlib",),

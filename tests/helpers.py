@@ -83,3 +83,20 @@ def comparable_tables(store, same_slots: bool = True) -> dict:
         "functions": store.read("functions").to_pandas().sort_values(["commit", "name"]).reset_index(drop=True),
         "objects": store.read("objects").to_pandas().sort_values(["commit", "name"]).reset_index(drop=True),
     }
+
+
+def gcc_config(benchmarks: str) -> str:
+    """A selector.toml for a one-file C program, prog.c built into prog with gcc -O2 -g and
+    profiled by callgrind, measured by `benchmarks` (its [[benchmark]] tables and any sections after)."""
+    return ('[project]\nbinary = "prog"\n\n[build]\ncommand = "gcc -O2 -g -o prog prog.c"\ntimeout = 60\n\n'
+            '[profile]\ntool = "callgrind"\n\n' + benchmarks.lstrip("\n"))
+
+
+def new_project(root: Path, config: str) -> Path:
+    """A fresh git repository at `root` (made) with `config` as its selector.toml, ignoring the
+    program it builds (prog) and the store."""
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    (root / "selector.toml").write_text(config)
+    (root / ".gitignore").write_text("prog\n.selector/\n")
+    return root

@@ -9,7 +9,6 @@ only, and DHAT's counts must repeat exactly (calibration calls them exact).
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,19 +17,9 @@ from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
 from collectors.metrics import METRICS, is_count, metric_unit
 from selector.sample_history import commit_all
 from storage.store import Store
-from tests.helpers import compile_c, program_text, run_selector
+from tests.helpers import gcc_config, new_project, compile_c, program_text, run_selector
 
-CONFIG = """
-[project]
-binary = "prog"
-
-[build]
-command = "gcc -O2 -g -o prog prog.c"
-timeout = 60
-
-[profile]
-tool = "callgrind"
-
+CONFIG = gcc_config("""
 [[benchmark]]
 name = "peak"
 command = "{binary}"
@@ -48,7 +37,7 @@ name = "blocks"
 command = "{binary}"
 metric = "heap_blocks"
 repetitions = 2
-"""
+""")
 STEPS = [("base", {"BUFFER_KIB": "8192", "STEP": "64"}),
          ("walk", {"BUFFER_KIB": "8192", "STEP": "32"}),  # checksum reads twice as much: no allocation changed
          ("grow", {"BUFFER_KIB": "16384", "STEP": "32"})]  # the buffer doubles: peak memory and heap bytes double
@@ -63,11 +52,7 @@ def _source(values: dict[str, str]) -> str:
 
 @pytest.fixture(scope="module")
 def memory_history(tmp_path_factory):
-    root = tmp_path_factory.mktemp("memory") / "project"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    (root / "selector.toml").write_text(CONFIG)
-    (root / ".gitignore").write_text("prog\n.selector/\n")
+    root = new_project(tmp_path_factory.mktemp("memory") / "project", CONFIG)
     shas = {}
     for name, values in STEPS:
         (root / "prog.c").write_text(_source(values))

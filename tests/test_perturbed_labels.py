@@ -20,47 +20,14 @@ from selector.sample_history import commit_all
 from storage.labels import LabelRules, PairLabeller, holds_under
 from storage.store import Store
 from tests.helpers import run_selector
+from tests.test_measurement_bias import CONFIG as BIAS_CONFIG, PROGRAM as BIAS_PROGRAM
 
 # strlen of a buffer: glibc's vectorized strlen takes a different number of instructions for
 # each alignment of its start; a stack buffer's alignment follows the stack's, which the
 # environment's size, argv[0]'s length and the frame above it move (tests/test_measurement_bias.py).
-PROGRAM = """
-#include <stdio.h>
-#include <string.h>
-__attribute__((noinline)) static unsigned long work(void) {
-    STORAGE char buffer[1000];
-    memset(buffer, 'a', sizeof buffer - 1);
-    buffer[sizeof buffer - 1] = 0;
-    unsigned long total = 0;
-    for (int i = 0; i < ROUNDS; i++)
-        total += strlen(buffer + (i & 1));
-    return total;
-}
-int main(void) {
-    volatile char moved[MOVED];  /* a commit that changes only this moves work's frame */
-    moved[0] = 1;
-    printf("%lu %d\\n", work(), moved[0]);
-    return 0;
-}
-"""
-
-CONFIG = """
-[project]
-binary = "prog"
-
-[build]
-command = "gcc -O2 -g -o prog prog.c"
-
-[[benchmark]]
-name = "strlen"
-command = "{binary}"
-metric = "instructions"
-repetitions = 1
-
-[labels]
-min_effect = 0.01
-perturbed_contexts = CONTEXTS
-"""
+PROGRAM = BIAS_PROGRAM.replace("    char buffer[1000];", "    STORAGE char buffer[1000];")
+assert "STORAGE" in PROGRAM
+CONFIG = BIAS_CONFIG + "perturbed_contexts = CONTEXTS\n"
 
 NOT_CONFIRMED = "not confirmed under perturbation"
 

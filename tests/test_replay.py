@@ -8,7 +8,6 @@ hot loop, another comment.
 from __future__ import annotations
 
 import json
-import subprocess
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from selector.config import load_config
 from selector.replay import (AT_COMMIT, LATE, NEVER, Step, always_policy, catches, replay_project, rule_policy)
 from selector.sample_history import commit_all
 from storage.store import Store
-from tests.helpers import program_text, run_selector
+from tests.helpers import gcc_config, new_project, program_text, run_selector
 
 
 def test_a_change_is_caught_at_its_commit_late_at_the_next_spanning_run_or_never():
@@ -46,24 +45,14 @@ def test_a_run_whose_comparison_does_not_span_the_change_does_not_catch_it():
     assert catches(steps, [("b", "x")], position)[0]["caught"] == NEVER  # c's run spanned b, unchanged; d's did not
 
 
-CONFIG = """
-[project]
-binary = "prog"
-
-[build]
-command = "gcc -O2 -g -o prog prog.c"
-timeout = 60
-
-[profile]
-tool = "callgrind"
-
+CONFIG = gcc_config("""
 [[benchmark]]
 name = "kernel"
 command = "{binary} 20000"
 metric = "instructions"
 repetitions = 4
 warmup = 0
-"""
+""")
 STEPS = [  # (name, the hot loop's body)
     ("comment", "acc += data[i]; // sums the data"),  # no code changes
     ("slower", "acc += data[i] * 3u + (data[i] >> 2); // sums the data"),  # the hot loop does more
@@ -74,11 +63,7 @@ STEPS = [  # (name, the hot loop's body)
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
     """(root, store, config, sha of each step by name), collected."""
-    root = tmp_path_factory.mktemp("replay") / "project"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    (root / "selector.toml").write_text(CONFIG)
-    (root / ".gitignore").write_text("prog\n.selector/\n")
+    root = new_project(tmp_path_factory.mktemp("replay") / "project", CONFIG)
     kernel = program_text("kernel.c")
     (root / "prog.c").write_text(kernel.replace("KERNEL_BODY", "acc += data[i];"))
     shas = {"base": commit_all(root, "base")}

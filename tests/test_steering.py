@@ -24,7 +24,7 @@ from selector.feature_table import feature_table
 from selector.sample_history import commit_all
 from storage.history import load_history
 from storage.store import Store
-from tests.helpers import compile_c, program_text, run_selector
+from tests.helpers import gcc_config, new_project, compile_c, program_text, run_selector
 
 STEERING = ["changed_writes_hot_data", "executed_constant_change", "changed_cpu_dispatch"]
 BASE = {
@@ -41,24 +41,14 @@ STEPS = [  # (name, what changes from the commit before)
     ("unreached", {"OTHER_MODE": "unsigned a, b, c, d; __get_cpuid(7, &a, &b, &c, &d); "
                                  "ops.step = (b & bit_AVX2) ? step_plain : step_mixed;"}),  # argc > 1 only
 ]
-CONFIG = """
-[project]
-binary = "prog"
-
-[build]
-command = "gcc -O2 -g -o prog prog.c"
-timeout = 60
-
-[profile]
-tool = "callgrind"
-
+CONFIG = gcc_config("""
 [[benchmark]]
 name = "steered"
 command = "{binary}"
 metric = "instructions"
 repetitions = 2
 warmup = 0
-"""
+""")
 
 
 def _source(values: dict[str, str], program: str = "steering.c") -> str:
@@ -71,10 +61,7 @@ def _source(values: dict[str, str], program: str = "steering.c") -> str:
 def _collected(root: Path, program: str, base: dict[str, str], steps: list[tuple[str, dict[str, str]]]):
     """A scripted history of `program` (each step's placeholders over the step before), collected:
     (store, sha of each step by name, the feature table by step)."""
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    (root / "selector.toml").write_text(CONFIG)
-    (root / ".gitignore").write_text("prog\n.selector/\n")
+    new_project(root, CONFIG)
     values = dict(base)
     (root / "prog.c").write_text(_source(values, program))
     shas = {"base": commit_all(root, "base")}
