@@ -184,10 +184,11 @@ def test_confirmation_finds_no_change_between_identical_binaries_and_finds_a_pla
     resumed = json.loads(run_selector("confirm", "--repo", str(root), "--format", "json").stdout)
     assert resumed["summary"]["confirmed"] == 1 and [pair["new"] for pair in resumed["pairs"] if pair["runs"]] == [slower]
 
-    # A later collection (or calibration) keeps the labels the confirmations decided.
+    # A later collection (or calibration) keeps the labels the confirmations decided; a changed one
+    # is then also re-measured under perturbed contexts, and stays changed only if it holds there.
     assert run_selector("collect", "--no-calibrate", "--repo", str(root)).returncode == 0
     labels = {row["new"]: row for row in Store(root / ".selector").read("labels").to_pylist()}
-    assert all(labels[new]["reason"].startswith("interleaved in one session") for new in planned)
+    assert all("interleaved in one session" in labels[new]["reason"] for new in planned), [labels[n]["reason"] for n in planned]
     assert labels[comment]["label"] is not True, labels[comment]["reason"]
 
     # A machine busy with other work (load well above its cores) times a 35 ms loop with a

@@ -28,9 +28,9 @@ needs_google_benchmark = pytest.mark.skipif(
     reason="Google Benchmark is not installed (Debian: libbenchmark-dev)")
 
 
-def build_google(tmp_path: Path, name: str, defines: str = "") -> Path:
+def build_google(tmp_path: Path, name: str, defines: str = "", program: str = "suite_bench.cpp") -> Path:
     source = tmp_path / f"{name}.cpp"
-    source.write_text(program_text("suite_bench.cpp"))
+    source.write_text(program_text(program))
     subprocess.run(["g++", "-O2", "-g", *defines.split(), "-o", str(tmp_path / name), str(source), "-lbenchmark", "-lpthread"],
                    check=True, capture_output=True)
     return tmp_path / name
@@ -152,7 +152,7 @@ def test_a_google_benchmark_counts_its_timed_loop_not_what_it_prepares_before_it
 def test_captured_benchmarks_and_names_with_spaces_run_alone_and_isolated(tmp_path):
     """BENCHMARK_CAPTURE's function takes its arguments after the state, and its test case's name
     may hold spaces and a '-': Google Benchmark's POSIX regex rejects Python's escapes of them."""
-    binary = build_google(tmp_path, "bench", "-DWITH_CAPTURE")
+    binary = build_google(tmp_path, "bench", program="suite_capture.cpp")
     suite = SuiteSpec("gb", "google-benchmark", "{binary}", "instructions", repetitions=2, warmup=0, include="BM_cap")
     runner = BenchmarkRunner([], binary, tmp_path, workdir=tmp_path)
     discovery = discover(suite, runner)

@@ -1,7 +1,6 @@
 // A Google Benchmark binary for the suite tests.  SETUP_N sizes a set-up every benchmark
 // shares (a static initializer, before main); A_PREPARE what BM_a prepares before its
-// timed loop; A_STEPS is BM_a's own work; WITH_C adds a benchmark and drops BM_b/500;
-// WITH_CAPTURE adds a BENCHMARK_CAPTURE and a benchmark whose name holds spaces.
+// timed loop; A_STEPS is BM_a's own work; WITH_C adds a benchmark and drops BM_b/500.
 // Only BM_a runs body_a and prepare_a, and only BM_b runs body_b.
 #include <benchmark/benchmark.h>
 
@@ -59,15 +58,6 @@ static void BM_c(benchmark::State& state) {
 BENCHMARK(BM_c);
 #else
 BENCHMARK(BM_b)->Arg(500)->Arg(5000);
-#endif
-
-#ifdef WITH_CAPTURE
-// A captured argument (the function takes it after the state) and a name with spaces and a '-'.
-__attribute__((noipa)) static void BM_cap(benchmark::State& state, int n) {
-    for (auto _ : state) benchmark::DoNotOptimize(body_b(n));
-}
-BENCHMARK_CAPTURE(BM_cap, small, 300);
-BENCHMARK_CAPTURE(BM_cap, with space / -, 3000);
 #endif
 
 BENCHMARK_MAIN();
