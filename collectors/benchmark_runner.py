@@ -25,7 +25,7 @@ from typing import Iterator
 from collectors.callgrind import TimedLoop, callgrind_command, callgrind_total, close_functions, keep_loop_parts
 from collectors.child_processes import die_with_parent, process_alive
 from collectors.metrics import FRAMEWORK_TIMES, dhat_command, dhat_totals, metric_unit, peak_rss, registered, rss_command  # noqa: F401 - metric_unit re-exported
-from collectors.metrics import CPU_TIME as _CPU_TIME, INSTRUCTIONS as _INSTRUCTIONS, WALL_TIME as _WALL_TIME
+from collectors.metrics import CPU_TIME as _CPU_TIME, HEAP_BYTES, INSTRUCTIONS as _INSTRUCTIONS, WALL_TIME as _WALL_TIME
 from collectors.run_context import RunContext, tool_path
 
 # The registered metrics' names (collectors/metrics.py), as the configuration spells them.
@@ -207,17 +207,18 @@ class BenchmarkRunner:
             if outcome.cpu_seconds is None:
                 return None, "the kernel gave no resource usage of the benchmark process"
             return outcome.cpu_seconds, ""
-        if spec.metric == "max_rss":
+        tool = getattr(registered(spec.metric), "tool", None)
+        if tool == "time":
             try:
                 return float(peak_rss(callgrind_output)), ""
             except (OSError, ValueError, IndexError) as error:
                 return None, f"GNU time's report unreadable (is /usr/bin/time installed? Debian package time): {error}"
-        if spec.metric in ("heap_bytes", "heap_blocks"):
+        if tool == "dhat":
             try:
                 allocated, blocks = dhat_totals(callgrind_output)
             except (OSError, ValueError, KeyError) as error:
                 return None, f"DHAT's profile unreadable: {error}"
-            return float(allocated if spec.metric == "heap_bytes" else blocks), ""
+            return float(allocated if spec.metric == HEAP_BYTES.name else blocks), ""
         if spec.metric == INSTRUCTIONS:
             try:
                 loop_total = keep_loop_parts(callgrind_output, spec.loop) if spec.loop else None

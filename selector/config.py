@@ -269,6 +269,11 @@ class BySuite(dict):
         return BySuite, (dict(self), self.by_suite)
 
 
+def benchmark_metrics(config: Config) -> BySuite:
+    """benchmark -> its metric, a suite's benchmarks taking their suite's."""
+    return BySuite({b.name: b.metric for b in config.benchmark}, {s.name: s.metric for s in config.suite})
+
+
 def label_rules(config: Config) -> LabelRules:
     """What labelling (storage.labels) needs of the configuration."""
     from collectors.benchmark_suite import member_spec
@@ -279,7 +284,7 @@ def label_rules(config: Config) -> LabelRules:
     reading = {spec.name for spec in benchmark_specs(config) if names_checkout(spec)}
     reading_suites = {suite.name for suite in suite_specs(config) if names_checkout(member_spec(suite, f"{suite.name}/any"))}
     return LabelRules(alpha=config.labels.alpha, min_effect=config.labels.min_effect,
-                      metrics=BySuite({b.name: b.metric for b in config.benchmark}, {s.name: s.metric for s in config.suite}),
+                      metrics=benchmark_metrics(config),
                       directions=BySuite({b.name: b.direction for b in config.benchmark},
                                          {s.name: s.direction for s in config.suite}),
                       profiled=config.profile.tool != "none",

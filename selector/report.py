@@ -64,7 +64,9 @@ def render(predictions: pd.DataFrame, importances: pd.DataFrame, document: dict)
     if protocol.get("leaks_future"):
         parts.append("<p class='warning'>This protocol lets newer commits train models that are then tested on older ones "
                      "(Sousa 1.7.1): its scores are optimistic. Method 4 is the honest estimate.</p>")
-    parts += _saved_and_missed(predictions)
+    summary = _policy_summary(results)
+    deciding = _deciding(summary)
+    parts += _saved_and_missed(predictions, summary, deciding)
     parts += ["<h2>AUROC</h2>", "<p class='note'>Pooled over all splits; blank where the tests hold one class only.</p>"]
     for scope, part in results.groupby("scope", sort=False):
         parts.append(f"<h3>{html.escape(scope)}</h3>")
@@ -76,7 +78,7 @@ def render(predictions: pd.DataFrame, importances: pd.DataFrame, document: dict)
     overall = results[results["benchmark"] == "(all)"][["model", "scope", "tuples", "positives", "auroc", "hit_rate",
                                                        "dismiss_rate", "time_saved", "missed"]]
     parts.append(_html_table(overall))
-    parts += ["<h2>ROC curves</h2>", _image(_roc_figure(predictions))]
+    parts += ["<h2>ROC curves</h2>", _image(_roc_figure(predictions, set(deciding)))]
     epochs = epoch_table(predictions)
     if epochs["epoch"].nunique() > 1:
         parts += ["<h2>AUROC per epoch</h2>", "<p class='note'>All benchmarks of an epoch pooled; gaps where an epoch's "
@@ -142,44 +144,33 @@ def _legend_outside(axis) -> None:
     axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
-def _deciding(predictions: pd.DataFrame) -> list[tuple[str, str]]:
-    """The (model, scope) pairs a reader compares first: the executed-changed rule (the bar every
-    model must clear) and the learnt model that missed the fewest changes while saving the most."""
-    summary = _policy_summary(predictions)
+def _policy_summary(results: pd.DataFrame) -> pd.DataFrame:
+    """The results_table's rows of all benchmarks pooled, indexed by (model, scope): fewest changes
+    missed first, then most time saved."""
+    overall = results[results["benchmark"] == "(all)"].set_index(["model", "scope"])
+    return overall.sort_values(["missed", "time_saved"], ascending=[True, False])
+
+
+def _deciding(summary: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (model, scope) pairs a reader compares first (`summary`: _policy_summary): the
+    executed-changed rule (the bar every model must clear) and the learnt model that missed the
+    fewest changes while saving the most."""
     chosen = [key for key in summary.index if key[0] == STEPPING_ASIDE_RULE][:1]
     learnt = summary[[model not in BASELINES for model, _ in summary.index]]
     return chosen + list(learnt.index[:1])
 
 
-def _policy_summary(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, scope): changes missed, time saved, hit and dismiss rates; fewest misses first,
-    then most time saved."""
-    rows = {}
-    for key, group in predictions.groupby(["model", "scope"], sort=False):
-        labels, run, cost = group["label"].to_numpy(bool), group["run"].to_numpy(bool), group["cost"].to_numpy(float)
-        rows[key] = {"missed": int((labels & ~run).sum()), "changes": int(labels.sum()),
-                     "time_saved": float(cost[~run].sum() / cost.sum()) if cost.sum() > 0 else math.nan,
-                     "hit_rate": float((run & labels).sum() / labels.sum()) if labels.any() else math.nan,
-                     "dismiss_rate": float((~run & ~labels).sum() / (~labels).sum()) if (~labels).any() else math.nan}
-    frame = pd.DataFrame.from_dict(rows, orient="index")
-    return frame.sort_values(["missed", "time_saved"], ascending=[True, False]) if len(frame) else frame
-
-
-def _saved_and_missed(predictions: pd.DataFrame) -> list[str]:
+def _saved_and_missed(predictions: pd.DataFrame, summary: pd.DataFrame, deciding: list[tuple[str, str]]) -> list[str]:
     """The first screen: what the deciding policies would have saved and which changes they missed."""
-    summary = _policy_summary(predictions)
-    deciding = _deciding(predictions)
     if not deciding:
         return []
     names = {key: ("the executed-changed rule (no training)" if key[0] == STEPPING_ASIDE_RULE else f"{key[0]} ({key[1]})")
              for key in deciding}
-    lines = [f"{names[key]}: {summary.loc[[key], 'time_saved'].iloc[0]:.0%} of benchmark time saved, "
-             f"{summary.loc[[key], 'missed'].iloc[0]} of {summary.loc[[key], 'changes'].iloc[0]} changes missed"
-             for key in deciding]
-    table = pd.DataFrame([{"policy": names[key], "time_saved": summary.loc[[key], "time_saved"].iloc[0],
-                           "hit_rate": summary.loc[[key], "hit_rate"].iloc[0],
-                           "dismiss_rate": summary.loc[[key], "dismiss_rate"].iloc[0],
-                           "missed": str(summary.loc[[key], "missed"].iloc[0])} for key in deciding])
+    lines = [f"{names[key]}: {summary.loc[key, 'time_saved']:.0%} of benchmark time saved, "
+             f"{summary.loc[key, 'missed']} of {summary.loc[key, 'positives']} changes missed" for key in deciding]
+    table = pd.DataFrame([{"policy": names[key], "time_saved": summary.loc[key, "time_saved"],
+                           "hit_rate": summary.loc[key, "hit_rate"], "dismiss_rate": summary.loc[key, "dismiss_rate"],
+                           "missed": str(summary.loc[key, "missed"])} for key in deciding])
     missed = pd.concat([group[group["label"].astype(bool) & ~group["run"].astype(bool)].assign(policy=names[key])
                         for key, group in predictions.groupby(["model", "scope"], sort=False) if key in names])
     parts = ["<h2>What it would have saved</h2>", f"<p><b>{html.escape('; '.join(lines))}.</b></p>", _html_table(table)]
@@ -192,15 +183,14 @@ def _saved_and_missed(predictions: pd.DataFrame) -> list[str]:
     return parts
 
 
-def _roc_figure(predictions: pd.DataFrame):
-    """One panel per benchmark and one of all: the deciding policies (_deciding) drawn strong, the
-    other models faint; a legend in every panel."""
+def _roc_figure(predictions: pd.DataFrame, strong: set[tuple[str, str]]):
+    """One panel per benchmark and one of all: the deciding policies (`strong`, _deciding's) drawn
+    strong, the other models faint; a legend in every panel."""
     benchmarks = sorted(predictions["benchmark"].unique())
     panels = [*benchmarks, "(all)"]
     columns = min(3, len(panels))
     rows = math.ceil(len(panels) / columns)
     figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.8 * rows), squeeze=False)
-    strong = set(_deciding(predictions))
     for axis, panel in zip(axes.flat, panels):
         part = predictions if panel == "(all)" else predictions[predictions["benchmark"] == panel]
         faint = False

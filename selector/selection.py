@@ -41,7 +41,7 @@ from models.decision import (BUILD_CONFIG_CHANGED, PREDICTED_EFFECT, decide_rows
                              memory_rule_runs, predicted_effect_reaches, steps_aside, within_rule)
 from storage.history import History, measured_runs, with_current_build_configs
 from collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
-from selector.config import Config, harness_digest, has_benchmarks
+from selector.config import Config, benchmark_metrics, harness_digest, has_benchmarks
 from selector.function_names import readable
 from selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
 from storage.store import Store
@@ -332,9 +332,8 @@ def _memory_benchmarks(config: Config, benchmarks: list[str]) -> set[str]:
     """The benchmarks measured by a memory metric (collectors.metrics: peak RSS, heap allocations)."""
     from collectors.metrics import is_memory
 
-    by_name = {b.name: b.metric for b in config.benchmark}
-    by_suite = {s.name: s.metric for s in config.suite}
-    return {b for b in benchmarks if is_memory(by_name.get(b) or by_suite.get(suite_of(b) or "", ""))}
+    metrics = benchmark_metrics(config)
+    return {b for b in benchmarks if b in metrics and is_memory(metrics[b])}
 
 
 def _decide_memory(benchmark: str, old: str, hops: int, features: list[float], builder, sha: str) -> Decision:

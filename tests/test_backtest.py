@@ -131,13 +131,14 @@ def test_the_report_renders_in_a_browser(backtest_run, tmp_path):
 
 
 def test_every_roc_panel_has_a_legend_and_the_deciding_policies_stand_out(backtest_run):
-    from selector.report import _deciding, _roc_figure
+    from models.evaluation import results_table
+    from selector.report import _deciding, _policy_summary, _roc_figure
 
     _, out, _ = backtest_run
     predictions = pd.read_parquet(out / "predictions.parquet")
-    deciding = _deciding(predictions)
+    deciding = _deciding(_policy_summary(results_table(predictions)))
     assert deciding[0][0] == "executed-changed" and len(deciding) == 2
-    figure = _roc_figure(predictions)
+    figure = _roc_figure(predictions, set(deciding))
     panels = [axis for axis in figure.axes if axis.get_visible() and axis.axison]
     assert len(panels) == predictions["benchmark"].nunique() + 1
     for axis in panels:

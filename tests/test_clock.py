@@ -6,40 +6,30 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
 
 from collectors.run_context import faketime_library
 from selector.sample_history import commit_all
-from tests.helpers import program_text, run_selector
+from tests.helpers import gcc_config, new_project, program_text, run_selector
 
 needs_faketime = pytest.mark.skipif(
     faketime_library() is None and not os.environ.get("SELECTOR_REQUIRE_FAKETIME"),
     reason="libfaketime is not installed (Debian: faketime)")
 
-CONFIG = """
-[project]
-binary = "loop"
-
-[build]
-command = "gcc -O2 -g -o loop loop.c"
-
+CONFIG = gcc_config("""
 [[benchmark]]
 name = "timed"
 command = "{binary}"
 metric = "instructions"
 repetitions = 2
-"""
+""")
 
 
 def _calibrated(tmp_path, fixed_clock: bool) -> dict:
-    root = tmp_path / ("fixed" if fixed_clock else "real")
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    (root / "selector.toml").write_text(CONFIG + ("\n[run]\nfixed_clock = true\n" if fixed_clock else ""))
-    (root / ".gitignore").write_text("loop\n.selector/\n")
-    (root / "loop.c").write_text(program_text("timed_loop.c"))
+    root = new_project(tmp_path / ("fixed" if fixed_clock else "real"),
+                       CONFIG + ("\n[run]\nfixed_clock = true\n" if fixed_clock else ""))
+    (root / "prog.c").write_text(program_text("timed_loop.c"))
     commit_all(root, "a timed loop")
     result = run_selector("calibrate", "--repo", str(root), "--rounds", "2", "--format", "json")
     assert result.returncode == 0, result.stderr
