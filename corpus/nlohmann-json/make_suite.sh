@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Makes corpus/nlohmann-json/suite: the build script (build_json_benchmarks.sh, with the
-# header it force-includes, capture_isolated.hpp), which
+# Makes corpus/nlohmann-json/suite: the build script (build_json_benchmarks.sh), which
 # the build command names through SUITE_DIR and which points the benchmark program's
 # TEST_DATA_DIRECTORY at suite/json_test_data, and that folder's eight JSON documents,
 # written by make_inputs.py (generated, the same bytes everywhere: see there; the
@@ -11,5 +10,5 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$here/suite"
 mkdir -p "$here/suite"
-cp "$here/build_json_benchmarks.sh" "$here/capture_isolated.hpp" "$here/suite/"
+cp "$here/build_json_benchmarks.sh" "$here/suite/"
 python3 "$here/make_inputs.py" "$here/suite"
