@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from selector.commands.common import DEFAULT_STORE, repo_option, store_option
 from selector.tables import print_json, print_rows
 
 COLUMNS = ["new", "old", "benchmark", "metric", "label", "effect", "p_value", "spread", "decided_by", "reason"]
@@ -34,9 +35,8 @@ def label_rows(store, commit: str | None = None, benchmark: str | None = None, s
 
 
 @click.command("labels")
-@click.option("--repo", "repository", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
-              help="The git repository whose store is read.")
-@click.option("--store", "store_location", help="The store to read (directory or fsspec URL) [default: .selector/ in the repository].")
+@repo_option("The git repository whose store is read.")
+@store_option(f"The store to read (directory or fsspec URL) [default: {DEFAULT_STORE}/ in the repository].")
 @click.option("--commit", help="Only the pairs whose new commit is this one (a revision, or an id's prefix).")
 @click.option("--benchmark", help="Only this benchmark's pairs.")
 @click.option("--state", type=click.Choice(list(STATES)), help="Only the changed, unchanged or undecided pairs.")
@@ -48,10 +48,9 @@ def labels_command(repository: Path, store_location: str | None, commit: str | N
     each benchmark, whether it changed (changed, unchanged or undecided), the relative effect of
     the median, the test's p-value, the spread the effect had to exceed, what decided the label
     (`exact`, `test`, `equivalence`, a confirmation, perturbed contexts) and why."""
-    from selector.commands.common import default_store
-    from storage.store import Store
+    from selector.commands.common import open_store
 
-    store = Store(store_location or default_store(repository), create=False)
+    store = open_store(repository, store_location)
     rows = label_rows(store, _resolved(repository, commit), benchmark, state)
     if output_format == "json":
         print_json(rows)

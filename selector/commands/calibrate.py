@@ -1,0 +1,94 @@
+"""`selector calibrate`: one build measured against itself, to learn each benchmark's noise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from selector.commands.common import (
+    exit_without_teardown,
+    format_option,
+    open_project,
+    repository_options,
+)
+from selector.extras import require
+from selector.tables import (
+    LogProgress,
+    logging_progress,
+    print_json,
+    print_table,
+    records,
+    stderr,
+    stdout,
+)
+
+
+@click.command("calibrate")
+@click.argument("revision", default="HEAD")
+@repository_options
+@click.option("--rounds", type=click.IntRange(min=1), default=10, show_default=True,
+              help="A/A comparisons per benchmark (one is enough when all runs are identical).")
+@format_option
+def calibrate_command(revision: str, repository: Path, config_path: Path | None, store_location: str | None,
+                      rounds: int, output_format: str) -> None:
+    """Measure one build against itself (A/A) to learn each benchmark's noise.
+
+    Reports the coefficient of variation of each benchmark and the labeler's
+    false-positive rate (A/A comparisons labelled "changed"), so `repetitions` and
+    `min_effect` can be set on evidence. A metric whose runs are all identical is
+    marked exact, one whose runs differ by at most a tenth of min_effect near-exact
+    (its tolerance); labels of those benchmarks then use the effect alone.
+
+    Each benchmark is also run with a larger environment and longer paths, as other
+    machines and shells would run it: the largest change that makes (its layout spread:
+    stack and code alignment, measurement bias) is what a label's effect must exceed.
+    For noisy metrics it says how many repetitions a side can detect min_effect at alpha.
+    """
+    require("selector calibrate", "collect")
+    import pandas as pd
+
+    from selector.calibrate import calibrate
+
+    top, config, store = open_project(repository, config_path, store_location, writes=True)
+    exit_without_teardown()  # it runs benchmark processes beside Arrow's thread pools (see there)
+    log = LogProgress("calibrated (benchmark rounds)", None) if logging_progress() else None
+    with stderr.status("calibrating") as status:
+        def on_round(name: str, done: int) -> None:
+            status.update(f"calibrating {name}: round {done}/{rounds}")
+            if log:
+                log.advance(f"{name}: round {done}/{rounds}")
+
+        table = calibrate(top, config, store, revision, rounds, on_round=on_round)
+    if output_format == "json":
+        print_json(records(table.drop(columns=["measured_at"])))
+        return
+    shown = pd.DataFrame({
+        "benchmark": table["benchmark"], "metric": table["metric"], "runs": table["runs"],
+        "median": table["median"].map(lambda v: f"{v:.6g}"), "cv": table["cv"].map(lambda v: f"{v:.2%}"),
+        "exact": table["exact"], "tolerance": table["tolerance"].map(lambda v: f"{v:.2g}"),
+        "layout spread": table["layout_spread"].map(lambda v: f"{v:.2%}"),
+        "repetitions needed": table["repetitions_needed"],
+        "false positives": [f"{fp}/{r} ({rate:.0%})" for fp, r, rate in zip(table["false_positives"], table["rounds"], table["false_positive_rate"])],
+        "across sessions": [f"{fp}/{max(r - 1, 0)} ({rate:.0%})" for fp, r, rate in
+                            zip(table["session_false_positives"], table["rounds"], table["session_false_positive_rate"])],
+        "session drift": table["session_drift"].map(lambda v: f"{v:.2%}"),
+    })
+    print_table(shown, title=f"A/A calibration of {table['commit'].iloc[0][:12]} (alpha {config.labels.alpha:g}, min_effect {config.labels.min_effect:g})")
+    from collectors.repository import Repository
+
+    asked = Repository.open(top).commit(revision)
+    if asked is not None and table["commit"].iloc[0] != asked.sha:
+        stderr.print(f"{revision} did not build: calibrated its newest stored ancestor that did, {table['commit'].iloc[0][:12]}")
+    for row in table.itertuples():
+        if row.layout_spread > config.labels.min_effect:
+            stderr.print(f"{row.benchmark}: the run's context alone moves it by up to {row.layout_spread:.2%} "
+                         f"({row.contexts}); changes within that are left undecided")
+        if not row.fit:
+            stderr.print(f"{row.benchmark}: {row.unfit_reason}")
+    stdout.print("The stored labels were recomputed with this calibration.")
+    stdout.print("Exact benchmarks are labelled by the effect alone. For the others, compare the false-positive rates "
+                 "with alpha: 'across sessions' is what labels between commits will see; well above alpha means the "
+                 "machine drifts: pin a CPU (\\[run] cpu), add repetitions, or raise min_effect above the CV. A pair "
+                 "measured in two sessions is called changed only beyond the 'session drift'; selector confirm decides "
+                 "the rest by running both binaries in one session.")

@@ -1,0 +1,232 @@
+"""`selector evaluate`: several projects' stores, each on its own and each left out in turn; day one; the replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from collectors.errors import UserError
+from models.names import MODEL_NAMES
+from selector.commands.common import (
+    FitsLog,
+    comma_list,
+    format_option,
+    operating_point_option,
+)
+from selector.extras import require
+from selector.tables import (
+    caution_few_positives,
+    logging_progress,
+    print_json,
+    print_table,
+    records,
+    stderr,
+    stdout,
+)
+
+
+def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | None]]:
+    pairs = []
+    for value in values:
+        store, _, config = value.partition("=")
+        pairs.append((Path(store), Path(config) if config else None))
+    return pairs
+
+
+
+@click.command("evaluate")
+@click.argument("stores", nargs=-1, required=True, callback=_store_and_config, metavar="STORE[=CONFIG]...")
+@click.option("--models", callback=comma_list(MODEL_NAMES), help="Comma-separated models [default: all].")
+@click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Method 4: test commits per epoch.")
+@click.option("--first", type=click.IntRange(min=1), help="Method 4: training commits of the first epoch [default: a fifth, at least 5].")
+@click.option("--target-hit-rate", type=click.FloatRange(0, 1, min_open=True), default=0.95, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--leave-one-out/--own-only", default=True, show_default=True,
+              help="Also train each model on the other projects and test it on each held-out one.")
+@click.option("--threshold-from", type=click.Choice(["projects", "folds"]), default="projects", show_default=True,
+              help="Leave-one-project-out: place each cross-project model's operating point on its training projects' "
+                   "scores, each project held out in turn, or on random folds of all their tuples.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("evaluation"),
+              show_default=True, help="Where results go: evaluation.json, and per project a backtest folder with its report.")
+@click.option("--report/--no-report", default=True, show_default=True, help="Write each project's report.html.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the tables into this Markdown file (between its 'selector evaluate' markers, keeping the prose).")
+@click.option("--write-model", "model_path", type=click.Path(file_okay=False, path_type=Path),
+              help="Also train the shipped-style cross-project model on every project given and write its bundle here.")
+@click.option("--model", "shipped_model", type=click.Choice(MODEL_NAMES), default="perphecy", show_default=True,
+              help="The model --write-model trains (Perphecy's predictor carried over best to unseen projects on the "
+                   "corpus: docs/evaluation.md).")
+@click.option("--shipped", "day_one", is_flag=True,
+              help="Day one instead: the shipped cross-project model (or --bundle), untrained on the projects, decides "
+                   "every labelled pair of each store with select's own decision code, beside the rules that need no "
+                   "learning (executed-changed, reached-changed). Any store, a project outside the corpus included.")
+@click.option("--replay", is_flag=True,
+              help="Replay instead: walk each store's history as a team using select from its first commit, skipped "
+                   "runs really skipped (the next comparison is against the last run), per policy (always, "
+                   "executed-changed, the shipped model, the project's own): share of runs and benchmark time, and "
+                   "each change caught at its commit, later (how many commits) or never (docs/evaluation.md).")
+@click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="With --shipped or --replay: this model bundle instead of the shipped one.")
+@click.option("--held-out", is_flag=True,
+              help="With --shipped: decide each project with a bundle trained as the shipped one (its model and settings) "
+                   "on the other stores given only: honest day-one figures for the projects the shipped model learnt from.")
+@operating_point_option
+@format_option
+def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, report,
+                     markdown_path, model_path, shipped_model, day_one, replay, bundle_path, held_out, operating_point,
+                     output_format):
+    """Method 4 on one or several projects' stores, and leave-one-project-out across them.
+
+    Each STORE is a project's store, with its selector.toml beside it (as .selector/ and
+    selector.toml sit in a repository) or named as STORE=CONFIG. Each project's own
+    figures are those `selector backtest` gives; leave-one-project-out trains every model
+    on the other projects alone (the benchmark not an input) and tests it on the held-out
+    project's Method 4 test tuples. Prints, per project and pooled: tuples, positives,
+    AUROC, realized hit and dismiss rates, time saved.
+    """
+    require("selector evaluate", "train")
+    if day_one:
+        _evaluate_day_one(stores, bundle_path, held_out, out_dir, markdown_path, output_format)
+        return
+    if replay:
+        if held_out:
+            raise click.UsageError("--held-out goes with --shipped")
+        from selector.replay import replay_document, summary_frame, unseen_frame
+
+        with stderr.status("replaying the history"):
+            document = replay_document(stores, bundle_path)
+        if output_format == "json":
+            print_json(document)
+            return
+        print_table(summary_frame(document).round(3), title="replay: select from day one, skipped runs really skipped")
+        unseen = unseen_frame(document)
+        if len(unseen):
+            print_table(unseen, title="changes not caught at their commit")
+        return
+    if bundle_path or held_out:
+        raise click.UsageError("--bundle and --held-out go with --shipped")
+    if report:
+        require("selector evaluate's reports", "report", otherwise="pass --no-report")
+    from models.backtest import count_fits
+    from selector.project_evaluation import (
+        SCOPES,
+        evaluate,
+        load_projects,
+        save_evaluation,
+        write_markdown,
+    )
+
+    models = models or list(MODEL_NAMES)
+    options = {"k": k, "first": first, "epoch_days": None}
+    with stderr.status("building tuples and features") as status:
+        projects = load_projects(stores, options, on_project=lambda name: status.update(f"building tuples and features: {name}"))
+    from rich.progress import Progress
+
+    own = sum(count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects)
+    crossed = len(projects) * len(models) if leave_one_out and len(projects) > 1 else 0
+    log = FitsLog() if logging_progress() else None
+    if log:
+        log.start(own + crossed)
+    with Progress(console=stderr.console, transient=True) as progress:
+        task = progress.add_task("fitting models", total=own + crossed)
+
+        def fitted(n: int) -> None:
+            progress.advance(task, n)
+            if log:
+                log.advance(n)
+
+        evaluation = evaluate(projects, models, target_hit_rate, seed, leave_one_out, progress=fitted,
+                              threshold_by_project=threshold_from == "projects", operating_point=operating_point)
+    document = save_evaluation(out_dir, evaluation)
+    if report:
+        from selector.report import write_report
+
+        with stderr.status("drawing the reports"):
+            for project in projects:
+                write_report(out_dir / project.name)
+    if markdown_path:
+        write_markdown(markdown_path, document)
+    if model_path:
+        from selector.project_evaluation import train_cross_project_bundle
+
+        with stderr.status(f"training the cross-project {shipped_model} on {len(projects)} projects"):
+            shipped = train_cross_project_bundle(projects, model_path, shipped_model, target_hit_rate, seed, operating_point,
+                                                 threshold_from == "projects")
+        document["model"] = {"bundle": str(model_path), **shipped.trained_on}
+    if output_format == "json":
+        print_json({"directory": str(out_dir), **document})
+        return
+    import pandas as pd
+
+    shown = pd.DataFrame(document["results"]).drop(columns=["missed"]).round(3)  # save_evaluation's table
+    for scope, part in shown.groupby("scope", sort=False):
+        print_table(part.drop(columns=["scope"]), title=f"{scope}: per project, at the operating point for hit rate {target_hit_rate:g}")
+    caution_few_positives(document["results"], lambda row: str(row["project"]))
+    for note in document["notes"]:
+        stderr.print(f"note: {note}")
+    stdout.print(f"results in {out_dir}" + (f"; tables written into {markdown_path}" if markdown_path else "")
+                 + (f"; cross-project model in {model_path}" if model_path else ""))
+
+
+
+def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir: Path, markdown_path: Path | None,
+                      output_format: str) -> None:
+    """`evaluate --shipped`: the bundle's day-one decisions on every labelled pair of each store."""
+    import json
+
+    import pandas as pd
+
+    from models.bundle import BundleError, load_bundle
+    from selector.day_one import (
+        day_one_document,
+        day_one_predictions,
+        day_one_table,
+        held_out_bundle,
+        write_markdown,
+    )
+    from selector.project_evaluation import Project, open_project
+    from selector.shipped_model import shipped_bundle_path
+    from selector.store_backtest import evaluation_data
+
+    bundle_path = bundle_path or shipped_bundle_path()
+    if bundle_path is None:
+        raise UserError("this install carries no shipped model; give one with --bundle")
+    try:
+        bundle = load_bundle(bundle_path, portable=True)
+    except BundleError as error:
+        raise UserError(f"{bundle_path}: {error}") from None
+    projects, frames = [], []
+    with stderr.status("building every labelled pair's features") as status:
+        for store_path, config_path in stores:
+            name, store, config = open_project(store_path, config_path)
+            status.update(f"building every labelled pair's features: {name}")
+            # every closest-ancestor pair: k-fold's tuples (its folds are not used)
+            projects.append(Project(name, store, config, evaluation_data(store, config, "kfold", {"folds": 2})))
+    if held_out and len(projects) < 2:
+        raise UserError("--held-out trains on the other stores given: give at least two")
+    with stderr.status("deciding") as status:
+        for project in projects:
+            deciding = bundle
+            if held_out:
+                status.update(f"training without {project.name}")
+                deciding = held_out_bundle(projects, project, bundle, out_dir / "held-out" / project.name)
+            frames.append(day_one_predictions(project, deciding))
+    predictions = pd.concat(frames, ignore_index=True)
+    document = day_one_document(predictions, bundle, projects, held_out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    predictions.to_parquet(out_dir / "day-one.parquet", index=False)
+    (out_dir / "day-one.json").write_text(json.dumps(document, indent=2))
+    if markdown_path:
+        write_markdown(markdown_path, document)
+    if output_format == "json":
+        print_json({"directory": str(out_dir), **document})
+        return
+    table = day_one_table(predictions)
+    print_table(table.round(3), title="day one: every labelled pair, no training on the project")
+    caution_few_positives(records(table), lambda row: str(row["project"]))
+    missed = pd.DataFrame(document["missed"])
+    if len(missed):
+        print_table(missed.assign(new=missed["new"].str[:10], old=missed["old"].str[:10]).round(4),
+                    title="changes the shipped model would have skipped")
+    stdout.print(f"results in {out_dir}" + (f"; tables written into {markdown_path}" if markdown_path else ""))
