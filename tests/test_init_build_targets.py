@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from selector.build_target import build_target_finding
 from selector.machine import FAIL, OK, WARN
-from tests.test_onboarding import built, commit, doctor, init, needs_cmake, needs_valgrind
 from tests.helpers import run_selector
+from tests.test_onboarding import built, commit, doctor, init, needs_cmake, needs_valgrind
 
 HASH_H = "#ifndef HASH_H\n#define HASH_H\nunsigned long hash(const unsigned char *data, unsigned long n);\n#endif\n"
 HASH_C = ('#include "hash.h"\n'
@@ -115,7 +114,7 @@ def test_a_cmake_program_whose_benchmark_source_has_no_main_is_its_target(tmp_pa
     binary = built(root, config, sha)
     ran = subprocess.run([str(binary)], capture_output=True, text=True, check=True)
     assert ran.stdout.split() == ["BM_Foo"]
-    checked, checks = doctor(root, "--binary", str(binary))
+    _, checks = doctor(root, "--binary", str(binary))
     assert checks["build target"]["status"] == "ok", checks["build target"]
     assert checks["build target"]["found"] == "CMake defines foo_benchmark"
 
