@@ -118,10 +118,12 @@ def _goals_near(top: Path, folder: str, goals: list[str]) -> list[tuple[str, lis
         if path is None:
             continue
         prefix = PurePosixPath(folder).relative_to(here) if here else PurePosixPath(folder)
-        targets = list(dict.fromkeys(t for targets, _ in make_rules(path.read_text(errors="replace")) for t in targets))
+        targets = list(dict.fromkeys(t for targets, _ in make_rules(path.read_text(errors="replace")) for t in targets
+                                     if "$" not in t))
         close = [t for t in targets if PurePosixPath(t).name in names or PurePosixPath(t).parent == prefix and
                  str(prefix) != "."]
-        found.append((here, close or targets[:6]))
+        close = close or [t for name in names for t in difflib.get_close_matches(name, targets, n=4, cutoff=0.6)]
+        found.append((here, list(dict.fromkeys(close)) or targets[:6]))
     return found
 
 
@@ -198,7 +200,7 @@ def _declared(top: Path, system: str, targets: list[str], tracked: list[str]) ->
             nearby = f"; the {kind} files define {', '.join(close)}" if close else f"; no {kind} file defines a target"
             return Finding(CHECK, FAIL, f"{target}: no {kind} file defines or names it{nearby}",
                            "in [build] command, the target that makes [project] binary")
-        named.append(f"{target} (named in {place}, made by a function of the project's?)")
+        named.append(f"{target} (named in {place}: made through a variable or a function of the project's?)")
     if named:
         return Finding(CHECK, WARN, f"not defined by name: {', '.join(named)}", "check the build command once")
     return Finding(CHECK, OK, f"{kind} defines {', '.join(targets)}")

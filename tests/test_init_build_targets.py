@@ -191,7 +191,7 @@ def test_doctor_names_the_rules_nearby_when_the_makefile_has_no_rule_for_the_goa
     ("cmake -S . -B build && cmake --build build --target benchmark", FAIL,
      "benchmark: no CMake file defines or names it; the CMake files define foo_benchmark"),
     ("cmake -S . -B build && cmake --build build --target db_bench", WARN,
-     "not defined by name: db_bench (named in CMakeLists.txt, made by a function of the project's?)"),
+     "not defined by name: db_bench (named in CMakeLists.txt: made through a variable or a function of the project's?)"),
     ("cmake -S . -B build && cmake --build build", None, None),
 ])
 def test_doctor_looks_for_a_cmake_target_in_the_build_files(tmp_path, command, status, found):
