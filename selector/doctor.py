@@ -16,6 +16,7 @@ from collectors.metrics import under_callgrind as metric_under_callgrind, uses_v
 from collectors.errors import UserError
 from collectors.repository import Repository
 from selector.config import CONFIG_NAME, Config, configured_metrics, find_config, has_benchmarks, label_rules, load_config
+from selector.build_target import build_target_finding
 from selector.extras import install_hint, missing_modules
 from selector.machine import (FAIL, NOT_NEEDED, NOT_YET, OK, WARN, Finding, build_programs, ccache_finding, perf_finding,
                               program_finding, taskset_finding, valgrind_finding)
@@ -61,11 +62,15 @@ def _benchmarks(config: Config) -> Finding:
 
 
 def _build_tools(top: Path, config: Config) -> list[Finding]:
-    """The programs the build command runs and the compilers it names (or the build systems use)."""
-    cxx = any(name.endswith(CXX_SUFFIXES) for name in Repository.open(top).git("ls-files").splitlines())
+    """The programs the build command runs and the compilers it names (or the build systems use),
+    then whether the target it names exists (selector/build_target.py)."""
+    tracked = Repository.open(top).git("ls-files").splitlines()
+    cxx = any(name.endswith(CXX_SUFFIXES) for name in tracked)
     tools, compilers = build_programs(config.build.command, cxx)
+    target = build_target_finding(top, config.build.command, tracked)
     return [program_finding(program, f"compiler {program}") for program in compilers] + \
-        [program_finding(program, "git" if program == "git" else f"build tool {program}") for program in ["git", *tools]]
+        [program_finding(program, "git" if program == "git" else f"build tool {program}") for program in ["git", *tools]] + \
+        ([target] if target else [])
 
 
 def _extra(extra: str, commands: str, status_when_missing: str) -> Finding:

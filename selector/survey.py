@@ -94,6 +94,7 @@ def survey(path: Path) -> Survey:
     build_files = [(name, text) for name, text in texts.items() if PurePosixPath(name).name not in MAKEFILES]
     candidates = [found for name in ours if name.endswith(SOURCE_SUFFIXES)
                   for found in [_candidate(top, name, build_system, build_files, makefiles)] if found]
+    candidates = _without_harnesses(top, candidates, build_system, build_files)
     candidates.sort(key=lambda c: (KIND_ORDER.index(c.kind), not c.defined, len(c.stem), c.source.count("/"), c.source))
     programs = _programs(build_system, build_files)
     return Survey(
@@ -155,10 +156,42 @@ def _candidate(top: Path, name: str, build_system: str | None, build_files: list
         flags = tuple(flag for flag in ("--num=", "--db=") if f'"{flag}' in text)
     elif _MAIN.search(text) and named_like_one:
         kind, names, flags = PROGRAM, (), ()
+    elif named_like_one and _GB_REGISTRATION.search(text):
+        # benchmarks registered for a harness of the project's own, its main in another source
+        # of the same program (util/benchmark.cc): a candidate only where a build file names it
+        target, directory, defined = _target(name, build_system, build_files, makefiles)
+        return Candidate(PROGRAM, name, target, directory, True) if defined else None
     else:
         return None
     target, directory, defined = _target(name, build_system, build_files, makefiles)
     return Candidate(kind, name, target, directory, defined, names, flags)
+
+
+def _without_harnesses(top: Path, candidates: list[Candidate], build_system: str | None,
+                       build_files: list[tuple[str, str]]) -> list[Candidate]:
+    """The candidates less the main sources of a harness: a source with main that a program
+    shares with a source registering benchmarks (util/benchmark.cc in add_executable(
+    foo_benchmark util/benchmark.cc lib/foo_benchmark.cc)) is the harness, not a benchmark."""
+    registering = {c.source for c in candidates if c.kind == PROGRAM and not _MAIN.search(_read(top / c.source))}
+    if not registering:
+        return candidates
+    programs = _program_sources(build_system, build_files)
+    harnesses = {source for sources in programs if sources & registering for source in sources - registering}
+    return [c for c in candidates if c.source not in harnesses]
+
+
+def _program_sources(build_system: str | None, build_files: list[tuple[str, str]]) -> list[set[str]]:
+    """The sources (relative to the top) each CMake or Meson program names (target_sources too)."""
+    if build_system not in ("cmake", "meson"):
+        return []
+    wanted = "CMakeLists.txt" if build_system == "cmake" else "meson.build"
+    programs: dict[str, set[str]] = {}
+    for build_file, text in build_files:
+        if PurePosixPath(build_file).name == wanted:
+            for target, arguments in _calls(text, build_system):
+                programs.setdefault(target, set()).update(
+                    os.path.normpath(os.path.join(_folder(build_file), a)) for a in arguments if a.endswith(SOURCE_SUFFIXES))
+    return list(programs.values())
 
 
 def _static(candidate: Candidate, programs: list[tuple[str, str]]) -> Candidate:
@@ -202,11 +235,73 @@ def _target(name: str, build_system: str | None, build_files: list[tuple[str, st
             if name in text:
                 return source.stem, folder, True
         return source.stem, "", False
-    for folder in dict.fromkeys((_folder(name), "")):
-        text = makefiles.get(folder, "")
-        if re.search(rf"^{re.escape(source.stem)}(?:\$\([A-Z_]+\))?\s*:", text, re.MULTILINE):
-            return source.stem, folder, True
-    return source.stem, _folder(name), False
+    folders = _ancestors(_folder(name))
+    for folder in folders:
+        goal = make_goal(makefiles.get(folder, ""), folder, source)
+        if goal:
+            return goal, folder, True
+    # no rule names it: make's built-in rule, run where the nearest Makefile is (a folder of
+    # sources without one, bench/, is not where make runs)
+    nearest = next((folder for folder in folders if folder in makefiles), None)
+    if nearest is None:
+        return source.stem, _folder(name), False
+    return _relative(source.with_suffix(""), nearest), nearest, False
+
+
+def _ancestors(folder: str) -> list[str]:
+    """`folder` and the folders above it, nearest first, ending with the top ("")."""
+    parts = PurePosixPath(folder).parts if folder else ()
+    return ["/".join(parts[:end]) for end in range(len(parts), -1, -1)]
+
+
+def _relative(path: PurePosixPath, folder: str) -> str:
+    return str(path.relative_to(folder)) if folder else str(path)
+
+
+_MAKE_RULE = re.compile(r"^(?P<targets>[^\t#:=\s][^#:=\n]*?)[ \t]*::?(?!=)(?P<rest>.*)$", re.MULTILINE)
+_NOT_A_PROGRAM = (".o", ".a", ".so", ".lo", ".la", ".h", *SOURCE_SUFFIXES)
+
+
+def make_rules(text: str) -> list[tuple[list[str], list[str]]]:
+    """(targets, prerequisites) of each explicit rule of a Makefile; pattern rules, special
+    targets (.PHONY) and target-specific variables left out."""
+    text = re.sub(r"\\\n", " ", text)
+    rules = []
+    for found in _MAKE_RULE.finditer(text):
+        rest = found.group("rest").split(";")[0].split("#")[0]
+        if "=" in re.sub(r"\$[({][^)}]*[)}]", "", rest):  # target: VARIABLE = value
+            continue
+        targets = [t for t in found.group("targets").split() if not t.startswith(".") or "/" in t]
+        targets = [t.removeprefix("./") for t in targets if "%" not in t]
+        if targets:
+            rules.append((targets, [p.removeprefix("./") for p in rest.split() if p != "|"]))
+    return rules
+
+
+def make_goal(makefile: str, folder: str, source: PurePosixPath) -> str | None:
+    """The goal of the Makefile in `folder` that makes the program of `source`: a rule whose
+    target is the program's path (`bench/bench_hash:` at the top, `bench_hash$(EXT):` beside
+    it), else the first rule that builds a program from the source itself."""
+    if not makefile:
+        return None
+    try:
+        program = _relative(source.with_suffix(""), folder)
+        source_name = _relative(source, folder)
+    except ValueError:
+        return None
+    rules = make_rules(makefile)
+    for targets, _ in rules:
+        for target in targets:
+            if target == program or re.fullmatch(rf"{re.escape(program)}\$[({{][A-Za-z_]+[)}}]", target):
+                return program
+    for targets, prerequisites in rules:
+        if source_name in prerequisites:
+            for target in targets:
+                if "$" not in target and not target.endswith(_NOT_A_PROGRAM):
+                    return target
+    # a rule named after the source, its prerequisites in variables (`fullbench$(EXT): $(OBJS)`)
+    stem = re.compile(rf"{re.escape(source.stem)}(?:\$[({{][A-Za-z_]+[)}}])?")
+    return next((source.stem for targets, _ in rules for target in targets if stem.fullmatch(target)), None)
 
 
 def _calls(text: str, build_system: str) -> list[tuple[str, list[str]]]:
