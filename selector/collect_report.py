@@ -33,15 +33,18 @@ def run_collection(
             if log:
                 log.advance(f"last: {outcome.sha[:10]} {label}")
 
-        perturbed_task = None
+        perturbed_task = perturbed_log = None
 
         def perturbed(done: int, total: int) -> None:
-            nonlocal perturbed_task
+            # a count of its own: runs of changed pairs, not commits ("collected: 159/39" before)
+            nonlocal perturbed_task, perturbed_log
             if perturbed_task is None:
                 perturbed_task = progress.add_task("changed labels under perturbed contexts", total=total)
+                perturbed_log = LogProgress("changed labels re-measured under perturbed contexts (runs)", total) \
+                    if log else None
             progress.update(perturbed_task, completed=done)
-            if log:
-                log.advance(f"perturbed contexts: {done}/{total} runs")
+            if perturbed_log:
+                perturbed_log.advance(steps=done - perturbed_log.done)
 
         return collect(top, config, store, commits, jobs=jobs, retry_failed=retry_failed, on_outcome=advance, scheduler=scheduler,
                        reuse=reuse, cache=cache, on_perturbed_run=perturbed)

@@ -44,7 +44,14 @@ def _configure(root: Path, contexts: int) -> None:
 def _collect(root: Path) -> dict:
     collected = run_selector("collect", "--repo", str(root), "--format", "json")
     assert collected.returncode == 0, collected.stderr
-    return json.loads(collected.stdout)
+    document = json.loads(collected.stdout)
+    # stderr is not a terminal: progress is logged, the perturbed runs counted apart from the commits
+    commits = [line for line in collected.stderr.splitlines() if line.startswith("collected: ")]
+    assert all(int(line.split()[1].split("/")[0]) <= int(line.split()[1].split("/")[1]) for line in commits), commits
+    if document.get("perturbed", {}).get("runs"):
+        assert any(line.startswith("changed labels re-measured under perturbed contexts (runs): ")
+                   for line in collected.stderr.splitlines()), collected.stderr
+    return document
 
 
 def _labels(root: Path) -> dict[str, dict]:

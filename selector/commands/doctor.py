@@ -23,7 +23,8 @@ def doctor_command(repository: Path, config_path: Path | None, store_location: s
                    output_format: str) -> None:
     """Say what the configuration needs and whether this machine and the store have it.
 
-    The compilers and tools the build command runs; valgrind (instruction counts,
+    The compilers and tools the build command runs; the build target (make -n, or the
+    CMake or Meson files define it); valgrind (instruction counts,
     callgrind profiles) or perf and the kernel's perf_event_paranoid; ccache
     (recommended); the install's extras; whether the build has a symbol table and
     debug information; the benchmark inputs ([project] suite); the store: readable,
