@@ -271,8 +271,9 @@ def _importance_figure(importances: pd.DataFrame):
 # ------------------------------------------------------------------ the replay's timeline
 TIMELINE_TITLE = "Replay timeline"
 RAN, SKIPPED = "ran", "skipped"
-CAUGHT_AT_COMMIT, CAUGHT_LATE, NEVER_CAUGHT = ("change caught at its commit", "change caught late (line: until seen; +commits)",
-                                               "change never caught")
+CAUGHT_AT_COMMIT = "change caught at its commit"
+CAUGHT_LATE = "change caught late (+commits later; line: to the run that saw it)"
+NEVER_CAUGHT = "change never caught"
 _LATE_COLOUR, _NEVER_COLOUR, _CAUGHT_COLOUR = "#e08a00", "#d62728", "#2a9d3a"
 
 
@@ -285,7 +286,7 @@ def _replay_policies(replay: dict) -> list[str]:
 
 
 def _replay_headline(row: dict) -> str:
-    late = f"{row['late']} late" + (f" (at most {row['max_commits_later']} commits later)" if row["late"] else "")
+    late = f"{row['late']} late" + (f" (at most {int(row['max_commits_later'])} commits later)" if row["late"] else "")
     share = "" if row["run_share"] is None else f"ran {row['run_share']:.0%} of the decisions"
     time = "" if row["time_share"] is None else f" ({row['time_share']:.0%} of benchmark time)"
     return (f"{row['policy']}: {share}{time}; of {row['changes']} changes {row['at_commit']} caught at their commit, "
@@ -301,7 +302,8 @@ def _replay_section(replay: dict) -> list[str]:
     summary = {row["policy"]: row for row in replay["summary"]}
     table = pd.DataFrame([summary[p] for p in [*policies, *(p for p in summary if p not in policies)]])
     table = table[["policy", "decisions", "run_share", "time_share", "changes", "at_commit", "late", "never",
-                   "mean_commits_later", "max_commits_later"]].astype({"max_commits_later": str})
+                   "mean_commits_later", "max_commits_later"]]
+    table = table.assign(max_commits_later=table["max_commits_later"].map(lambda n: "" if pd.isna(n) else str(int(n))))
     parts = ["<h2>The history replayed</h2>",
              f"<p class='note'>{len(replay['commits'])} commits of {html.escape(replay['project'])} walked in order as a team "
              "using <code>selector select</code> from its first commit would have lived them: a skipped benchmark is "
@@ -365,8 +367,10 @@ def _timeline_figure(replay: dict, policies: list[str]):
         late = found[found["caught"] == LATE]
         for change in late.itertuples(index=False):
             row = y[change.benchmark]
-            axis.plot([x[change.commit], x[change.at]], [row, row], color=_LATE_COLOUR, linewidth=2, zorder=3)
-            axis.annotate(f"+{int(change.later)}", (x[change.at], row), xytext=(3, 4), textcoords="offset points",
+            axis.plot([x[change.commit], x[change.at]], [row, row], color=_LATE_COLOUR, linewidth=2, zorder=3,
+                      marker="|", markevery=[1], markersize=9 * scale, markeredgewidth=2)
+            # beside the change (two changes seen by the same run keep their labels apart)
+            axis.annotate(f"+{int(change.later)}", (x[change.commit], row), xytext=(-3, 5), textcoords="offset points",
                           fontsize=8 if index == 0 else 6, color=_LATE_COLOUR, fontweight="bold")
         axis.scatter(late["commit"].map(x), late["benchmark"].map(y), marker=">", s=80 * scale, color=_LATE_COLOUR, zorder=4)
         never = found[found["caught"] == NEVER]
