@@ -154,14 +154,15 @@ def test_the_report_draws_the_replay_timeline_with_a_change_caught_late(backtest
     """`selector backtest` replays the same store (replay.json) and the report draws it: commits by
     benchmark for the policy select applies, the others below; a change skipped at its commit and
     seen at a later run is drawn as late, with how many commits later."""
-    from selector.replay import AT_COMMIT, LATE, NEVER, SHIPPED
+    from selector.replay import AT_COMMIT, LATE, NEVER, OWN, SHIPPED
     from selector.report import (CAUGHT_AT_COMMIT, CAUGHT_LATE, NEVER_CAUGHT, RAN, SKIPPED, _replay_policies,
                                  _timeline_figure)
 
     _, out, document = backtest_run
     replay = json.loads((out / "replay.json").read_text())
-    assert replay["decides"] == SHIPPED  # the demo store has no model of its own: select applies the shipped one
-    assert {"always", "executed-changed", SHIPPED} <= {row["policy"] for row in replay["summary"]}
+    policies = {row["policy"] for row in replay["summary"]}
+    assert {"always", "executed-changed", SHIPPED} <= policies
+    assert replay["decides"] == (OWN if OWN in policies else SHIPPED)  # the model select applies
     assert len(replay["commits"]) >= 30 and set(replay["commits"]) >= {s["commit"] for s in replay["steps"]}
     always = next(row for row in replay["summary"] if row["policy"] == "always")
     assert always["changes"] >= 10 and always["at_commit"] == always["changes"]  # running everything catches all
@@ -288,7 +289,7 @@ def test_other_protocols_run_and_say_they_leak(evolved_sample, tmp_path):
     root, _ = evolved_sample
     for method in ("method1", "method3", "kfold", "full"):
         result = cli("backtest", "--repo", str(root), "--method", method, "--models", "logistic,perphecy", "--scope", "pooled",
-                     "--no-tracking", "--no-report", "--out", str(tmp_path / method), "--format", "json")
+                     "--no-tracking", "--no-report", "--no-replay", "--out", str(tmp_path / method), "--format", "json")
         document = json.loads(result.stdout)
         assert document["protocol"]["leaks_future"] == (method != "method3")
         assert _overall(document, "logistic", "pooled")["tuples"] > 0
