@@ -95,7 +95,8 @@ def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
     from models.names import MODEL_NAMES
     from models.tracking import default_tracking
     from models.evaluation import results_table
-    from selector.store_backtest import backtest_store, track_training
+    from selector.backtest_run import backtest_store
+    from selector.store_backtest import track_training
     from selector.selection import select
     from selector.training import default_bundle_path, train_bundle
 

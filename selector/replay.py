@@ -219,11 +219,13 @@ class Replay:
 
 
 def replay_project(name: str, store: Store, config: Config, policies: Mapping[str, Policy],
-                   history: History | None = None) -> Replay:
-    """Every policy walked over the store's history (the module's definitions)."""
+                   history: History | None = None, only: Iterable[str] | None = None) -> Replay:
+    """Every policy walked over the store's history (the module's definitions); `only`: these
+    benchmarks (default: every measured one the configuration labels)."""
     history = history if history is not None else load_history(store)
     rules = label_rules(config)
-    benchmarks = [b for b in benchmarks_of(history) if b in rules.metrics]
+    only = None if only is None else set(only)
+    benchmarks = [b for b in benchmarks_of(history) if b in rules.metrics and (only is None or b in only)]
     if not benchmarks:
         raise UserError(f"{store.location}: no measurements of a configured benchmark; run `selector collect`")
     commits = history.built()
@@ -337,3 +339,39 @@ def unseen_frame(document: dict) -> pd.DataFrame:
     frame = pd.concat(frames, ignore_index=True)
     return frame.assign(commit=frame["commit"].str[:10], at=frame["at"].fillna("").str[:10])[
         ["project", "policy", "commit", "benchmark", "caught", "at", "later"]]
+
+
+def deciding_policy(policies: Iterable[str]) -> str:
+    """The policy `select` would have applied: the project's own bundle when it has one, else the
+    shipped one, else the executed-changed rule."""
+    names = set(policies)
+    return next(name for name in (OWN, SHIPPED, RULE, ALWAYS) if name in names)
+
+
+REPLAY_FILE = "replay.json"
+
+
+def timeline_document(name: str, store: Store, config: Config, history: History | None = None,
+                      benchmarks: Iterable[str] | None = None, bundle_path: Path | None = None) -> dict:
+    """One project's replay with every step and change, for the report's timeline: the commits
+    in walk order, which policy decides, each policy's summary, steps and changes (all of them,
+    caught at their commit too)."""
+    from selector.tables import records
+
+    history = history if history is not None else load_history(store)
+    policies, bundles = policies_of(store, config, bundle_path)
+    replayed = replay_project(name, store, config, policies, history, benchmarks)
+    steps = replayed.steps[["policy", "commit", "benchmark", "run", "against", "label", "why"]]
+    return {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "project": name,
+            "commits": list(history.built()), "decides": deciding_policy(policies), "bundles": bundles,
+            "summary": records(replayed.summary), "steps": records(steps), "changes": records(replayed.changes)}
+
+
+def save_timeline(directory: Path, name: str, store: Store, config: Config, history: History | None = None,
+                  benchmarks: Iterable[str] | None = None) -> Path:
+    """The replay of `store` as `directory`/replay.json (see timeline_document)."""
+    import json
+
+    path = Path(directory) / REPLAY_FILE
+    path.write_text(json.dumps(timeline_document(name, store, config, history, benchmarks), indent=1))
+    return path

@@ -38,17 +38,20 @@ img { max-width: 100%; }
 
 
 def write_report(backtest_dir: Path, output: Path | None = None) -> Path:
-    """Render `report.html` (or `output`) from predictions.parquet, importances.parquet and results.json."""
+    """Render `report.html` (or `output`) from predictions.parquet, importances.parquet and results.json,
+    and replay.json when `selector backtest` replayed the history."""
     backtest_dir = Path(backtest_dir)
     predictions = pd.read_parquet(backtest_dir / "predictions.parquet")
     importances = pd.read_parquet(backtest_dir / "importances.parquet")
     document = json.loads((backtest_dir / "results.json").read_text())
+    replay_path = backtest_dir / "replay.json"
+    replay = json.loads(replay_path.read_text()) if replay_path.is_file() else None
     output = output or backtest_dir / "report.html"
-    output.write_text(render(predictions, importances, document))
+    output.write_text(render(predictions, importances, document, replay))
     return output
 
 
-def render(predictions: pd.DataFrame, importances: pd.DataFrame, document: dict) -> str:
+def render(predictions: pd.DataFrame, importances: pd.DataFrame, document: dict, replay: dict | None = None) -> str:
     protocol = document["protocol"]
     settings = document["settings"]
     results = results_table(predictions)
@@ -67,6 +70,8 @@ def render(predictions: pd.DataFrame, importances: pd.DataFrame, document: dict)
     summary = _policy_summary(results)
     deciding = _deciding(summary)
     parts += _saved_and_missed(predictions, summary, deciding)
+    if replay and replay.get("steps"):
+        parts += _replay_section(replay)
     parts += ["<h2>AUROC</h2>", "<p class='note'>Pooled over all splits; blank where the tests hold one class only.</p>"]
     for scope, part in results.groupby("scope", sort=False):
         parts.append(f"<h3>{html.escape(scope)}</h3>")
@@ -119,11 +124,11 @@ def _numeric(column: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(column)
 
 
-def _image(figure) -> str:
+def _image(figure, alt: str = "figure") -> str:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
     plt.close(figure)
-    return f"<img alt='figure' src='data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}'>"
+    return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}'>"
 
 
 def _colour(model: str) -> str:
@@ -259,5 +264,132 @@ def _importance_figure(importances: pd.DataFrame):
         axis.set_xlabel("share of importance")
     for axis in list(axes.flat)[len(groups):]:
         axis.axis("off")
+    figure.tight_layout()
+    return figure
+
+
+# ------------------------------------------------------------------ the replay's timeline
+TIMELINE_TITLE = "Replay timeline"
+RAN, SKIPPED = "ran", "skipped"
+CAUGHT_AT_COMMIT = "change caught at its commit"
+CAUGHT_LATE = "change caught late (+commits later; line: to the run that saw it)"
+NEVER_CAUGHT = "change never caught"
+_LATE_COLOUR, _NEVER_COLOUR, _CAUGHT_COLOUR = "#e08a00", "#d62728", "#2a9d3a"
+
+
+def _replay_policies(replay: dict) -> list[str]:
+    """The policy that decides first, then the others worth comparing (always-run runs everything)."""
+    from selector.replay import ALWAYS
+
+    others = [row["policy"] for row in replay["summary"] if row["policy"] not in (replay["decides"], ALWAYS)]
+    return [replay["decides"], *others]
+
+
+def _replay_headline(row: dict) -> str:
+    late = f"{row['late']} late" + (f" (at most {int(row['max_commits_later'])} commits later)" if row["late"] else "")
+    share = "" if row["run_share"] is None else f"ran {row['run_share']:.0%} of the decisions"
+    time = "" if row["time_share"] is None else f" ({row['time_share']:.0%} of benchmark time)"
+    return (f"{row['policy']}: {share}{time}; of {row['changes']} changes {row['at_commit']} caught at their commit, "
+            f"{late}, {row['never']} never")
+
+
+def _replay_section(replay: dict) -> list[str]:
+    """The history walked as a team using `select` from its first commit would have lived it
+    (selector.replay): the timeline of the deciding policy, the others below it, their figures."""
+    from selector.replay import AT_COMMIT
+
+    policies = _replay_policies(replay)
+    summary = {row["policy"]: row for row in replay["summary"]}
+    table = pd.DataFrame([summary[p] for p in [*policies, *(p for p in summary if p not in policies)]])
+    table = table[["policy", "decisions", "run_share", "time_share", "changes", "at_commit", "late", "never",
+                   "mean_commits_later", "max_commits_later"]]
+    table = table.assign(max_commits_later=table["max_commits_later"].map(lambda n: "" if pd.isna(n) else str(int(n))))
+    parts = ["<h2>The history replayed</h2>",
+             f"<p class='note'>{len(replay['commits'])} commits of {html.escape(replay['project'])} walked in order as a team "
+             "using <code>selector select</code> from its first commit would have lived them: a skipped benchmark is "
+             "not measured, so its next run compares with the last commit where it ran, and a change skipped at its "
+             "commit is seen late when that later comparison spans it, or never. The policy that decides is the one "
+             "<code>select</code> applies (the project's own model, else the shipped one, else the executed-changed "
+             "rule); the others are drawn below it.</p>",
+             f"<p><b>{html.escape(_replay_headline(summary[policies[0]]))}.</b></p>",
+             _image(_timeline_figure(replay, policies), alt=f"{TIMELINE_TITLE}: {policies[0]}"),
+             _html_table(table)]
+    changes = pd.DataFrame(replay["changes"])
+    unseen = changes[(changes["caught"] != AT_COMMIT) & changes["policy"].isin(policies)] if len(changes) else changes
+    if len(unseen):
+        unseen = unseen.assign(commit=unseen["commit"].str[:10], at=unseen["at"].fillna("").str[:10],
+                               later=unseen["later"].map(lambda n: "" if pd.isna(n) else str(int(n))))
+        parts += ["<p class='note'>Changes not caught at their commit, and where the team saw them:</p>",
+                  _html_table(unseen[["policy", "commit", "benchmark", "caught", "at", "later"]])]
+    return parts
+
+
+def _timeline_legend() -> list:
+    from matplotlib.lines import Line2D
+
+    return [Line2D([], [], linestyle="none", marker="s", markersize=5, color="#4a7ab5", label=RAN),
+            Line2D([], [], linestyle="none", marker="o", markersize=5, markerfacecolor="none", color="#aaaaaa",
+                   label=SKIPPED),
+            Line2D([], [], linestyle="none", marker="o", markersize=10, markerfacecolor="none", markeredgewidth=1.8,
+                   color=_CAUGHT_COLOUR, label=CAUGHT_AT_COMMIT),
+            Line2D([], [], marker=">", markersize=8, linewidth=2, color=_LATE_COLOUR, label=CAUGHT_LATE),
+            Line2D([], [], linestyle="none", marker="X", markersize=9, color=_NEVER_COLOUR, label=NEVER_CAUGHT)]
+
+
+def _timeline_figure(replay: dict, policies: list[str]):
+    """Commits (x, in the replay's order) by benchmark (y): where each policy ran and skipped,
+    and each change, caught at its commit, late (a line to the commit where it was seen, and how
+    many commits later) or never.  The first policy's panel is the large one."""
+    from selector.replay import AT_COMMIT, LATE, NEVER
+
+    commits = replay["commits"]
+    x = {sha: i for i, sha in enumerate(commits)}
+    steps = pd.DataFrame(replay["steps"])
+    changes = pd.DataFrame(replay["changes"], columns=["policy", "commit", "benchmark", "caught", "at", "later"])
+    benchmarks = sorted(steps["benchmark"].unique())
+    y = {b: i for i, b in enumerate(benchmarks)}
+    heights = [max(2.4, 0.45 * len(benchmarks) + 1.2)] + [max(1.5, 0.3 * len(benchmarks) + 0.8)] * (len(policies) - 1)
+    width = min(12.5, max(8.0, 0.2 * len(commits) + 3))
+    figure, axes = plt.subplots(len(policies), 1, figsize=(width, sum(heights)), sharex=True, squeeze=False,
+                                gridspec_kw={"height_ratios": heights})
+    for index, (axis, policy) in enumerate(zip(axes[:, 0], policies)):
+        scale = 1.0 if index == 0 else 0.6
+        mine = steps[steps["policy"] == policy]
+        ran = mine["run"].astype(bool)
+        axis.scatter(mine.loc[ran, "commit"].map(x), mine.loc[ran, "benchmark"].map(y), marker="s", s=16 * scale,
+                     color="#4a7ab5", zorder=2)
+        axis.scatter(mine.loc[~ran, "commit"].map(x), mine.loc[~ran, "benchmark"].map(y), marker="o", s=14 * scale,
+                     facecolors="none", edgecolors="#aaaaaa", linewidths=0.8, zorder=2)
+        found = changes[changes["policy"] == policy]
+        caught = found[found["caught"] == AT_COMMIT]
+        axis.scatter(caught["commit"].map(x), caught["benchmark"].map(y), marker="o", s=110 * scale, facecolors="none",
+                     edgecolors=_CAUGHT_COLOUR, linewidths=1.8, zorder=3)
+        late = found[found["caught"] == LATE]
+        for change in late.itertuples(index=False):
+            row = y[change.benchmark]
+            axis.plot([x[change.commit], x[change.at]], [row, row], color=_LATE_COLOUR, linewidth=2, zorder=3,
+                      marker="|", markevery=[1], markersize=9 * scale, markeredgewidth=2)
+            # beside the change (two changes seen by the same run keep their labels apart)
+            axis.annotate(f"+{int(change.later)}", (x[change.commit], row), xytext=(-3, 5), textcoords="offset points",
+                          fontsize=8 if index == 0 else 6, color=_LATE_COLOUR, fontweight="bold")
+        axis.scatter(late["commit"].map(x), late["benchmark"].map(y), marker=">", s=80 * scale, color=_LATE_COLOUR, zorder=4)
+        never = found[found["caught"] == NEVER]
+        axis.scatter(never["commit"].map(x), never["benchmark"].map(y), marker="X", s=90 * scale, color=_NEVER_COLOUR,
+                     zorder=4)
+        axis.set_yticks(range(len(benchmarks)), benchmarks, fontsize=8 if index == 0 else 6)
+        axis.set_ylim(len(benchmarks) - 0.4, -0.6)  # the first benchmark on top
+        axis.set_xlim(-0.8, len(commits) - 0.2)
+        axis.grid(axis="x", color="#eeeeee", linewidth=0.6)
+        counts = {kind: int((found["caught"] == kind).sum()) for kind in (AT_COMMIT, LATE, NEVER)}
+        title = (f"{TIMELINE_TITLE}: {policy}" + (" (decides: what select applies)" if index == 0 else "") +
+                 f" - {len(found)} changes: {counts[AT_COMMIT]} at their commit, {counts[LATE]} late, {counts[NEVER]} never")
+        axis.set_title(title, fontsize=10 if index == 0 else 8, loc="left")
+        axis.legend(handles=_timeline_legend(), fontsize=7 if index == 0 else 6, loc="upper left",
+                    bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    step = max(1, math.ceil(len(commits) / 30))
+    bottom = axes[-1, 0]
+    bottom.set_xticks(range(0, len(commits), step), [commits[i][:7] for i in range(0, len(commits), step)],
+                      rotation=90, fontsize=6, family="monospace")
+    bottom.set_xlabel("commit, in history order (oldest left)")
     figure.tight_layout()
     return figure

@@ -136,7 +136,8 @@ def track_backtest(directory: Path, document: dict, tracking_uri: str, artifact_
                 benchmark = "all" if row["benchmark"] == "(all)" else row["benchmark"]
                 metrics[metric_name(measure, row["scope"], row["model"], benchmark)] = row[measure]
     return log_run(f"backtest {document['protocol']['method']}", tracking_uri, params, metrics,
-                   [directory / name for name in ("results.json", "predictions.parquet", "importances.parquet", "report.html")],
+                   [directory / name for name in ("results.json", "predictions.parquet", "importances.parquet", "report.html",
+                                                            "replay.json")],
                    artifact_root, tags={"kind": "backtest"})
 
 
@@ -158,54 +159,3 @@ def track_training(bundle_path: Path, bundle, tracking_uri: str, artifact_root: 
     models = {"".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name): model for name, model in models.items()}
     return log_run("train", tracking_uri, {**bundle.settings, **{f"trained_on.{k}": v for k, v in bundle.trained_on.items()}},
                    metrics, [bundle_path], artifact_root, tags={"kind": "train"}, models=models)
-
-
-@dataclass
-class BacktestRun:
-    """What one `selector backtest` produced: where it went, its results, its MLflow run."""
-
-    directory: Path
-    result: BacktestResult
-    data: EvaluationData
-    document: dict  # results.json
-    report: Path | None
-    mlflow_run: str | None
-
-
-def backtest_store(store: Store, config: Config, method: str = "method4", options: dict | None = None,
-                   models: Sequence[str] | None = None, scopes: Sequence[str] = ("per-benchmark", "pooled"),
-                   benchmarks: Sequence[str] | None = None, target_hit_rate: float = 0.95, seed: int = 0,
-                   search: bool = False, operating_point: str = "quantile", directory: Path | None = None,
-                   report: bool = True, tracking: tuple[str, Path | None] | None = None,
-                   on_step: Callable[[str], None] = lambda step: None,
-                   on_fits: Callable[[int], None] = lambda total: None,
-                   progress: Callable[[int], None] | None = None) -> BacktestRun:
-    """The backtest use case: tuples and features, every model under the protocol, the results
-    saved (by default under <store>/backtests/, where `selector report` finds them), the HTML
-    report drawn and an MLflow run logged (`tracking`: (tracking URI, artifact root), or None).
-    `on_step` hears each step, `on_fits` the number of fits to come, `progress` each fit done."""
-    from models.backtest import count_fits
-    from models.names import MODEL_NAMES
-
-    models = list(models or MODEL_NAMES)
-    on_step("building tuples and features")
-    data = evaluation_data(store, config, method, options or {}, benchmarks)
-    on_fits(count_fits(data.plan, data.table, models, scopes))
-    on_step("fitting models")
-    result = run_backtest(data, models, scopes, target_hit_rate, seed, search, progress=progress,
-                          operating_point=operating_point)
-    if directory is None:
-        if store.location != store.root:
-            raise UserError("the store is not a local directory; give --out")
-        directory = Path(store.root) / "backtests" / f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{method}"
-    settings = {"models": models, "scopes": list(scopes), "target_hit_rate": target_hit_rate, "seed": seed, "search": search,
-                "operating_point": operating_point, "benchmarks": data.benchmarks}
-    document = save_backtest(directory, result, data, settings)
-    written = None
-    if report:
-        from selector.report import write_report
-
-        on_step("drawing the report")
-        written = write_report(directory)
-    run_id = track_backtest(directory, document, *tracking) if tracking else None
-    return BacktestRun(directory, result, data, document, written, run_id)

@@ -92,7 +92,7 @@ window.addEventListener("load", () => {
   const check = document.createElement("pre");
   check.id = "render-check";
   check.textContent = JSON.stringify({images: images.length, shown: shown.length,
-    widths: images.map(i => i.naturalWidth), tables: tables.length, rows: tables.map(t => t.rows.length - 1),
+    widths: images.map(i => i.naturalWidth), shownAlts: shown.map(i => i.alt), tables: tables.length, rows: tables.map(t => t.rows.length - 1),
     firstScreen: [...document.querySelectorAll("h2, p, table")].filter(e => e.getBoundingClientRect().top < 700)
       .map(e => e.innerText).join(" | ")});
   document.body.appendChild(check);
@@ -128,6 +128,9 @@ def test_the_report_renders_in_a_browser(backtest_run, tmp_path):
     first = check["firstScreen"]
     assert "What it would have saved" in first and "of benchmark time saved" in first and "changes missed" in first, first
     assert "executed-changed rule" in first, first
+    # the replay's timeline is drawn, the deciding policy's
+    decides = json.loads((out / "replay.json").read_text())["decides"]
+    assert f"Replay timeline: {decides}" in check["shownAlts"], check
 
 
 def test_every_roc_panel_has_a_legend_and_the_deciding_policies_stand_out(backtest_run):
@@ -145,6 +148,59 @@ def test_every_roc_panel_has_a_legend_and_the_deciding_policies_stand_out(backte
         labels = [text.get_text() for text in axis.get_legend().get_texts()]
         assert {f"{model} ({scope})" for model, scope in deciding} <= set(labels), labels
         assert len(labels) <= len(deciding) + 1  # the other models under one faint entry
+
+
+def test_the_report_draws_the_replay_timeline_with_a_change_caught_late(backtest_run):
+    """`selector backtest` replays the same store (replay.json) and the report draws it: commits by
+    benchmark for the policy select applies, the others below; a change skipped at its commit and
+    seen at a later run is drawn as late, with how many commits later."""
+    from selector.replay import AT_COMMIT, LATE, NEVER, OWN, SHIPPED
+    from selector.report import (CAUGHT_AT_COMMIT, CAUGHT_LATE, NEVER_CAUGHT, RAN, SKIPPED, _replay_policies,
+                                 _timeline_figure)
+
+    _, out, document = backtest_run
+    replay = json.loads((out / "replay.json").read_text())
+    policies = {row["policy"] for row in replay["summary"]}
+    assert {"always", "executed-changed", SHIPPED} <= policies
+    assert replay["decides"] == (OWN if OWN in policies else SHIPPED)  # the model select applies
+    assert len(replay["commits"]) >= 30 and set(replay["commits"]) >= {s["commit"] for s in replay["steps"]}
+    always = next(row for row in replay["summary"] if row["policy"] == "always")
+    assert always["changes"] >= 10 and always["at_commit"] == always["changes"]  # running everything catches all
+    steps = pd.DataFrame(replay["steps"])
+    changes = pd.DataFrame(replay["changes"])
+    late = changes[changes["caught"] == LATE]
+    assert len(late), changes.groupby(["policy", "caught"]).size()
+    order = replay["commits"]
+    for change in late.itertuples(index=False):  # skipped at its commit, seen at a later run labelled changed
+        mine = steps[(steps["policy"] == change.policy) & (steps["benchmark"] == change.benchmark)].set_index("commit")
+        assert not mine.loc[change.commit, "run"] and mine.loc[change.at, "run"] and mine.loc[change.at, "label"] == True  # noqa: E712
+        assert change.later == order.index(change.at) - order.index(change.commit) > 0
+
+    report = (out / "report.html").read_text()
+    assert report.index("What it would have saved") < report.index("The history replayed") < report.index("<h2>AUROC")
+    assert f"alt='Replay timeline: {replay['decides']}'" in report
+    shown = _replay_policies(replay)
+    assert shown[0] == replay["decides"] and "always" not in shown
+    shown_late = late[late["policy"].isin(shown)]
+    assert len(shown_late), late
+    example = shown_late.iloc[0]
+    assert (f"<td class='text'>{example['commit'][:10]}</td><td class='text'>{example['benchmark']}</td>"
+            f"<td class='text'>late</td><td class='text'>{example['at'][:10]}</td>") in report
+
+    figure = _timeline_figure(replay, shown)
+    panels = [axis for axis in figure.axes if axis.get_visible() and axis.axison]
+    assert len(panels) == len(shown)
+    for axis, policy in zip(panels, shown):
+        title = axis.get_title(loc="left")
+        assert title.startswith(f"Replay timeline: {policy}"), title
+        assert [t.get_text() for t in axis.get_legend().get_texts()] == [RAN, SKIPPED, CAUGHT_AT_COMMIT, CAUGHT_LATE,
+                                                                          NEVER_CAUGHT]
+        mine = changes[changes["policy"] == policy]
+        counts = {kind: int((mine["caught"] == kind).sum()) for kind in (AT_COMMIT, LATE, NEVER)}
+        assert f"{counts[AT_COMMIT]} at their commit, {counts[LATE]} late, {counts[NEVER]} never" in title, title
+        # every late change is annotated with how many commits later it was seen
+        assert sorted(t.get_text() for t in axis.texts) == sorted(
+            f"+{int(n)}" for n in mine.loc[mine["caught"] == LATE, "later"])
 
 
 def test_training_sees_nothing_newer_than_its_epoch(evolved_sample):
@@ -233,7 +289,7 @@ def test_other_protocols_run_and_say_they_leak(evolved_sample, tmp_path):
     root, _ = evolved_sample
     for method in ("method1", "method3", "kfold", "full"):
         result = cli("backtest", "--repo", str(root), "--method", method, "--models", "logistic,perphecy", "--scope", "pooled",
-                     "--no-tracking", "--no-report", "--out", str(tmp_path / method), "--format", "json")
+                     "--no-tracking", "--no-report", "--no-replay", "--out", str(tmp_path / method), "--format", "json")
         document = json.loads(result.stdout)
         assert document["protocol"]["leaks_future"] == (method != "method3")
         assert _overall(document, "logistic", "pooled")["tuples"] > 0

@@ -52,11 +52,14 @@ from selector.tables import (
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where results go [default: <store>/backtests/<time>-<method>/].")
 @click.option("--report/--no-report", default=True, show_default=True, help="Write report.html beside the results.")
+@click.option("--replay/--no-replay", default=True, show_default=True,
+              help="Replay the history as `select` from day one would have lived it (replay.json beside the results: "
+                   "the report's timeline).")
 @operating_point_option
 @tracking_option
 @format_option
 def backtest_command(repository, config_path, store_location, models, method, k, first, epoch_days, folds, scopes,
-                     benchmarks, target_hit_rate, search, seed, out_dir, report, operating_point, tracking_uri, no_tracking,
+                     benchmarks, target_hit_rate, search, seed, out_dir, report, replay, operating_point, tracking_uri, no_tracking,
                      output_format):
     """Evaluate the models on the stored history the way Sousa (2019) does.
 
@@ -73,7 +76,7 @@ def backtest_command(repository, config_path, store_location, models, method, k,
     from rich.progress import Progress
 
     from models.evaluation import results_table
-    from selector.store_backtest import backtest_store
+    from selector.backtest_run import backtest_store
 
     _, config, store = open_project(repository, config_path, store_location)
     options = {"method4": {"k": k, "first": first, "epoch_days": epoch_days}, "kfold": {"folds": folds, "seed": seed},
@@ -95,7 +98,7 @@ def backtest_command(repository, config_path, store_location, models, method, k,
                 log.advance(n)
 
         run = backtest_store(store, config, method, options, models, scope_list, benchmarks, target_hit_rate, seed, search,
-                             operating_point, out_dir, report, tracking,
+                             operating_point, out_dir, report, tracking, replay=replay,
                              on_step=lambda step: progress.update(task, description=step), on_fits=on_fits, progress=fitted)
     out_dir, result, data, document, run_id = run.directory, run.result, run.data, run.document, run.mlflow_run
     if output_format == "json":

@@ -23,9 +23,10 @@ from selector.tables import (
 @click.option("--store", "store_location", help="Use the newest backtest of this store when BACKTEST_DIR is not given.")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="[default: report.html in the backtest folder]")
 def report_command(backtest_dir: Path | None, store_location: str | None, output: Path | None) -> None:
-    """Write the self-contained HTML report of a backtest: ROC curves per benchmark and
-    model, the AUROC table, AUROC per epoch, the hit/dismiss trade-off and feature
-    importances.
+    """Write the self-contained HTML report of a backtest: what the deciding policies save
+    and miss, the replay's timeline (when the backtest replayed the history), ROC curves
+    per benchmark and model, the AUROC table, AUROC per epoch, the hit/dismiss trade-off
+    and feature importances.
     """
     require("selector report", "collect", "report")
     from selector.report import write_report
