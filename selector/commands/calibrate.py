@@ -6,22 +6,9 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import (
-    exit_without_teardown,
-    format_option,
-    open_project,
-    repository_options,
-)
+from selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
 from selector.extras import require
-from selector.tables import (
-    LogProgress,
-    logging_progress,
-    print_json,
-    print_table,
-    records,
-    stderr,
-    stdout,
-)
+from selector.tables import LogProgress, logging_progress, print_json, print_table, records, stderr, stdout
 
 
 @click.command("calibrate")

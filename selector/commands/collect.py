@@ -7,16 +7,9 @@ from pathlib import Path
 import click
 
 from collectors.errors import UserError
-from selector.commands.common import (
-    exit_without_teardown,
-    format_option,
-    open_project,
-    repository_options,
-)
+from selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
 from selector.extras import require
-from selector.tables import (
-    stderr,
-)
+from selector.tables import stderr
 
 
 @click.command("collect")

@@ -6,14 +6,8 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import (
-    comma_list,
-    exit_without_teardown,
-    format_option,
-    open_project,
-    repository_options,
-    resolved,
-)
+from selector.commands.common import (comma_list, exit_without_teardown, format_option, open_project,
+                                      repository_options, resolved)
 from selector.extras import require
 
 

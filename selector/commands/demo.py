@@ -6,10 +6,7 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import (
-    exit_without_teardown,
-    format_option,
-)
+from selector.commands.common import exit_without_teardown, format_option
 from selector.extras import require
 
 

@@ -7,15 +7,8 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import (
-    ANALYSIS_JOBS,
-    format_option,
-    print_notes,
-)
-from selector.tables import (
-    print_json,
-    print_rows,
-)
+from selector.commands.common import ANALYSIS_JOBS, format_option, print_notes
+from selector.tables import print_json, print_rows
 
 
 @click.command()

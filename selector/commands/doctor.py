@@ -8,10 +8,7 @@ from pathlib import Path
 import click
 
 from selector.commands.common import format_option, repository_options
-from selector.tables import (
-    print_json,
-    print_rows,
-)
+from selector.tables import print_json, print_rows
 
 
 @click.command("doctor")

@@ -8,22 +8,9 @@ import click
 
 from collectors.errors import UserError
 from models.names import MODEL_NAMES
-from selector.commands.common import (
-    FitsLog,
-    comma_list,
-    format_option,
-    operating_point_option,
-)
+from selector.commands.common import FitsLog, comma_list, format_option, operating_point_option
 from selector.extras import require
-from selector.tables import (
-    caution_few_positives,
-    logging_progress,
-    print_json,
-    print_table,
-    records,
-    stderr,
-    stdout,
-)
+from selector.tables import caution_few_positives, logging_progress, print_json, print_table, records, stderr, stdout
 
 
 def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | None]]:

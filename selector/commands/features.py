@@ -8,12 +8,7 @@ import click
 
 from selector.commands.common import DEFAULT_STORE, format_option, open_store, repo_option, store_option
 from selector.extras import require
-from selector.tables import (
-    print_json,
-    print_table,
-    records,
-    stdout,
-)
+from selector.tables import print_json, print_table, records, stdout
 
 
 @click.command("features")

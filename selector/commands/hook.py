@@ -10,10 +10,7 @@ import click
 
 from selector.commands.common import DEFAULT_STORE, on_the_push_path, project_config, repo_option, store_option
 from selector.extras import require
-from selector.tables import (
-    stderr,
-    stdout,
-)
+from selector.tables import stderr, stdout
 
 
 @click.group("hook")

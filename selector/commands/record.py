@@ -6,19 +6,9 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import (
-    exit_without_teardown,
-    format_option,
-    open_project,
-    repository_options,
-)
+from selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
 from selector.extras import require
-from selector.tables import (
-    print_json,
-    print_rows,
-    stderr,
-    stdout,
-)
+from selector.tables import print_json, print_rows, stderr, stdout
 
 
 @click.command("record")

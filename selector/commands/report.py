@@ -7,15 +7,9 @@ from pathlib import Path
 import click
 
 from collectors.errors import UserError
-from selector.commands.common import (
-    local_root,
-    open_store,
-)
+from selector.commands.common import local_root, open_store
 from selector.extras import require
-from selector.tables import (
-    stderr,
-    stdout,
-)
+from selector.tables import stderr, stdout
 
 
 @click.command("report")

@@ -8,18 +8,9 @@ from pathlib import Path
 import click
 
 from collectors.errors import UserError
-from selector.commands.common import (
-    on_the_push_path,
-    open_project,
-    repository_options,
-)
+from selector.commands.common import on_the_push_path, open_project, repository_options
 from selector.extras import require
-from selector.tables import (
-    print_table,
-    records,
-    stderr,
-    stdout,
-)
+from selector.tables import print_table, records, stderr, stdout
 
 
 def select_and_print(repository, config_path, store_location, revision, binary, against, bundle_path, strict,

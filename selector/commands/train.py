@@ -7,23 +7,10 @@ from pathlib import Path
 import click
 
 from models.names import MODEL_NAMES
-from selector.commands.common import (
-    comma_list,
-    format_option,
-    open_project,
-    operating_point_option,
-    repository_options,
-    tracking_location,
-    tracking_option,
-)
+from selector.commands.common import (comma_list, format_option, open_project, operating_point_option,
+                                      repository_options, tracking_location, tracking_option)
 from selector.extras import require
-from selector.tables import (
-    print_json,
-    print_table,
-    records,
-    stderr,
-    stdout,
-)
+from selector.tables import print_json, print_table, records, stderr, stdout
 
 
 @click.command("train")
