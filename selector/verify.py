@@ -43,13 +43,22 @@ def verify(top: Path, config: Config, store: Store, selection: Selection) -> pd.
         return pd.DataFrame(columns=COLUMNS)
     require_suite(config)
     repository = Repository.open(top)
+    selected = chosen
     with Worktree(repository, selection.commit) as checkout:
-        binary, built_how = _binary(checkout, config, selection)
-        found = build_benchmarks(config, checkout, binary)
-        specs = {spec.name: spec for spec in found.specs}
-        chosen = _expanded(chosen, specs)
-        runnable = [specs[d.name] for d in chosen if d.name in specs]
-        values, failures = _run(runnable, binary, checkout, config)
+        copied = _copied(checkout, config, selection)
+        if copied is not None:
+            built_how = f"the build select analysed ({selection.build})"
+            found, specs, chosen, values, failures = _measured(selected, copied, checkout, config)
+        if copied is None or failures or found.problems:
+            # Only the executable was copied: one that needs what its build left beside it (a
+            # shared library) fails here, and a build of the commit runs instead.
+            why = f" (the build select analysed did not run here: {_first_problem(failures, found.problems)})" \
+                if copied is not None else ""
+            built_how = f"a build in a clean worktree{why}"
+            if copied is not None:
+                copied.unlink()  # or a build that goes by the files' times would take it as built
+            found, specs, chosen, values, failures = _measured(selected, _built(checkout, config, selection), checkout,
+                                                              config)
     labeller = PairLabeller(store.read("measurements", keys=sorted({d.against for d in chosen if d.against})),
                             store.read("calibration"), label_rules(config))
     rows = []
@@ -96,19 +105,39 @@ def print_verification(compared: pd.DataFrame) -> None:
         stdout.print(f"[bold red]regression[/]: {', '.join(regressions['benchmark'])}")
 
 
-def _binary(checkout: Path, config: Config, selection: Selection) -> tuple[Path, str]:
-    """The commit's binary in `checkout`, and how it was had: the one `select` analysed (given, the
-    working tree's own build, or its build in a clean worktree) copied to the configured path,
-    else (a stored build) built there."""
+def _measured(selected: list[Decision], binary: Path, checkout: Path, config: Config):
+    """The benchmarks of `binary` (a suite's listed from it), the selected ones ("<suite>/*"
+    expanded), and their runs: values and failures."""
+    found = build_benchmarks(config, checkout, binary)
+    specs = {spec.name: spec for spec in found.specs}
+    chosen = _expanded(selected, specs)
+    values, failures = _run([specs[d.name] for d in chosen if d.name in specs], binary, checkout, config)
+    return found, specs, chosen, values, failures
+
+
+def _first_problem(failures: dict[str, str], problems: dict[str, str]) -> str:
+    name, problem = next(iter(failures.items())) if failures else next(iter(problems.items()))
+    first = (problem.strip().splitlines() or [""])[0]
+    return f"{name}: {first[:200]}"
+
+
+def _copied(checkout: Path, config: Config, selection: Selection) -> Path | None:
+    """The build `select` analysed (given, the working tree's own, or its build in a clean
+    worktree), copied to the configured path of `checkout`; None when it has none here (stored)."""
+    if not selection.local_binary or not Path(selection.local_binary).is_file():
+        return None
     target = checkout / config.project.binary
-    if selection.local_binary and Path(selection.local_binary).is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(selection.local_binary, target)
-        return target, f"the build select analysed ({selection.build})"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(selection.local_binary, target)
+    return target
+
+
+def _built(checkout: Path, config: Config, selection: Selection) -> Path:
+    """The commit built in `checkout`."""
     build = run_build(checkout, selection.commit, config.build.command, config.project.binary, config.build.timeout)
     if build.status != "ok":
         raise UserError(f"building {selection.commit[:12]} to run its benchmarks failed: {build.reason}")
-    return build.binary, "a build in a clean worktree"
+    return build.binary
 
 
 def _expanded(chosen: list[Decision], specs: dict[str, BenchmarkSpec]) -> list[Decision]:

@@ -131,3 +131,48 @@ def test_run_benchmarks_runs_the_build_select_used(tmp_path):
     text = run_selector("select", "--repo", str(root), "--run-benchmarks")
     assert text.returncode == 0, text.stderr
     assert "run on the build select analysed (working tree)" in text.stdout, text.stdout
+
+
+SIDE_CONFIG = gcc_config("""
+[[benchmark]]
+name = "loop"
+command = "{binary}"
+metric = "instructions"
+repetitions = 2
+warmup = 0
+""").replace('command = "gcc -O2 -g -o prog prog.c"', 'command = "gcc -O2 -g -o prog prog.c && echo 1 > prog.data"')
+# Needs what its build leaves beside it (as a program needs its build's shared library): prog.data.
+SIDE_PROGRAM = PROGRAM.replace("int main(void)\n{\n", """int main(int argc, char **argv)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s.data", argv[0]);
+    FILE *data = fopen(path, "r");
+    if (!data) {
+        fprintf(stderr, "no %s\\n", path);
+        return 1;
+    }
+    fclose(data);
+""")
+
+
+def test_a_build_that_does_not_run_apart_from_its_build_folder_is_built_again(tmp_path):
+    """--run-benchmarks copies the executable select analysed into a clean worktree; one that
+    needs a file its build left beside it fails there, and the commit is built and run instead,
+    saying why."""
+    root = new_project(tmp_path / "project", SIDE_CONFIG)
+    (root / ".selector").mkdir()
+    (root / ".gitignore").write_text("prog\nprog.data\n.selector/\n")
+    (root / "prog.c").write_text(SIDE_PROGRAM)
+    commit_all(root, "a loop that reads its data")
+    subprocess.run("gcc -O2 -g -o prog prog.c && echo 1 > prog.data", shell=True, cwd=root, check=True)
+    later = (root / "prog.c").stat().st_mtime_ns + 2_000_000_000
+    for built in ("prog", "prog.data"):
+        os.utime(root / built, ns=(later, later))
+    result = run_selector("select", "--repo", str(root), "--run-benchmarks", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["build"] == "working tree"
+    [row] = document["compared"]
+    assert row["new"] > 50_000 and row["note"].startswith("nothing to compare with"), row
+    text = run_selector("select", "--repo", str(root), "--run-benchmarks")
+    assert "run on a build in a clean worktree (the build select analysed did not run here: loop:" in text.stdout, text.stdout
