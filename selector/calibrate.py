@@ -9,8 +9,10 @@ the medians of two sessions lie (the 1 - alpha quantile over every pair of round
 benchmark's *session drift*: a pair of commits measured in different sessions is called
 changed only beyond it, and one whose drift reaches `min_effect` can only be decided by
 running both binaries in one session (`selector confirm`).  A metric whose runs are all identical is
-*exact*: labels of that benchmark then use the effect alone (DESIGN.md), and one round
-is enough to show it.  One whose runs differ by at most a tenth of `min_effect` (its
+*exact*: labels of that benchmark then use the effect alone (DESIGN.md).  Every round
+asked for runs: a harness that loops until a time has passed can settle on one count in a
+round and another in the next, so a first round of identical runs shows nothing for certain
+(`stop_when_identical` stops there all the same, a speed its caller asks for by name).  One whose runs differ by at most a tenth of `min_effect` (its
 *tolerance*: multi-threaded code under callgrind) is near-exact and labelled the same
 way; one whose runs differ by more than `min_effect` is *unfit* to be labelled by its
 count alone, and calibration says so.
@@ -63,9 +65,11 @@ def needs_calibration(config: Config, store: Store) -> bool:
 
 def calibrate(
     repository: Path, config: Config, store: Store, revision: str = "HEAD", rounds: int = 10,
-    on_round: Callable[[str, int], None] = lambda benchmark, done: None,
+    on_round: Callable[[str, int], None] = lambda benchmark, done: None, stop_when_identical: bool = False,
 ) -> pd.DataFrame:
-    """A/A-measure every benchmark on the build of `revision`; store and return one row per benchmark."""
+    """A/A-measure every benchmark on the build of `revision`, `rounds` rounds each; store and return
+    one row per benchmark.  `stop_when_identical`: a benchmark whose first round's runs are all
+    identical stops there (faster, and blind to a count that changes from one round to the next)."""
     if not has_benchmarks(config):
         raise UserError("no [[benchmark]] or [[suite]] in the configuration: nothing to calibrate")
     require_suite(config)
@@ -92,7 +96,8 @@ def calibrate(
             if found.problems:
                 raise UserError(f"cannot calibrate {candidate[:12]}: {found.describe_problems()}")
             for spec in found.specs:
-                rows.append(_calibrate_one(spec, config, checkout, suite, Path(workdir), rounds, candidate, on_round))
+                rows.append(_calibrate_one(spec, config, checkout, suite, Path(workdir), rounds, candidate, on_round,
+                                           stop_when_identical))
             break
     if not rows:
         raise failure
@@ -126,8 +131,9 @@ POWER = 0.8  # of the test to detect min_effect, for repetitions_needed
 
 
 def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, rounds: int, sha: str,
-                   on_round) -> dict:
-    values, sessions, false_positives, done = _aa_rounds(spec, config, checkout, suite, workdir, rounds, sha, on_round)
+                   on_round, stop_when_identical: bool = False) -> dict:
+    values, sessions, false_positives, done = _aa_rounds(spec, config, checkout, suite, workdir, rounds, sha, on_round,
+                                                         stop_when_identical)
     # Collection compares commits measured at different times: consecutive rounds are
     # A/A comparisons across sessions, which also see the machine's drift.
     session_pairs = [
@@ -188,9 +194,10 @@ def session_drift(sessions: list[list[float]], alpha: float) -> float:
 
 
 def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, rounds: int, sha: str,
-               on_round) -> tuple[list[float], list[list[float]], int, int]:
+               on_round, stop_when_identical: bool = False) -> tuple[list[float], list[list[float]], int, int]:
     """All A/A values in the normalised context, group A of each round (a session each),
-    the rounds the labeller called changed, and the rounds run."""
+    the rounds the labeller called changed, and the rounds run: all `rounds`, unless
+    `stop_when_identical` and the first round's runs are identical."""
     doubled = dataclasses.replace(spec, repetitions=2 * spec.repetitions)
     values: list[float] = []
     sessions: list[list[float]] = []
@@ -207,8 +214,8 @@ def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workd
         false_positives += bool(label.label)
         done += 1
         on_round(spec.name, done)
-        if round_number == 0 and len(set(values)) == 1:
-            break  # identical runs: the metric is exact, more rounds cannot say otherwise
+        if stop_when_identical and round_number == 0 and len(set(values)) == 1:
+            break  # asked for by name: identical runs in one round taken for exact
     return values, sessions, false_positives, done
 
 

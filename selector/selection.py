@@ -1,7 +1,9 @@
 """`selector select`: which benchmarks a commit needs, and why.
 
 For a commit (HEAD by default) the binary is analysed (given with ``--binary``, taken
-from the store when the commit was collected, or built in a clean worktree), each
+from the store when the commit was collected, the working tree's own build when it is the
+commit's (selector.working_tree_build, as the pre-push hook does), or built in a clean
+worktree; the output says which: `Selection.build`), each
 benchmark's closest profiled ancestor is found by walking git's commit graph, the
 features are computed against it, and the trained model decides.  When in doubt the
 decision is *run*, with the reason: no profiled ancestor, no model or a stale one,
@@ -79,6 +81,10 @@ class Decision:
     predicted_effect: float | None = None  # percent: c_o's instruction counts applied to c_n's code
 
 
+# Which build of the commit a selection analysed (`Selection.build`, the JSON document's "build").
+GIVEN, STORED, WORKING_TREE, CLEAN_WORKTREE = "given", "stored", "working tree", "clean worktree"
+
+
 @dataclass
 class Selection:
     commit: str
@@ -87,6 +93,10 @@ class Selection:
     model: dict | None
     notes: list[str]
     seconds: float = 0.0
+    build: str | None = None  # GIVEN, STORED, WORKING_TREE or CLEAN_WORKTREE; None when selection failed
+    # a local copy of the analysed binary (given, the working tree's, or built here), for
+    # --run-benchmarks to run rather than build it again; not in the document
+    local_binary: str | None = field(default=None, repr=False)
 
     @property
     def run(self) -> list[str]:
@@ -95,7 +105,7 @@ class Selection:
     def document(self) -> dict:
         """The JSON form (docs/select.schema.json)."""
         return {
-            "schema_version": SCHEMA_VERSION, "commit": self.commit, "binary": self.binary,
+            "schema_version": SCHEMA_VERSION, "commit": self.commit, "binary": self.binary, "build": self.build,
             "run": self.run, "skip": [d.name for d in self.benchmarks if d.decision == "skip"],
             "benchmarks": [_finite(asdict(d)) for d in self.benchmarks], "model": self.model,
             "notes": self.notes, "seconds": round(self.seconds, 3),
@@ -116,12 +126,13 @@ class SelectionFailed(Exception):
 
 def select_failing_open(top: Path, config: Config, store: Store, revision: str, binary: Path | None = None,
                         against: str | None = None, bundle_path: Path | None = None,
-                        analysis: AnalysisInProgress | None = None, strict: bool = False) -> Selection:
+                        analysis: AnalysisInProgress | None = None, strict: bool = False,
+                        working_tree: bool = True) -> Selection:
     """`select` under the push path's policy: bad input (UserError) is the user's to fix; any
     other failure selects every benchmark with the reason, so a bug of the tool never blocks a
     push or skips a benchmark, unless `strict`: then it raises SelectionFailed."""
     try:
-        return select(top, config, store, revision, binary, against, bundle_path, analysis)
+        return select(top, config, store, revision, binary, against, bundle_path, analysis, working_tree)
     except UserError:
         raise
     except Exception as error:  # noqa: BLE001 - the hook must not break a push on our bug
@@ -132,9 +143,12 @@ def select_failing_open(top: Path, config: Config, store: Store, revision: str, 
 
 def select(top: Path, config: Config, store: Store, revision: str = "HEAD", binary: Path | None = None,
            against: str | None = None, bundle_path: Path | None = None,
-           analysis: AnalysisInProgress | None = None) -> Selection:
+           analysis: AnalysisInProgress | None = None, working_tree: bool = True) -> Selection:
     """The decisions for `revision`.  `analysis` is the analysis of `binary` if the caller
-    already started it (the CLI does, before its imports); otherwise it starts here."""
+    already started it (the CLI does, before its imports); otherwise it starts here.
+    Without `binary`, a commit the store lacks is analysed with the working tree's build when
+    that is the commit's (unless not `working_tree`: the hook, which asked already), else
+    built in a clean worktree."""
     started = time.monotonic()
     # A given binary is analysed in a thread (the compiled core releases the GIL) while git
     # and the store are read here: on the push path the two overlap.
@@ -155,7 +169,9 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
 
     stored = store.read("commits")
     stored_ok = stored.filter(pc.equal(stored["build_status"], "ok")) if stored.num_rows else stored
-    functions, objects, binary_label, new_binary = _new_analysis(repository, config, store, sha, binary, stored_ok, notes, analysis)
+    new = _new_analysis(repository, config, store, sha, binary, stored_ok, notes, analysis, working_tree)
+    functions, objects, binary_label, new_binary = new.functions, new.objects, new.label, new.binary
+    done = {"build": new.build, "local_binary": new_binary}
 
     known = _KnownVersions(store, config, stored_ok)
     parents = _parents(repository, sha, stored)
@@ -167,7 +183,8 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         for benchmark in benchmarks if benchmark not in pairs
     }
     if not pairs:
-        return Selection(sha, binary_label, [decisions[b] for b in benchmarks], None, notes, time.monotonic() - started)
+        return Selection(sha, binary_label, [decisions[b] for b in benchmarks], None, notes, time.monotonic() - started,
+                         **done)
 
     from features.builder import FeatureBuilder
 
@@ -184,7 +201,8 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         decision = _decide(benchmark, old, hops, features[benchmark], builder, sha, config, bundle, shipped, model_note, notes)
         decisions[benchmark] = overrule_by_predicted_effect(decision, config.labels.min_effect)
     model = _model_document(bundle, shipped, bundle_path or Path(store.root) / "models")
-    return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, _said_once(notes), time.monotonic() - started)
+    return Selection(sha, binary_label, [decisions[b] for b in benchmarks], model, _said_once(notes), time.monotonic() - started,
+                     **done)
 
 
 def _suite_benchmarks(top: Path, config: Config, store: Store, stored: pa.Table, sha: str, new_binary: str | None,
@@ -395,16 +413,31 @@ def _model_document(bundle, shipped, bundle_path: Path) -> dict | None:
             "newest_commit": bundle.trained_on.get("newest_commit"), "created": bundle.created, "shipped": bundle is shipped}
 
 
+@dataclass
+class _NewAnalysis:
+    functions: pa.Table
+    objects: pa.Table
+    label: str | None  # how the output names the binary: the path given or the working tree's; None otherwise
+    binary: str | None  # a local path of the binary (None when stored: the store has it)
+    build: str  # which build: GIVEN, STORED, WORKING_TREE, CLEAN_WORKTREE
+
+
 def _new_analysis(repository: Repository, config: Config, store: Store, sha: str, binary: Path | None, stored_ok: pa.Table,
-                  notes: list[str], in_progress: AnalysisInProgress | None) -> tuple[pa.Table, pa.Table, str | None, str | None]:
-    """The new commit's functions and objects, how to name its binary in the output, and a local
-    path of the binary (None when stored: the store has it)."""
+                  notes: list[str], in_progress: AnalysisInProgress | None, working_tree: bool = True) -> _NewAnalysis:
+    """The new commit's functions and objects: of the given binary, of the stored build, of the
+    working tree's own build when it is the commit's, else of a build in a clean worktree; a note
+    says which (and why not the working tree's)."""
     if in_progress is not None:  # the analysis of the given --binary, started before
         analysis = in_progress.result()
         notes.extend(analysis.notes)
-        return analysis.functions, analysis.objects, str(binary), str(binary)
+        return _NewAnalysis(analysis.functions, analysis.objects, str(binary), str(binary), GIVEN)
     if stored_ok.num_rows and sha in set(stored_ok["sha"].to_pylist()) and store.has("functions", sha):
-        return store.read_one("functions", sha), store.read_one("objects", sha), None, None
+        notes.append(f"using the stored build of {sha[:12]} (collected)")
+        return _NewAnalysis(store.read_one("functions", sha), store.read_one("objects", sha), None, None, STORED)
+    if working_tree:
+        developers = _working_tree_analysis(repository, config, sha, notes)
+        if developers is not None:
+            return developers
     worktree = Worktree(repository, sha)
     with worktree as checkout:
         build = run_build(checkout, sha, config.build.command, config.project.binary, config.build.timeout,
@@ -419,7 +452,28 @@ def _new_analysis(repository: Repository, config: Config, store: Store, sha: str
         atexit.register(shutil.rmtree, kept.parent, True)
         shutil.copy(build.binary, kept)  # executable still: a suite lists its benchmarks by running it
     notes.append(f"built {sha[:12]} with `{config.build.command}` in a clean worktree")
-    return analysis.functions, analysis.objects, None, str(kept)
+    return _NewAnalysis(analysis.functions, analysis.objects, None, str(kept), CLEAN_WORKTREE)
+
+
+def _working_tree_analysis(repository: Repository, config: Config, sha: str, notes: list[str]) -> _NewAnalysis | None:
+    """The analysis of the working tree's build when it is the commit's (selector.working_tree_build:
+    the commit checked out, nothing changed, the binary newer than every tracked file), saying so
+    or why not; None when not, or when it cannot be analysed (stripped, not a program)."""
+    from collectors.errors import BinaryError
+    from selector.working_tree_build import working_tree_build
+
+    found = working_tree_build(repository, sha, config.project.binary)
+    if found.binary is None:
+        notes.append(found.note)
+        return None
+    try:
+        analysis = analyse_binary(found.binary)
+    except BinaryError as error:
+        notes.append(f"not using the working tree's build: {error}")
+        return None
+    notes.append(found.note)
+    notes.extend(analysis.notes)
+    return _NewAnalysis(analysis.functions, analysis.objects, str(found.binary), str(found.binary), WORKING_TREE)
 
 
 def _binaries(store: Store, stored: pa.Table, sha: str, new_binary: str | None):

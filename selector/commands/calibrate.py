@@ -15,10 +15,13 @@ from selector.tables import LogProgress, logging_progress, print_json, print_tab
 @click.argument("revision", default="HEAD")
 @repository_options
 @click.option("--rounds", type=click.IntRange(min=1), default=10, show_default=True,
-              help="A/A comparisons per benchmark (one is enough when all runs are identical).")
+              help="A/A comparisons per benchmark; every one runs (see --stop-when-identical).")
+@click.option("--stop-when-identical", is_flag=True,
+              help="Stop a benchmark after its first round when all its runs are identical: faster, but a harness "
+                   "that loops for a time can repeat its count in one round and change it in the next.")
 @format_option
 def calibrate_command(revision: str, repository: Path, config_path: Path | None, store_location: str | None,
-                      rounds: int, output_format: str) -> None:
+                      rounds: int, stop_when_identical: bool, output_format: str) -> None:
     """Measure one build against itself (A/A) to learn each benchmark's noise.
 
     Reports the coefficient of variation of each benchmark and the labeler's
@@ -46,7 +49,7 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
             if log:
                 log.advance(f"{name}: round {done}/{rounds}")
 
-        table = calibrate(top, config, store, revision, rounds, on_round=on_round)
+        table = calibrate(top, config, store, revision, rounds, on_round=on_round, stop_when_identical=stop_when_identical)
     if output_format == "json":
         print_json(records(table.drop(columns=["measured_at"])))
         return

@@ -84,12 +84,14 @@ def _hook_select(commit: str, store_location: str | None, strict: bool, run_benc
 
     binary = _working_tree_binary(commit)
     try:
-        return select_and_print(Path("."), None, store_location, commit, binary, None, None, strict, "text", run_benchmarks)
+        return select_and_print(Path("."), None, store_location, commit, binary, None, None, strict, "text", run_benchmarks,
+                                working_tree=False)  # it asked already (and said so)
     except BinaryError as error:
         if binary is None:
             raise
         stderr.print(f"note: not using the working tree's build: {error}", markup=False, highlight=False)
-    return select_and_print(Path("."), None, store_location, commit, None, None, None, strict, "text", run_benchmarks)
+    return select_and_print(Path("."), None, store_location, commit, None, None, None, strict, "text", run_benchmarks,
+                            working_tree=False)
 
 
 

@@ -10,11 +10,12 @@ import click
 from collectors.errors import UserError
 from selector.commands.common import on_the_push_path, open_project, repository_options
 from selector.extras import require
-from selector.tables import print_table, records, stderr, stdout
+from selector.tables import records, stderr
 
 
 def select_and_print(repository, config_path, store_location, revision, binary, against, bundle_path, strict,
-                      output_format, run_benchmarks: bool = False, filter_suite: str | None = None) -> int:
+                      output_format, run_benchmarks: bool = False, filter_suite: str | None = None,
+                      working_tree: bool = True) -> int:
     """Select and print; returns the exit status.  Without `strict`, an internal failure selects everything."""
     analysis = None
     if binary is not None:
@@ -37,7 +38,7 @@ def select_and_print(repository, config_path, store_location, revision, binary, 
     _, config, store = open_project(repository, config_path, store_location)
     try:
         selection = select_failing_open(Path(repository), config, store, revision, binary, against, bundle_path, analysis,
-                                        strict)
+                                        strict, working_tree)
     except SelectionFailed as error:
         click.echo(f"selector: internal error: {error}", err=True)
         return EXIT_INTERNAL
@@ -55,12 +56,9 @@ def select_and_print(repository, config_path, store_location, revision, binary, 
         click.echo(f"selector: {refused[0]}", err=True)
         return EXIT_INTERNAL
     if verifying:
-        compared = compare_with_ancestor(repository, config, store, selection)
-        if len(compared):
-            print_table(compared, title="the selected benchmarks against the ancestor (label statistics)")
-            regressions = compared[compared["regression"] == True]  # noqa: E712
-            if len(regressions):
-                stdout.print(f"[bold red]regression[/]: {', '.join(regressions['benchmark'])}")
+        from selector.verify import print_verification
+
+        print_verification(compare_with_ancestor(repository, config, store, selection))
     return exit_status(selection)
 
 
@@ -78,7 +76,8 @@ def compare_with_ancestor(repository, config, store, selection):
 @click.argument("revision", default="HEAD")
 @repository_options
 @click.option("--binary", type=click.Path(dir_okay=False, path_type=Path),
-              help="The commit's built binary [default: the stored one, else built in a clean worktree].")
+              help="The commit's built binary [default: the stored one, else the working tree's when it is the "
+                   "commit's, else built in a clean worktree].")
 @click.option("--against", metavar="COMMIT", help="Compare with this profiled commit instead of the closest one.")
 @click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, path_type=Path),
               help="Model bundle [default: <store>/models, written by selector train].")

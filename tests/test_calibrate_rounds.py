@@ -1,0 +1,97 @@
+"""Calibration runs every round it is asked for: a count that repeats within one round can
+change in the next (a harness that loops for a time settles on another iteration count), so
+identical runs in a first round stop it only when `--stop-when-identical` asks for that."""
+
+from __future__ import annotations
+
+import json
+
+from selector.calibrate import calibrate
+from selector.config import load_config
+from selector.sample_history import commit_all
+from storage.store import Store
+from tests.helpers import gcc_config, new_project, run_selector
+
+CONFIG = gcc_config("""
+[[benchmark]]
+name = "work"
+command = "{binary}"
+metric = "instructions"
+repetitions = 2
+""")
+
+# Twice the work once MARKER exists: what a timed harness does when, in a later round, the
+# machine is slower or faster across one of its steps; here the test decides when.
+PROGRAM = r"""
+#include <stdio.h>
+
+static long __attribute__((noipa)) work(long n)
+{
+    long sum = 0;
+    for (long i = 0; i < n; i++)
+        sum = sum * 31 + i;
+    return sum;
+}
+
+int main(void)
+{
+    long n = 20000;
+    FILE *marker = fopen("MARKER", "r");
+    if (marker) {
+        n = 40000;
+        fclose(marker);
+    }
+    printf("%ld\n", work(n) & 1);
+    return 0;
+}
+"""
+
+
+def _project(tmp_path, name: str):
+    root = new_project(tmp_path / name, CONFIG)
+    marker = tmp_path / f"{name}.marker"
+    (root / "prog.c").write_text(PROGRAM.replace("MARKER", str(marker)))
+    commit_all(root, "a program whose count changes after the first round")
+    return root, marker
+
+
+def _calibrated(root, marker, stop_when_identical: bool) -> dict:
+    def after_round(benchmark: str, done: int) -> None:
+        if done == 1:
+            marker.write_text("")  # from the second round on, the program counts otherwise
+
+    config = load_config(root / "selector.toml")
+    table = calibrate(root, config, Store(root / ".selector"), "HEAD", 3, on_round=after_round,
+                      stop_when_identical=stop_when_identical)
+    return table.set_index("benchmark").loc["work"].to_dict()
+
+
+def test_every_round_asked_for_runs_and_sees_a_count_that_changes_after_the_first(tmp_path):
+    root, marker = _project(tmp_path, "all")
+    row = _calibrated(root, marker, stop_when_identical=False)
+    assert row["rounds"] == 3 and row["runs"] == 3 * 2 * 2, row  # 3 rounds of 2 x 2 repetitions
+    assert not row["exact"] and row["tolerance"] > 0.2, row  # the later rounds ran twice the work
+    assert row["fit"] is False and "differ by" in row["unfit_reason"], row
+
+
+def test_stopping_when_identical_is_asked_for_by_name_and_misses_the_later_change(tmp_path):
+    root, marker = _project(tmp_path, "stopped")
+    row = _calibrated(root, marker, stop_when_identical=True)
+    assert row["rounds"] == 1 and row["runs"] == 2 * 2 and row["exact"], row
+
+
+def test_calibrate_runs_the_rounds_asked_for_on_an_exact_count(tmp_path):
+    """Through the command line, on a count that never changes: all three rounds run (the
+    option stops after one), and --help says what the option costs."""
+    root = new_project(tmp_path / "exact", CONFIG)
+    (root / "prog.c").write_text(PROGRAM.replace("MARKER", str(tmp_path / "never-made")))
+    commit_all(root, "an exact count")
+    result = run_selector("calibrate", "--repo", str(root), "--rounds", "3", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    row = next(row for row in json.loads(result.stdout) if row["benchmark"] == "work")
+    assert row["rounds"] == 3 and row["runs"] == 12 and row["exact"] and row["false_positives"] == 0, row
+    stopped = run_selector("calibrate", "--repo", str(root), "--rounds", "3", "--stop-when-identical", "--format", "json")
+    assert stopped.returncode == 0, stopped.stderr
+    assert [(row["rounds"], row["exact"]) for row in json.loads(stopped.stdout)] == [(1, True)]
+    helped = run_selector("calibrate", "--help")
+    assert "--stop-when-identical" in helped.stdout and "every one runs" in helped.stdout
