@@ -10,41 +10,19 @@ from selector.calibrate import calibrate
 from selector.config import load_config
 from selector.sample_history import commit_all
 from storage.store import Store
-from tests.helpers import gcc_config, new_project, run_selector
-
-CONFIG = gcc_config("""
-[[benchmark]]
-name = "work"
-command = "{binary}"
-metric = "instructions"
-repetitions = 2
-""")
+from tests.helpers import new_project, run_selector
+from tests.test_select_working_tree import CONFIG, PROGRAM as LOOP_PROGRAM
 
 # Twice the work once MARKER exists: what a timed harness does when, in a later round, the
 # machine is slower or faster across one of its steps; here the test decides when.
-PROGRAM = r"""
-#include <stdio.h>
-
-static long __attribute__((noipa)) work(long n)
-{
-    long sum = 0;
-    for (long i = 0; i < n; i++)
-        sum = sum * 31 + i;
-    return sum;
-}
-
-int main(void)
-{
-    long n = 20000;
+PROGRAM = LOOP_PROGRAM.replace('    printf("%ld\\n", loop(50000) & 1);', """    long n = 20000;
     FILE *marker = fopen("MARKER", "r");
     if (marker) {
         n = 40000;
         fclose(marker);
     }
-    printf("%ld\n", work(n) & 1);
-    return 0;
-}
-"""
+    printf("%ld\\n", loop(n) & 1);""")
+assert PROGRAM != LOOP_PROGRAM
 
 
 def _project(tmp_path, name: str):
@@ -63,7 +41,7 @@ def _calibrated(root, marker, stop_when_identical: bool) -> dict:
     config = load_config(root / "selector.toml")
     table = calibrate(root, config, Store(root / ".selector"), "HEAD", 3, on_round=after_round,
                       stop_when_identical=stop_when_identical)
-    return table.set_index("benchmark").loc["work"].to_dict()
+    return table.set_index("benchmark").loc["loop"].to_dict()
 
 
 def test_every_round_asked_for_runs_and_sees_a_count_that_changes_after_the_first(tmp_path):
@@ -88,7 +66,7 @@ def test_calibrate_runs_the_rounds_asked_for_on_an_exact_count(tmp_path):
     commit_all(root, "an exact count")
     result = run_selector("calibrate", "--repo", str(root), "--rounds", "3", "--format", "json")
     assert result.returncode == 0, result.stderr
-    row = next(row for row in json.loads(result.stdout) if row["benchmark"] == "work")
+    row = next(row for row in json.loads(result.stdout) if row["benchmark"] == "loop")
     assert row["rounds"] == 3 and row["runs"] == 12 and row["exact"] and row["false_positives"] == 0, row
     stopped = run_selector("calibrate", "--repo", str(root), "--rounds", "3", "--stop-when-identical", "--format", "json")
     assert stopped.returncode == 0, stopped.stderr

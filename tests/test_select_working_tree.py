@@ -133,14 +133,7 @@ def test_run_benchmarks_runs_the_build_select_used(tmp_path):
     assert "run on the build select analysed (working tree)" in text.stdout, text.stdout
 
 
-SIDE_CONFIG = gcc_config("""
-[[benchmark]]
-name = "loop"
-command = "{binary}"
-metric = "instructions"
-repetitions = 2
-warmup = 0
-""").replace('command = "gcc -O2 -g -o prog prog.c"', 'command = "gcc -O2 -g -o prog prog.c && echo 1 > prog.data"')
+SIDE_CONFIG = CONFIG.replace('command = "gcc -O2 -g -o prog prog.c"', 'command = "gcc -O2 -g -o prog prog.c && echo 1 > prog.data"')
 # Needs what its build leaves beside it (as a program needs its build's shared library): prog.data.
 SIDE_PROGRAM = PROGRAM.replace("int main(void)\n{\n", """int main(int argc, char **argv)
 {
