@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 import click
 
 from collectors.errors import UserError
+from collectors.frameworks import RESULTS_FORMATS
+from collectors.metrics import INSTRUCTIONS
 from models.names import MODEL_NAMES
 from selector.extras import require
 from selector.tables import (FORMATS, LogProgress, caution_few_positives, logging_progress, print_json, print_rows,
@@ -81,7 +83,7 @@ def cli() -> None:
 # ------------------------------------------------------------------ functions
 @cli.command()
 @click.argument("binary", type=click.Path(path_type=Path))
-@click.option("--sort", type=click.Choice(["name", "address", "size", "instructions"]), default="address", show_default=True)
+@click.option("--sort", type=click.Choice(["name", "address", "size", INSTRUCTIONS.name]), default="address", show_default=True)
 @click.option("--limit", type=click.IntRange(min=1), help="Print only the first N rows.")
 @format_option
 def functions(binary: Path, sort: str, limit: int | None, output_format: str) -> None:
@@ -129,7 +131,7 @@ def _print_functions(shown: list[dict], every: list[dict], title: str) -> None:
         return ", ".join(filter(None, [labels, *(f"= {readable(name)}" for name in same_code)]))
 
     rows = [{"name": readable(row["name"]), "address": f"{row['address']:#x}", "size": row["size"],
-             "instructions": row["instructions"], "fingerprint": row["fingerprint"][:12], "parts": parts(row)}
+             INSTRUCTIONS.name: row[INSTRUCTIONS.name], "fingerprint": row["fingerprint"][:12], "parts": parts(row)}
             for row in shown]
     rows = fit_rows(rows, {"name": shortened, "parts": shortened}, terminal_width())
     print_rows(rows, title=title, justify={"address": "right"}, plain=True)
@@ -1232,11 +1234,11 @@ def _hook_advice(error: Exception) -> str:
 @_repository_options
 @click.option("--import", "results", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
               help="Take the measurements from this results file instead of running the benchmarks (repeatable).")
-@click.option("--import-format", type=click.Choice(["pyperf", "google-benchmark", "asv"]),
+@click.option("--import-format", type=click.Choice(["pyperf", *RESULTS_FORMATS, "asv"]),
               help="Format of --import [default: recognised from the file].")
 @click.option("--suite", "suite_name", metavar="NAME",
               help="The [[suite]] imported Google Benchmark results are of: BM_x/8 is stored as NAME/BM_x/8 "
-                   "[default: the only google-benchmark suite].")
+                   "[default: the only suite of a framework that writes results files].")
 @click.option("--force", is_flag=True, help="Measure a commit that is already recorded again.")
 @format_option
 def record_command(revision, repository, config_path, store_location, results, import_format, suite_name, force,
