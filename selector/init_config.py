@@ -167,11 +167,9 @@ def _framework_suite(candidate: Candidate, measurement: Measurement) -> str:
     framework = FRAMEWORKS[candidate.kind]
     metric = measurement if measurement.metric == INSTRUCTIONS.name else Measurement(
         framework.timed_metric, measurement.repetitions, measurement.profiler, measurement.cpu)
-    example = "|".join(candidate.names[:2])
-    return (framework.init_block(candidate.source, candidate.names)
-            + f"# stored as {framework.suite_name}/<name>.\n"
+    return (framework.init_block(candidate.source, candidate.names) +
             f"[[suite]]\nname = {_string(framework.suite_name)}\nframework = {_string(framework.name)}\n" + _measured(metric)
-            + _entry(f'# include = "^({example})"', "CHECK: every benchmark runs; keep those that matter (a regex)"))
+            + _entry(f"# include = {_string(framework.include_example(candidate.names))}", "CHECK: every benchmark runs; keep those that matter (a regex)"))
 
 
 def _driver(candidate: Candidate, measurement: Measurement) -> str:

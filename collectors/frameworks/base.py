@@ -95,6 +95,10 @@ class Framework:
         """`selector init`: the comment above a suite of this framework (what was found, how it lists)."""
         return ""
 
+    def include_example(self, names: tuple[str, ...]) -> str:
+        """`selector init`: an `include` regex that keeps the first of `names`."""
+        return f"^({'|'.join(names[:2])})"
+
     def listing(self, suite: Any, runner: Runs) -> tuple[list[tuple[str, Any]], str] | str:
         """([(name, what else the member needs)], an argument every member takes) or why listing failed."""
         raise NotImplementedError

@@ -46,7 +46,8 @@ class GoogleBenchmark(Framework):
     def init_block(self, source: str, names: tuple[str, ...]) -> str:
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         return (f"# Google Benchmark: {source} registers {shown}.\n"
-                "# The binary lists its benchmarks at every commit (--benchmark_list_tests); each runs alone,\n")
+                "# The binary lists its benchmarks at every commit (--benchmark_list_tests); each runs alone,\n"
+                f"# stored as {self.suite_name}/<name>.\n")
 
     def listing(self, suite: Any, runner: Runs) -> tuple[list[tuple[str, Any]], str] | str:
         """The listing is asked with each way of fixing iterations until the binary accepts one:
