@@ -9,6 +9,7 @@ registry (``collectors/frameworks/__init__.py``) names them; nothing else spells
 
 from __future__ import annotations
 
+import re
 import shlex
 import string
 from dataclasses import dataclass
@@ -87,13 +88,24 @@ class Framework:
     reexecutes: str | None = None  # a symbol of a binary that runs itself again (callgrind follows no exec)
     results_format: str | None = None  # what `--import-format` calls its results files; None: it writes none
 
+    # `selector init`: a source of this framework includes it (`include`) and registers benchmarks
+    # (`registration`, whose one group is a benchmark's name); how its binary lists them, and the
+    # names its benchmarks are stored under, for the suite's comment
+    include: re.Pattern[str] | None = None
+    registration: re.Pattern[str] | None = None
+    listed = ""
+    stored_as = "<name>"
+
     def detect(self, text: str) -> tuple[str, ...] | None:
         """`selector init`: the benchmark names a source registers, or None when it is not this framework's."""
-        return None
+        if self.include is None or self.registration is None or not self.include.search(text):
+            return None
+        return tuple(dict.fromkeys(self.registration.findall(text))) or None
 
     def init_block(self, source: str, names: tuple[str, ...]) -> str:
         """`selector init`: the comment above a suite of this framework (what was found, how it lists)."""
-        return ""
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        return f"# {self.title}: {source} registers {shown}.\n# {self.listed}\n# stored as {self.suite_name}/{self.stored_as}.\n"
 
     def include_example(self, names: tuple[str, ...]) -> str:
         """`selector init`: an `include` regex that keeps the first of `names`."""

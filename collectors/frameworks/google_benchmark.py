@@ -30,24 +30,13 @@ LOOP = TimedLoop("benchmark::State::StartKeepRunning()", "benchmark::State::Fini
 class GoogleBenchmark(Framework):
     name = "google-benchmark"
     title = "Google Benchmark"
+    include, registration = _INCLUDE, _REGISTRATION
+    listed = "The binary lists its benchmarks at every commit (--benchmark_list_tests); each runs alone,"
+    results_format, suite_name, timed_metric = name, "gb", "real_time"
     times = ("real_time", "cpu_time")  # per-iteration times of its report, in its time_unit
-    timed_metric = "real_time"
-    suite_name = "gb"  # what `selector init` calls its suite
     timed_loop = True
     # 1.9's BENCHMARK_MAIN executes the program again with address space randomisation off
     reexecutes = "MaybeReenterWithoutASLR"
-    results_format = name
-
-    def detect(self, text: str) -> tuple[str, ...] | None:
-        if _INCLUDE.search(text) and _REGISTRATION.search(text):
-            return tuple(dict.fromkeys(_REGISTRATION.findall(text)))
-        return None
-
-    def init_block(self, source: str, names: tuple[str, ...]) -> str:
-        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-        return (f"# Google Benchmark: {source} registers {shown}.\n"
-                "# The binary lists its benchmarks at every commit (--benchmark_list_tests); each runs alone,\n"
-                f"# stored as {self.suite_name}/<name>.\n")
 
     def listing(self, suite: Any, runner: Runs) -> tuple[list[tuple[str, Any]], str] | str:
         """The listing is asked with each way of fixing iterations until the binary accepts one:
