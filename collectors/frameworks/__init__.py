@@ -8,17 +8,18 @@ entry here; the rest of the tool asks the registry.
 from __future__ import annotations
 
 from collectors.frameworks.base import TEXT, Framework, Member, Result
+from collectors.frameworks.catch2 import CATCH2
 from collectors.frameworks.command import COMMAND
 from collectors.frameworks.google_benchmark import GOOGLE_BENCHMARK
 
-FRAMEWORKS: dict[str, Framework] = {framework.name: framework for framework in (GOOGLE_BENCHMARK, COMMAND)}
+FRAMEWORKS: dict[str, Framework] = {framework.name: framework for framework in (GOOGLE_BENCHMARK, CATCH2, COMMAND)}
 NAMES = tuple(FRAMEWORKS)
 # The frameworks that write results files `selector record --import` reads, by format name
 RESULTS_FORMATS = {framework.results_format: framework for framework in FRAMEWORKS.values() if framework.results_format}
 # Those whose binaries `selector init` recognises in a source file, in the order it prefers them
 DETECTED = tuple(framework for framework in FRAMEWORKS.values() if framework.lists_itself)
 
-__all__ = ["COMMAND", "DETECTED", "FRAMEWORKS", "Framework", "GOOGLE_BENCHMARK", "Member", "NAMES",
+__all__ = ["CATCH2", "COMMAND", "DETECTED", "FRAMEWORKS", "Framework", "GOOGLE_BENCHMARK", "Member", "NAMES",
            "RESULTS_FORMATS", "Result", "TEXT", "framework", "framework_times"]
 
 
