@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from collectors.arrow_rows import table_of_rows
 from collectors.errors import BinaryError
+from collectors.metrics import INSTRUCTIONS
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from collectors.elf_image import Symbol
 
 FUNCTION_COLUMNS = [
-    "name", "raw_name", "parts", "address", "size", "instructions", "fingerprint",
+    "name", "raw_name", "parts", "address", "size", INSTRUCTIONS.name, "fingerprint",
     "callees", "data_refs", "has_cold_part", "local", "file",
 ]
 OBJECT_COLUMNS = ["name", "raw_name", "address", "size", "section", "writable", "fingerprint"]

@@ -9,7 +9,6 @@ a failed run with the reason, and the suite goes on.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import random
 import re
@@ -24,7 +23,8 @@ from typing import Iterator
 
 from collectors.callgrind import TimedLoop, callgrind_command, callgrind_total, close_functions, keep_loop_parts
 from collectors.child_processes import die_with_parent, process_alive
-from collectors.metrics import FRAMEWORK_TIMES, dhat_command, dhat_totals, metric_unit, peak_rss, registered, rss_command  # noqa: F401 - metric_unit re-exported
+from collectors.frameworks import TEXT, framework
+from collectors.metrics import dhat_command, dhat_totals, metric_unit, peak_rss, registered, rss_command  # noqa: F401 - metric_unit re-exported
 from collectors.metrics import CPU_TIME as _CPU_TIME, HEAP_BYTES, INSTRUCTIONS as _INSTRUCTIONS, WALL_TIME as _WALL_TIME
 from collectors.run_context import RunContext, tool_path
 
@@ -33,9 +33,6 @@ from collectors.run_context import RunContext, tool_path
 # waited for (the kernel's rusage at exit).  Time spent waiting for a core that another tenant
 # holds is not in it; wall time adds that wait to both sides of a pair and dilutes their ratio.
 WALL_TIME, INSTRUCTIONS, CPU_TIME = _WALL_TIME.name, _INSTRUCTIONS.name, _CPU_TIME.name
-TEXT, GOOGLE_JSON = "text", "google-benchmark-json"  # what a benchmark prints: its number is read from it
-GOOGLE_TIMES = FRAMEWORK_TIMES  # per-iteration times of a Google Benchmark report, in its time_unit
-_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 OUTPUT_TAIL = 400  # characters of stderr kept with a failure
 
 
@@ -53,7 +50,7 @@ class BenchmarkSpec:
     # callgrind counts only inside functions matching this pattern (--toggle-collect): a
     # suite's benchmark without the set-up its binary shares with the others
     isolate: str | None = None
-    output: str = TEXT  # TEXT: a regex metric reads stdout; GOOGLE_JSON: a field of the JSON report
+    output: str = TEXT  # TEXT: a regex metric reads stdout; a framework's name: a field of its report
     # under callgrind, count only the framework's timed loop (within what `isolate` lets
     # through): not what the benchmark's function prepares before it
     loop: TimedLoop | None = None
@@ -203,7 +200,7 @@ class BenchmarkRunner:
     def _value(self, spec: BenchmarkSpec, outcome: "_Outcome", callgrind_output: Path | None) -> tuple[float | None, str]:
         if spec.metric == WALL_TIME:
             return outcome.seconds, ""
-        if spec.metric == CPU_TIME and spec.output != GOOGLE_JSON:
+        if spec.metric == CPU_TIME and (spec.output == TEXT or CPU_TIME not in framework(spec.output).times):
             if outcome.cpu_seconds is None:
                 return None, "the kernel gave no resource usage of the benchmark process"
             return outcome.cpu_seconds, ""
@@ -222,6 +219,8 @@ class BenchmarkRunner:
         if spec.metric == INSTRUCTIONS:
             try:
                 loop_total = keep_loop_parts(callgrind_output, spec.loop) if spec.loop else None
+                if loop_total is None and spec.loop and spec.loop.marker:  # the whole run would count the clock's iterations
+                    return None, f"no timed run of the benchmark (a call of {spec.loop.finish}) was found under callgrind"
                 total = float(callgrind_total(callgrind_output) if loop_total is None else loop_total)
             except (OSError, ValueError) as error:
                 return None, f"callgrind output unreadable: {error}"
@@ -231,8 +230,8 @@ class BenchmarkRunner:
                     "; no function of the binary has a close name"
                 return None, f"isolated by {spec.isolate!r}, which no executed function matched{hint}"
             return total, ""
-        if spec.output == GOOGLE_JSON:
-            return google_value(outcome.stdout, spec.metric, spec.name)
+        if spec.output != TEXT:
+            return framework(spec.output).value(outcome.stdout, spec.metric, spec.name)
         match = re.search(spec.metric, outcome.stdout)
         if match is None:
             return None, f"no match for /{spec.metric}/ in the output"
@@ -270,23 +269,6 @@ class BenchmarkRunner:
                      else f"exit status {process.returncode}")
             return _Outcome(seconds, text, f"{cause}{': ' + detail.splitlines()[-1] if detail else ''}")
         return _Outcome(seconds, text, "", process.cpu_seconds)
-
-
-def google_value(stdout: str, metric: str, benchmark: str) -> tuple[float | None, str]:
-    """The metric of a Google Benchmark JSON report: real_time and cpu_time in seconds, any other
-    field or user counter as reported."""
-    try:
-        records = [record for record in json.loads(stdout).get("benchmarks", [])
-                   if record.get("run_type", "iteration") == "iteration"]
-    except (json.JSONDecodeError, AttributeError) as error:
-        return None, f"no Google Benchmark JSON report in the output ({error})"
-    if not records:
-        return None, f"the JSON report has no run of {benchmark}"
-    values = [record.get(metric) for record in records]
-    if any(not isinstance(value, (int, float)) for value in values):
-        return None, f"the JSON report has no number {metric!r} (fields: {', '.join(sorted(records[0]))})"
-    scale = _SECONDS.get(records[0].get("time_unit", "ns"), 1.0) if metric in GOOGLE_TIMES else 1.0
-    return sum(values) / len(values) * scale, ""
 
 
 @dataclass

@@ -13,6 +13,7 @@ the run a change touches below the function level (features/executed_code.py).
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections import defaultdict
@@ -27,6 +28,7 @@ from collectors.arrow_rows import table_of_rows
 from collectors.code_image import CodeImage
 from collectors.errors import BinaryError
 from collectors.symbols import demangle, function_key, keys_by_demangled_name
+from collectors.frameworks.base import TimedLoop  # noqa: F401 - where the runner's callers have it
 from collectors.run_context import tool_path
 
 PROFILE_COLUMNS = ["function", "object", "in_binary", "calls", "self_instructions", "inclusive_instructions"]
@@ -38,19 +40,6 @@ _CLONE_NOTE = re.compile(r" \[clone [^\]]*\]")
 _NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
 
 
-@dataclass(frozen=True)
-class TimedLoop:
-    """The framework functions that open and close a benchmark's timed loop, as callgrind
-    patterns: what runs between them is the benchmark's measured work, without what its
-    function prepares before the loop (Google Benchmark's `for (auto _ : state)`)."""
-
-    start: str
-    finish: str
-
-
-GOOGLE_BENCHMARK_LOOP = TimedLoop("benchmark::State::StartKeepRunning()", "benchmark::State::FinishKeepRunning()")
-
-
 def callgrind_command(command: list[str], output: Path, isolate: str | None = None,
                       loop: TimedLoop | None = None) -> list[str]:
     """The command line that runs `command` under callgrind, writing `output`; with `isolate`,
@@ -59,20 +48,26 @@ def callgrind_command(command: list[str], output: Path, isolate: str | None = No
     finishes: :func:`keep_loop_parts` then makes `output` the loop's own profile."""
     toggle = [f"--toggle-collect={isolate}"] if isolate else []
     if loop:
-        toggle += [f"--zero-before={loop.start}", f"--dump-before={loop.finish}"]
+        toggle += [*([f"--zero-before={loop.start}"] if loop.start else []), loop.trigger,
+                   *([f"--dump-before={loop.marker}"] if loop.marker else [])]
     return [tool_path("valgrind"), "--tool=callgrind", f"--callgrind-out-file={output}", "--dump-line=no", "--dump-instr=yes",
             *toggle, "--quiet", *command]
 
 
 def keep_loop_parts(output: Path, loop: TimedLoop) -> int | None:
     """After a run with `loop`: the instructions of the timed loop (summed over the loop's
-    runs), with `output` replaced by the largest loop's profile and the other parts removed;
-    None, `output` untouched, when no loop finished (the framework's functions never ran or
-    were not found by name): the count is then the whole of what `isolate` let through."""
-    parts = sorted(output.parent.glob(f"{output.name}.*"), key=lambda part: part.name)
-    parts = [part for part in parts if part.suffix[1:].isdigit()]
-    trigger = f"--dump-before={loop.finish}"
-    loops = [(callgrind_total(part), part) for part in parts if _trigger(part) == trigger]
+    runs; with a marker, the one part it picks), with `output` replaced by the largest (the
+    picked) loop's profile and the other parts removed; None, `output` untouched, when no loop
+    finished (the framework's functions never ran or were not found by name): the count is
+    then the whole of what `isolate` let through."""
+    parts = [part for part in output.parent.glob(f"{output.name}.*") if part.suffix[1:].isdigit()]
+    parts.sort(key=lambda part: int(part.suffix[1:]))  # in the order callgrind wrote them
+    triggers = [_trigger(part) for part in parts]
+    if loop.marker:
+        loops = _picked(parts, triggers, loop)
+    else:
+        loops = [(callgrind_total(part), part) for part, trigger in zip(parts, triggers) if fnmatch.fnmatchcase(
+            trigger, loop.trigger)]
     if not loops:
         for part in parts:
             part.unlink()
@@ -83,6 +78,22 @@ def keep_loop_parts(output: Path, loop: TimedLoop) -> int | None:
         if part != largest:
             part.unlink(missing_ok=True)
     return sum(total for total, _ in loops)
+
+
+def _picked(parts: list[Path], triggers: list[str], loop: TimedLoop) -> list[tuple[int, Path]]:
+    """The first timed part after the start of the `loop.position`-th benchmark (consecutive
+    marker dumps are one start: a reporter may forward the call to another)."""
+    starts, previous_marker = -1, False
+    for part, trigger in zip(parts, triggers):
+        marker = fnmatch.fnmatchcase(trigger, f"--dump-before={loop.marker}")
+        if marker and not previous_marker:
+            starts += 1
+        previous_marker = marker
+        if not marker and starts == loop.position and fnmatch.fnmatchcase(trigger, loop.trigger):
+            return [(callgrind_total(part), part)]
+        if starts > loop.position:
+            break
+    return []
 
 
 def _trigger(path: Path) -> str:

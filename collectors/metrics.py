@@ -43,8 +43,9 @@ HEAP_BYTES = Metric("heap_bytes", "bytes", True, "dhat", 0, True, "bytes allocat
 HEAP_BLOCKS = Metric("heap_blocks", "blocks", True, "dhat", 0, True, "heap blocks allocated over the run, under DHAT")
 METRICS = {metric.name: metric for metric in (WALL_TIME, CPU_TIME, MAX_RSS, INSTRUCTIONS, HEAP_BYTES, HEAP_BLOCKS)}
 PRINTED = "as printed"  # the unit of a metric read from the benchmark's output
-# per-iteration times of a Google Benchmark report, in its time_unit: seconds once read
-FRAMEWORK_TIMES = ("real_time", "cpu_time")
+# per-iteration times of a framework's report, in seconds once read: Google Benchmark's real_time
+# and cpu_time (in its time_unit), Catch2's mean (collectors/frameworks: each framework's `times`)
+FRAMEWORK_TIMES = ("real_time", "cpu_time", "mean")
 
 
 def registered(name: str) -> Metric | None:

@@ -20,11 +20,12 @@ from collectors.arrow_rows import concatenated, with_constants
 from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, BenchmarkSpec, file_stem
 from collectors.callgrind import INSTRUCTION_COLUMNS, PROFILE_COLUMNS, read_callgrind
 from collectors.perf_profile import perf_command, read_perf, sampling_event
+from collectors.metrics import INSTRUCTIONS as INSTRUCTION_METRIC
 
 ROW_COLUMNS = ["benchmark", *PROFILE_COLUMNS, "samples", "profiler", "event", "count_kind", *INSTRUCTION_COLUMNS]
 # What a profile's per-instruction counts (and the run total they are shared of) count:
 # executions under callgrind (and Pin), samples under perf.  The features never mix the two.
-KIND_INSTRUCTIONS, KIND_SAMPLES = "instructions", "samples"
+KIND_INSTRUCTIONS, KIND_SAMPLES = INSTRUCTION_METRIC.name, "samples"
 
 
 @dataclasses.dataclass

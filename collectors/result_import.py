@@ -4,15 +4,15 @@
 
 * **pyperf** JSON (``python -m pyperf ... -o FILE``): every value of every run,
   warm-ups as repetition -1; the benchmark is named by its metadata ``name``.
-* **Google Benchmark** JSON (``--benchmark_format=json`` or ``--benchmark_out``):
-  every ``iteration`` entry (aggregates such as mean/median are skipped, they are
-  not samples); ``real_time`` converted to seconds.
+* a benchmark framework's results file: each framework that writes one reads it
+  (collectors/frameworks: Google Benchmark's JSON, Catch2's XML report).
 * **asv** result files (``.asv/results/<machine>/<commit>-<env>.json``, format 2):
   the ``samples`` column when asv recorded it, else the ``result`` value; a
   parameterized benchmark gives one benchmark per parameter combination,
   ``name(param, ...)``.
 
-All values are wall-clock seconds (metric ``wall_time``), with run order as given.
+All values are wall-clock seconds (metric ``wall_time``, unless a framework's field was read),
+with run order as given.
 """
 
 from __future__ import annotations
@@ -24,35 +24,37 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from collectors.arrow_rows import table_of_rows
-from collectors.benchmark_runner import GOOGLE_TIMES
 from collectors.errors import UserError
+from collectors.frameworks import RESULTS_FORMATS
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-FORMATS = ("pyperf", "google-benchmark", "asv")
+FORMATS = ("pyperf", *RESULTS_FORMATS, "asv")
 COLUMNS = ["benchmark", "metric", "unit", "repetition", "run_order", "value", "status", "error", "seconds", "warmup"]
-_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def import_results(path: Path, kind: str | None = None, google_field: str = "real_time") -> pa.Table:
+def import_results(path: Path, kind: str | None = None, field: str = "") -> pa.Table:
     """Measurement rows (COLUMNS) from a results file; `kind` is guessed from the contents when None.
-    Of a Google Benchmark file, `google_field` is read: real_time (metric wall_time), cpu_time
-    (in seconds too) or a user counter (as reported), the metric then named by the field."""
+    Of a framework's file, `field` is read (its import_field: Google Benchmark's real_time, metric
+    wall_time, cpu_time or a user counter; Catch2's mean), the metric then named by the field."""
     try:
-        document = json.loads(Path(path).read_text())
+        text = Path(path).read_text()
     except FileNotFoundError:
         raise UserError(f"{path}: no such results file") from None
-    except (ValueError, UnicodeDecodeError) as error:
-        raise UserError(f"{path}: not a JSON results file ({error})") from None
-    kind = kind or _guess(document, path)
-    readers = {"pyperf": _pyperf, "google-benchmark": lambda document: _google_benchmark(document, google_field),
-               "asv": _asv}
-    if kind not in readers:
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}: not a results file ({error})") from None
+    kind = kind or _guess(text, path)
+    if kind not in FORMATS:
         raise UserError(f"unknown results format {kind!r}; choose from {', '.join(FORMATS)}")
     try:
-        rows = readers[kind](document)
-    except (KeyError, TypeError, ValueError, IndexError) as error:
+        if kind in RESULTS_FORMATS:
+            framework = RESULTS_FORMATS[kind]
+            rows = [[r.benchmark, r.metric, r.unit, r.repetition, 0, r.value, "ok", "", r.seconds, False]
+                    for r in framework.results(text, field or framework.import_field(None))]
+        else:
+            rows = {"pyperf": _pyperf, "asv": _asv}[kind](json.loads(text))
+    except (KeyError, TypeError, ValueError, IndexError, SyntaxError) as error:  # SyntaxError: XML's ParseError
         raise UserError(f"{path}: not a valid {kind} results file ({type(error).__name__}: {error})") from None
     if not rows:
         raise UserError(f"{path}: no benchmark results in this {kind} file")
@@ -62,9 +64,14 @@ def import_results(path: Path, kind: str | None = None, google_field: str = "rea
     return table_of_rows(rows, COLUMNS)
 
 
-def _guess(document, path) -> str:
-    if isinstance(document, dict) and "context" in document and "benchmarks" in document:
-        return "google-benchmark"
+def _guess(text: str, path) -> str:
+    for kind, framework in RESULTS_FORMATS.items():
+        if framework.recognizes(text):
+            return kind
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        raise UserError(f"{path}: not a JSON results file, nor a framework's ({error})") from None
     if isinstance(document, dict) and "results" in document and ("result_columns" in document or "commit_hash" in document):
         return "asv"
     if isinstance(document, dict) and "benchmarks" in document and "version" in document:
@@ -90,27 +97,6 @@ def _pyperf(document: dict) -> list[list]:
             for value in run.get("values", []):
                 rows.append(_row(name, repetition, value))
                 repetition += 1
-    return rows
-
-
-def _google_benchmark(document: dict, field: str = "real_time") -> list[list]:
-    counters: dict[str, int] = {}
-    rows = []
-    for entry in document["benchmarks"]:
-        if entry.get("run_type", "iteration") != "iteration" or entry.get("error_occurred"):
-            continue
-        name = entry.get("run_name", entry["name"])
-        repetition = counters.get(name, 0)
-        counters[name] = repetition + 1
-        if field not in entry:
-            raise KeyError(f"{name} has no {field!r} (fields: {', '.join(sorted(entry))})")
-        timed = field in GOOGLE_TIMES
-        value = float(entry[field]) * (_UNITS[entry.get("time_unit", "ns")] if timed else 1.0)
-        row = _row(name, repetition, value)
-        if field != "real_time":  # real_time is what the file's other readers call wall_time
-            row[1], row[2] = field, "s" if timed else "as printed"
-            row[8] = row[8] if timed else 0.0  # a counter is no duration
-        rows.append(row)
     return rows
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Union
 
+from collectors.metrics import INSTRUCTIONS
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -28,11 +30,11 @@ def diff_functions(old: Rows, new: Rows, include_unchanged: bool = False) -> lis
     a function counts as changed when its fingerprint differs.
     """
     rows = []
-    for name, before, after in _outer(old, new, ["fingerprint", "instructions", "size"]):
+    for name, before, after in _outer(old, new, ["fingerprint", INSTRUCTIONS.name, "size"]):
         status = _status(before, after)
         if status == UNCHANGED and not include_unchanged:
             continue
-        old_instructions, new_instructions = before.get("instructions", 0), after.get("instructions", 0)
+        old_instructions, new_instructions = before.get(INSTRUCTIONS.name, 0), after.get(INSTRUCTIONS.name, 0)
         rows.append({"name": name, "status": status, "old_instructions": old_instructions, "new_instructions": new_instructions,
                      "instruction_delta": new_instructions - old_instructions,
                      "old_size": before.get("size", 0), "new_size": after.get("size", 0)})

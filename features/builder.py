@@ -29,6 +29,7 @@ from features.steering import (
     runs_changed_constant,
 )
 from storage.history import History, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
+from collectors.metrics import INSTRUCTIONS as INSTRUCTION_METRIC
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,7 +126,7 @@ class FeatureBuilder:
         if not functions.num_rows:
             return {}
         fingerprints, _ = name_codes(functions["fingerprint"])
-        instructions = functions["instructions"].to_numpy().astype(np.int64)
+        instructions = functions[INSTRUCTION_METRIC.name].to_numpy().astype(np.int64)
         calls_allocator = _any_in_lists(functions["callees"], ALLOCATOR_CALLEES)
         data_refs = _as_list_array(functions["data_refs"])
         has_refs = _list_lengths(data_refs) > 0

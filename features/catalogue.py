@@ -23,6 +23,7 @@ import numpy as np
 
 from features.executed_code import NO_CHANGE, ExecutedChange
 from features.steering import NO_STEERING, Steering
+from collectors.metrics import INSTRUCTIONS
 
 TOP_N = 10  # "the hottest functions": how many count as hot
 RECENT_LABELS = 10  # how many earlier labels of a benchmark make its recent history
@@ -241,7 +242,7 @@ def relevance_by_calls(t: TupleView) -> float:
 @feature("relevance_by_instructions", "Sousa 1.3", "Changing a function that executes many instructions is likely to change performance.")
 def relevance_by_instructions(t: TupleView) -> float:
     """Sum of the dynamic-instruction ranks (0-100) of the changed functions in c_o's profile."""
-    return float(t.changed_ranks("instructions").sum())
+    return float(t.changed_ranks(INSTRUCTIONS.name).sum())
 
 
 def _changed_in_top(t: TupleView, metric: str) -> float:
@@ -283,13 +284,13 @@ def deleted_in_top_calls(t: TupleView) -> float:
 @feature("changed_in_top_instructions", "Sousa 1.3", "Changing one of the functions that execute the most instructions is likely to matter.")
 def changed_in_top_instructions(t: TupleView) -> float:
     """How many of the TOP_N functions executing the most instructions in c_o's profile changed."""
-    return _changed_in_top(t, "instructions")
+    return _changed_in_top(t, INSTRUCTIONS.name)
 
 
 @feature("deleted_in_top_instructions", "Sousa 1.3", "Removing one of the functions that execute the most instructions changes the hot path.")
 def deleted_in_top_instructions(t: TupleView) -> float:
     """How many of the TOP_N functions executing the most instructions in c_o's profile were deleted."""
-    return _deleted_in_top(t, "instructions")
+    return _deleted_in_top(t, INSTRUCTIONS.name)
 
 
 # ========================================================= Perphecy Table 6.2
@@ -302,7 +303,7 @@ def reached_functions_deleted(t: TupleView) -> float:
 @feature("top_changed_rank_by_instructions", "Perphecy 6.2", "Changes in the longest-running functions matter most (Amdahl's law).")
 def top_changed_rank_by_instructions(t: TupleView) -> float:
     """Highest dynamic-instruction rank (0-100) among the changed functions; 0 when none is reached."""
-    return _max_or_zero(t.changed_ranks("instructions"))
+    return _max_or_zero(t.changed_ranks(INSTRUCTIONS.name))
 
 
 @feature("top_changed_rank_by_calls", "Perphecy 6.2", "A change in a function is multiplied by how often it is called.")

@@ -36,11 +36,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from collectors.metrics import INSTRUCTIONS as INSTRUCTION_METRIC
+
 if TYPE_CHECKING:
     from collectors.block_diff import Region
 
 # The profile's `count_kind` (collectors/profiler.py writes it; absent from older stores)
-INSTRUCTIONS, SAMPLES = "instructions", "samples"
+INSTRUCTIONS, SAMPLES = INSTRUCTION_METRIC.name, "samples"
 
 
 @dataclass(frozen=True)

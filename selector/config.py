@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import msgspec
 
 from collectors.errors import UserError
+from collectors.frameworks import NAMES as FRAMEWORK_NAMES, framework
 from collectors.metrics import INSTRUCTIONS, under_callgrind
 
 if TYPE_CHECKING:
@@ -99,13 +100,13 @@ class SuiteSection(_Runs, kw_only=True):
     (collectors/benchmark_suite.py); each is stored as "<suite>/<benchmark>"."""
 
     name: Annotated[str, msgspec.Meta(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
-    framework: Literal["google-benchmark", "command"]
+    framework: Literal[FRAMEWORK_NAMES]  # type: ignore[valid-type]  # collectors/frameworks
     command: Annotated[str, msgspec.Meta(min_length=1)] = "{binary}"
     metric: str = INSTRUCTIONS.name
     include: str | None = None  # regex: keep the discovered benchmarks whose names it finds
     exclude: str | None = None  # regex: drop those whose names it finds
-    # Count only the benchmark's own code under callgrind: true (Google Benchmark: its
-    # function), false, or (command) a callgrind function pattern with {name}.
+    # Count only the benchmark's own code under callgrind: true (a framework's: its timed
+    # part), false, or (command) a callgrind function pattern with {name}.
     isolate: bool | str = True
     names: list[str | SuiteMember] = msgspec.field(default_factory=list)  # command: the benchmarks' names
     list_command: str | None = None  # command: prints the names, one a line
@@ -371,7 +372,8 @@ def _suite_problem(suites: list[SuiteSection]) -> str | None:
 
     for position, suite in enumerate(suites):
         where = f"suite.{position}"
-        command_kind = suite.framework == "command"
+        kind = framework(suite.framework)
+        command_kind = not kind.lists_itself
         for key in ("command", "setup", "list_command"):
             problem = _placeholder_problem(getattr(suite, key) or "", (*PLACEHOLDERS, "name") if key != "list_command"
                                            else PLACEHOLDERS)
@@ -390,17 +392,16 @@ def _suite_problem(suites: list[SuiteSection]) -> str | None:
         if command_kind and bool(suite.names) == bool(suite.list_command):
             return f"{where}: a command suite gives its benchmarks by `names` or by `list_command` (one of the two)"
         if not command_kind and (suite.names or suite.list_command):
-            return f"{where}: a google-benchmark suite lists its benchmarks itself (--benchmark_list_tests); " \
-                   "choose among them with include and exclude"
-        if command_kind and suite.isolate is True:
+            return f"{where}: a {kind.name} suite lists its benchmarks itself; choose among them with include and exclude"
+        if kind.pattern_isolation and suite.isolate is True:
             # true (the default) names no function of a driver's own: each benchmark must name its own
             bare = [n for n in suite.names if isinstance(n, str) or not n.isolate] if suite.names else ["(listed ones)"]
             if bare:
                 return (f"{where}.isolate: a command suite isolates each benchmark by a callgrind function pattern: "
                         f"give `isolate` a pattern with {{name}}, each name its own (no pattern for {', '.join(map(str, bare[:3]))}"
                         f"{' ...' if len(bare) > 3 else ''}), or isolate = false to count the whole process")
-        if not command_kind and isinstance(suite.isolate, str):
-            return f"{where}.isolate: true or false for a google-benchmark suite (its benchmarks' functions are known)"
+        if not kind.pattern_isolation and isinstance(suite.isolate, str):
+            return f"{where}.isolate: true or false for a {kind.name} suite (its benchmarks' functions are known)"
     return _repeated("suite", [s.name for s in suites])
 
 
@@ -439,9 +440,8 @@ def harness_digest(config: Config, benchmark: str) -> str:
         del settings["reuse"]  # how a run was obtained, not what it measures
         if settings["setup"] is None:
             del settings["setup"]  # as digested before there were set-up commands
-        from collectors.benchmark_suite import GOOGLE_BENCHMARK
-
-        if settings.get("framework") == GOOGLE_BENCHMARK and settings["isolate"] is True and under_callgrind(settings["metric"]):
+        if settings.get("framework") and framework(settings["framework"]).timed_loop and settings["isolate"] is True \
+                and under_callgrind(settings["metric"]):
             settings["counts"] = "timed loop"  # before, the whole benchmark function: runs of then are not runs of now
     text = json.dumps([settings, config.project.suite], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

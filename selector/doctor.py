@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors.benchmark_suite import GOOGLE_BENCHMARK
+from collectors.frameworks import FRAMEWORKS, framework
 from collectors.metrics import under_callgrind as metric_under_callgrind, uses_valgrind
 from collectors.errors import UserError
 from collectors.repository import Repository
@@ -124,7 +124,7 @@ def _symbols(top: Path, config: Config, store, binary: Path | None) -> list[Find
         binary, where = top / config.project.binary, "built in the working tree"
     if binary is None:
         return [Finding("symbols", NOT_YET, "not built yet", "selector calibrate (builds HEAD), or --binary FILE")]
-    under_callgrind = any(s.framework == GOOGLE_BENCHMARK and metric_under_callgrind(s.metric) for s in config.suite)
+    under_callgrind = any(framework(s.framework).reexecutes and metric_under_callgrind(s.metric) for s in config.suite)
     return binary_findings(Path(binary), where, under_callgrind)
 
 
@@ -143,7 +143,7 @@ def binary_findings(binary: Path, where: str, google_benchmark_under_callgrind: 
                      getattr(tag, "rpath", None)) for tag in (dynamic.iter_tags() if dynamic else [])]
             symbols = elf.get_section_by_name(".symtab")
             reenters = google_benchmark_under_callgrind and symbols is not None and any(
-                REENTERS in symbol.name for symbol in symbols.iter_symbols())
+                any(name in symbol.name for name in REENTERS) for symbol in symbols.iter_symbols())
     except (OSError, ELFError) as error:
         return [Finding("symbols", FAIL, f"{binary} ({where}): not a readable ELF file ({error})", "")]
     shown = where if where.startswith("stored") else f"{binary} ({where})"
@@ -154,7 +154,7 @@ def binary_findings(binary: Path, where: str, google_benchmark_under_callgrind: 
 # randomisation off, unless it is off already: callgrind follows no exec, so it measures
 # nothing (an empty output, every run failed).  A process started with it off (setarch -R)
 # passes that on to valgrind and the benchmark, which then runs once.
-REENTERS = "MaybeReenterWithoutASLR"
+REENTERS = tuple(f.reexecutes for f in FRAMEWORKS.values() if f.reexecutes)  # collectors/frameworks
 ADDR_NO_RANDOMIZE = 0x0040000
 
 

@@ -20,11 +20,13 @@ from collectors.errors import UserError
 from collectors.metrics import INSTRUCTIONS
 from selector.build_recipes import Recipe, build_recipe
 from selector.config import CONFIG_NAME
-from selector.survey import DRIVER, GOOGLE_BENCHMARK, Candidate, Survey, survey
+from collectors.frameworks import FRAMEWORKS
+from selector.survey import DRIVER, PROGRAM, Candidate, Survey, survey
 
 BUILD_SYSTEM_NAMES = {"cmake": "CMake (CMakeLists.txt)", "meson": "Meson (meson.build)", "make": "make (Makefile)",
                       "autotools": "autotools (configure.ac)", "configure": "a configure script and make"}
-KIND_NAMES = {DRIVER: "a db_bench-like driver", GOOGLE_BENCHMARK: "Google Benchmark", "program": "a benchmark program"}
+KIND_NAMES = {DRIVER: "a db_bench-like driver", **{f.name: f.title for f in FRAMEWORKS.values() if f.lists_itself},
+              PROGRAM: "a benchmark program"}
 TIMED_REPETITIONS = 10
 DRIVER_RECORDS = 10_000  # --num: enough work to measure, little enough to run under callgrind
 
@@ -151,8 +153,8 @@ def _benchmarks(candidate: Candidate | None, measurement: Measurement, seen: Sur
         return ("# CHECK: no benchmark found. Describe each one (more [[benchmark]] blocks as needed):\n"
                 "# [[benchmark]]\n# name = \"compress\"\n# command = \"{binary} {suite}/input.bin\"\n"
                 + "".join(f"# {line}\n" for line in _measured(measurement).splitlines() if not line.startswith(" ")))
-    if candidate.kind == GOOGLE_BENCHMARK:
-        return _google_benchmark(candidate, measurement)
+    if candidate.kind in FRAMEWORKS:
+        return _framework_suite(candidate, measurement)
     if candidate.kind == DRIVER:
         return _driver(candidate, measurement)
     return (f"# {candidate.source} runs as one benchmark. CHECK: the arguments it needs (inputs can live in a\n"
@@ -161,16 +163,13 @@ def _benchmarks(candidate: Candidate | None, measurement: Measurement, seen: Sur
             + _measured(measurement))
 
 
-def _google_benchmark(candidate: Candidate, measurement: Measurement) -> str:
+def _framework_suite(candidate: Candidate, measurement: Measurement) -> str:
+    framework = FRAMEWORKS[candidate.kind]
     metric = measurement if measurement.metric == INSTRUCTIONS.name else Measurement(
-        "real_time", measurement.repetitions, measurement.profiler, measurement.cpu)
-    shown = ", ".join(candidate.names[:4]) + (f" and {len(candidate.names) - 4} more" if len(candidate.names) > 4 else "")
-    example = "|".join(candidate.names[:2])
-    return (f"# Google Benchmark: {candidate.source} registers {shown}.\n"
-            "# The binary lists its benchmarks at every commit (--benchmark_list_tests); each runs alone,\n"
-            "# stored as gb/<name>.\n"
-            "[[suite]]\nname = \"gb\"\nframework = \"google-benchmark\"\n" + _measured(metric)
-            + _entry(f'# include = "^({example})"', "CHECK: every benchmark runs; keep those that matter (a regex)"))
+        framework.timed_metric, measurement.repetitions, measurement.profiler, measurement.cpu)
+    return (framework.init_block(candidate.source, candidate.names) +
+            f"[[suite]]\nname = {_string(framework.suite_name)}\nframework = {_string(framework.name)}\n" + _measured(metric)
+            + _entry(f"# include = {_string(framework.include_example(candidate.names))}", "CHECK: every benchmark runs; keep those that matter (a regex)"))
 
 
 def _driver(candidate: Candidate, measurement: Measurement) -> str:
@@ -232,7 +231,8 @@ def _found(seen: Survey, measurement: Measurement) -> list[str]:
     if len(seen.candidates) > 5:
         found.append(f"and {len(seen.candidates) - 5} more benchmark programs")
     if not seen.candidates:
-        found.append("benchmarks: none found (no Google Benchmark source, db_bench-like driver or *bench* program)")
+        frameworks = ", ".join(f.title for f in FRAMEWORKS.values() if f.lists_itself)
+        found.append(f"benchmarks: none found (no source of {frameworks}, db_bench-like driver or *bench* program)")
     if any(name.startswith(".github/") for name in seen.files):
         found.append("CI: .github/ (left out of builds: [build] unaffected)")
     found.append(f"measured by: {measurement.metric} ({measurement.repetitions} repetitions), profiled by "
@@ -250,7 +250,7 @@ def _checks(seen: Survey, candidate: Candidate | None, recipe: Recipe, measureme
         checks.append("no benchmark found: fill in the commented [[benchmark]] and [project] binary")
     elif not candidate.defined:
         checks.append(f"the target {candidate.target} is guessed from {candidate.source}'s name")
-    elif candidate.kind == "program":
+    elif candidate.kind == PROGRAM:
         checks.append(f"the arguments {candidate.stem} needs (its [[benchmark]] command runs it without any)")
     if measurement.metric != INSTRUCTIONS.name:
         checks.append("valgrind is not installed: benchmarks are timed (10 repetitions, a pinned CPU); "

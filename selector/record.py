@@ -4,7 +4,8 @@ After CI runs the selected benchmarks on a commit, `record` stores the commit's
 build, static analysis, measurements and profiles, so later commits are compared
 with it and `selector train` learns from it.  Measurements come from the tool's own
 runner (the configured benchmarks run now), or from a results file CI already
-produced (pyperf, Google Benchmark, asv); the profiles are always made here.
+produced (pyperf, asv, or a benchmark framework's: collectors/frameworks); the profiles are
+always made here.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from collectors.errors import UserError
 from collectors.repository import Repository
 from collectors.result_import import import_results
 from selector.collect import CollectSettings, CommitOutcome, collect_commit
-from collectors.benchmark_runner import INSTRUCTIONS, WALL_TIME
-from collectors.benchmark_suite import GOOGLE_BENCHMARK, kept_by, member_name, suite_of
+from collectors.benchmark_suite import kept_by, member_name, suite_of
+from collectors.frameworks import RESULTS_FORMATS, framework
+from collectors.metrics import INSTRUCTIONS
 from selector.config import Config, SuiteSection, label_rules, require_suite, suite_specs
 from storage.labels import LabelSummary, update_labels
 from storage.store import Store
@@ -41,9 +43,10 @@ def record(top: Path, config: Config, store: Store, revision: str, results: list
     """Record one commit.  Several results files may be imported at once (one per CI job);
     a commit recorded before keeps the measurements of benchmarks the new files do not cover.
 
-    Results of a Google Benchmark binary are a `suite`'s (by default the configuration's only
-    google-benchmark suite): "BM_x/8" is stored as "<suite>/BM_x/8", its metric read from the
-    report as the suite's (real_time, cpu_time or a counter)."""
+    Results of a framework's binary are a `suite`'s (by default the configuration's only suite of
+    a framework that writes results files): Google Benchmark's "BM_x/8" is stored as
+    "<suite>/BM_x/8", its metric read from the report as the suite's (real_time, cpu_time or a
+    counter)."""
     repository = Repository.open(top)
     commits = repository.commits(revision, max_count=1)
     if not commits:
@@ -56,7 +59,7 @@ def record(top: Path, config: Config, store: Store, revision: str, results: list
         into = _import_suite(config, suite)
         tables = []
         for path in results:
-            table = _as_configured(path, import_results(path, results_format, _google_field(into)), config, into)
+            table = _as_configured(path, import_results(path, results_format, _field(into)), config, into)
             _check_metrics(path, table, config)
             tables.append(table)
         imported = concatenated(tables)
@@ -81,22 +84,20 @@ def record(top: Path, config: Config, store: Store, revision: str, results: list
 
 
 def _import_suite(config: Config, name: str | None) -> SuiteSection | None:
-    """The [[suite]] imported Google Benchmark results belong to: `name`, or the only
-    google-benchmark suite; None when there is none to choose."""
+    """The [[suite]] imported results of a framework belong to: `name`, or the only suite of a
+    framework that writes results files; None when there is none to choose."""
     if name is not None:
         chosen = next((s for s in config.suite if s.name == name), None)
         if chosen is None:
             raise UserError(f"--suite {name}: no such [[suite]] (configured: {', '.join(s.name for s in config.suite) or 'none'})")
         return chosen
-    google = [s for s in config.suite if s.framework == GOOGLE_BENCHMARK]
-    return google[0] if len(google) == 1 else None
+    writing = [s for s in config.suite if framework(s.framework).results_format in RESULTS_FORMATS]
+    return writing[0] if len(writing) == 1 else None
 
 
-def _google_field(suite: SuiteSection | None) -> str:
-    """What to read of a Google Benchmark report for `suite`'s metric (real_time for the others)."""
-    if suite is None or suite.metric in (WALL_TIME, "real_time", INSTRUCTIONS):
-        return "real_time"
-    return suite.metric
+def _field(suite: SuiteSection | None) -> str:
+    """What to read of a framework's results file for `suite`'s metric (its default for the others)."""
+    return framework(suite.framework).import_field(suite.metric) if suite is not None else ""
 
 
 def _as_configured(path: Path, table: pa.Table, config: Config, suite: SuiteSection | None) -> pa.Table:
@@ -112,10 +113,11 @@ def _as_configured(path: Path, table: pa.Table, config: Config, suite: SuiteSect
         raise UserError(f"{path}: benchmark(s) {', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''} are not configured "
                         f"in selector.toml; add a [[benchmark]] of that name (its command is what profiles it){hint}")
     if foreign:
-        if suite.metric == INSTRUCTIONS:
+        if suite.metric == INSTRUCTIONS.name:
             raise UserError(f"{path}: [[suite]] {suite.name} counts instructions under callgrind, and these results are "
                             "times: they are never stored beside counts. Run `selector record` without --import (it "
-                            "runs the suite), or configure the suite with metric = \"real_time\" or \"cpu_time\"")
+                            "runs the suite), or configure the suite with a time its framework reports "
+                            f"({', '.join(framework(suite.framework).times) or 'none'})")
         spec = next(s for s in suite_specs(config) if s.name == suite.name)
         keep = [known is not None or kept_by(spec, name) for name, known in zip(names, stored)]
         metrics = [metric if known else suite.metric for known, metric in zip(stored, table["metric"].to_pylist())]

@@ -47,6 +47,7 @@ from selector.config import Config, benchmark_metrics, harness_digest, has_bench
 from selector.function_names import readable
 from selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
 from storage.store import Store
+from collectors.metrics import INSTRUCTIONS
 
 SCHEMA_VERSION = 1
 MAX_WALK = 5000  # commits of git history searched for a profiled ancestor
@@ -55,7 +56,7 @@ DRIVERS_SHOWN = 5
 COMMIT_COLUMNS = ["sha", "parents", "author_time", "build_status", "build_config", "toolchain"]
 # The columns of the stored functions and objects tables that the feature builder reads
 # (the analysis has more: collectors.static_analysis.FUNCTION_COLUMNS, OBJECT_COLUMNS).
-FEATURE_FUNCTION_COLUMNS = ["commit", "name", "fingerprint", "instructions", "callees", "data_refs", "parts", "address"]
+FEATURE_FUNCTION_COLUMNS = ["commit", "name", "fingerprint", INSTRUCTIONS.name, "callees", "data_refs", "parts", "address"]
 FEATURE_OBJECT_COLUMNS = ["commit", "name", "fingerprint", "address", "size", "writable"]
 
 

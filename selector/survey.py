@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from collectors.frameworks import DETECTED
 from collectors.repository import Repository, submodule_paths
 from selector.config import BuildSection
 
@@ -28,13 +29,10 @@ BUILD_FILES = (*MAKEFILES, "CMakeLists.txt", "meson.build", "configure.ac", "con
 LARGEST_SOURCE = 2_000_000  # bytes: a generated table is no benchmark's main
 
 # Benchmark kinds, in the order init prefers them as the project's binary: a db_bench-like
-# driver is usually the project's main harness, Google Benchmark binaries its micro
-# benchmarks, and a program named like a benchmark a guess.
-DRIVER, GOOGLE_BENCHMARK, PROGRAM = "driver", "google-benchmark", "program"
-KIND_ORDER = (DRIVER, GOOGLE_BENCHMARK, PROGRAM)
-
-_GB_INCLUDE = re.compile(r'#\s*include\s*[<"]benchmark/benchmark\.h[>"]')
-_GB_REGISTRATION = re.compile(r"\bBENCHMARK(?:_[A-Z0-9_]+)?\s*\(\s*(\w+)")
+# driver is usually the project's main harness, a framework's binaries (collectors/frameworks:
+# a kind is the framework's name) its micro benchmarks, and a program named like a benchmark a guess.
+DRIVER, PROGRAM = "driver", "program"
+KIND_ORDER = (DRIVER, *(framework.name for framework in DETECTED), PROGRAM)
 _MAIN = re.compile(r"\bint\s+main\s*\(|^main\s*\(", re.MULTILINE)
 _DRIVER_FLAG = re.compile(r'"--benchmarks=')
 # db_bench's list of benchmarks: `FLAGS_benchmarks = "fillseq," "fillrandom," ...;` (LevelDB)
@@ -46,12 +44,12 @@ _DRIVER_DEFAULTS = (re.compile(r"FLAGS_benchmarks\s*=\s*([^;]*);"), re.compile(r
 class Candidate:
     """A benchmark program found in the sources, and the build target that makes it."""
 
-    kind: str  # DRIVER, GOOGLE_BENCHMARK or PROGRAM
+    kind: str  # DRIVER, a framework's name or PROGRAM
     source: str  # its main source, relative to the top
     target: str  # the build target (a CMake/Meson target, a make goal)
     directory: str  # the folder of the build file that defines it ("" at the top)
     defined: bool  # a build file names the source (else the target is guessed from the file name)
-    names: tuple[str, ...] = ()  # Google Benchmark: functions registered; driver: its default --benchmarks
+    names: tuple[str, ...] = ()  # a framework's: the benchmarks registered; driver: its default --benchmarks
     flags: tuple[str, ...] = ()  # driver: the flags its source parses among --num= and --db=
 
     @property
@@ -149,14 +147,16 @@ def _candidate(top: Path, name: str, build_system: str | None, build_files: list
     path = PurePosixPath(name)
     named_like_one = "bench" in path.stem.lower() or bool(BENCHMARK_FOLDERS.intersection(p.lower() for p in path.parts[:-1]))
     text = _read(top / name)
-    if _GB_INCLUDE.search(text) and _GB_REGISTRATION.search(text):
-        kind, names, flags = GOOGLE_BENCHMARK, tuple(dict.fromkeys(_GB_REGISTRATION.findall(text))), ()
+    detected = next(((framework.name, names) for framework in DETECTED for names in [framework.detect(text)]
+                     if names is not None), None)
+    if detected:
+        (kind, names), flags = detected, ()
     elif _MAIN.search(text) and _DRIVER_FLAG.search(text):
         kind, names = DRIVER, _driver_names(text)
         flags = tuple(flag for flag in ("--num=", "--db=") if f'"{flag}' in text)
     elif _MAIN.search(text) and named_like_one:
         kind, names, flags = PROGRAM, (), ()
-    elif named_like_one and _GB_REGISTRATION.search(text):
+    elif named_like_one and any(framework.registration and framework.registration.search(text) for framework in DETECTED):
         # benchmarks registered for a harness of the project's own, its main in another source
         # of the same program (util/benchmark.cc): a candidate only where a build file names it
         target, directory, defined = _target(name, build_system, build_files, makefiles)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from collectors.metrics import INSTRUCTIONS
+
 STRING = pa.large_string()  # pandas' string dtype, as the tables are written
 STRINGS = pa.list_(pa.string())
 INTS = pa.list_(pa.int64())
@@ -137,7 +139,7 @@ FUNCTIONS = TableSchema("functions", "One row per *function*: gcc's clones and s
     Column("parts", STRINGS, "raw symbols folded into this function"),
     Column("address", INT, "address of the main part"),
     Column("size", INT, "bytes, all parts"),
-    Column("instructions", INT, "static instruction count, all parts"),
+    Column(INSTRUCTIONS.name, INT, "static instruction count, all parts"),
     Column("fingerprint", STRING, "128-bit digest of the code with every address replaced by what it designates "
                                   "(function, data object, PLT/GOT entry, string contents, jump-table targets): changes "
                                   "when the code changes, not when the linker moves it"),

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import click
 
+from collectors.metrics import INSTRUCTIONS
 from selector.commands.common import ANALYSIS_JOBS, format_option, print_notes
 from selector.tables import print_json, print_rows
 
 
 @click.command()
 @click.argument("binary", type=click.Path(path_type=Path))
-@click.option("--sort", type=click.Choice(["name", "address", "size", "instructions"]), default="address", show_default=True)
+@click.option("--sort", type=click.Choice(["name", "address", "size", INSTRUCTIONS.name]), default="address", show_default=True)
 @click.option("--limit", type=click.IntRange(min=1), help="Print only the first N rows.")
 @format_option
 def functions(binary: Path, sort: str, limit: int | None, output_format: str) -> None:
@@ -61,7 +62,7 @@ def _print_functions(shown: list[dict], every: list[dict], title: str) -> None:
         return ", ".join(filter(None, [labels, *(f"= {readable(name)}" for name in same_code)]))
 
     rows = [{"name": readable(row["name"]), "address": f"{row['address']:#x}", "size": row["size"],
-             "instructions": row["instructions"], "fingerprint": row["fingerprint"][:12], "parts": parts(row)}
+             INSTRUCTIONS.name: row[INSTRUCTIONS.name], "fingerprint": row["fingerprint"][:12], "parts": parts(row)}
             for row in shown]
     rows = fit_rows(rows, {"name": shortened, "parts": shortened}, terminal_width())
     print_rows(rows, title=title, justify={"address": "right"}, plain=True)

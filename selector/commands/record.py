@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
+from collectors.frameworks import RESULTS_FORMATS
+from selector.commands.common import (
+    exit_without_teardown,
+    format_option,
+    open_project,
+    repository_options,
+)
 from selector.extras import require
 from selector.tables import print_json, print_rows, stderr, stdout
 
@@ -16,11 +22,11 @@ from selector.tables import print_json, print_rows, stderr, stdout
 @repository_options
 @click.option("--import", "results", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
               help="Take the measurements from this results file instead of running the benchmarks (repeatable).")
-@click.option("--import-format", type=click.Choice(["pyperf", "google-benchmark", "asv"]),
+@click.option("--import-format", type=click.Choice(["pyperf", *RESULTS_FORMATS, "asv"]),
               help="Format of --import [default: recognised from the file].")
 @click.option("--suite", "suite_name", metavar="NAME",
               help="The [[suite]] imported Google Benchmark results are of: BM_x/8 is stored as NAME/BM_x/8 "
-                   "[default: the only google-benchmark suite].")
+                   "[default: the only suite of a framework that writes results files].")
 @click.option("--force", is_flag=True, help="Measure a commit that is already recorded again.")
 @format_option
 def record_command(revision, repository, config_path, store_location, results, import_format, suite_name, force,
