@@ -31,10 +31,10 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_info
 
-from features.catalogue import FEATURE_NAMES
-from models.backtest import backtest
-from models.names import MODEL_NAMES, SCOPES
-from models.sampling import Plan, Split
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.models.backtest import backtest
+from perf_selector.models.names import MODEL_NAMES, SCOPES
+from perf_selector.models.sampling import Plan, Split
 
 DEFAULT_EPOCHS_LIMIT = 2
 

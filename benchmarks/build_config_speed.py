@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import interleaved, median  # noqa: E402
 
-from collectors.build_config import _compile_units, _Elf  # noqa: E402
+from perf_selector.collectors.build_config import _compile_units, _Elf  # noqa: E402
 
 
 def glibc_debug_file() -> Path | None:

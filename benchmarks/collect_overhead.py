@@ -14,12 +14,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from collectors.repository import Repository
-from selector.calibrate import calibrate
-from selector.collect import collect
-from selector.config import load_config
-from selector.sample_history import make_sample_history
-from storage.store import Store
+from perf_selector.collectors.repository import Repository
+from perf_selector.selector.calibrate import calibrate
+from perf_selector.selector.collect import collect
+from perf_selector.selector.config import load_config
+from perf_selector.selector.sample_history import make_sample_history
+from perf_selector.storage.store import Store
 
 
 def main() -> None:

@@ -95,7 +95,7 @@ def _ccache(directory: Path) -> dict[str, str]:
 
 
 def _selector(repository: Path, *arguments: str, environment: dict[str, str]) -> dict:
-    result = subprocess.run([sys.executable, "-m", "selector", *arguments, "--format", "json"], cwd=repository,
+    result = subprocess.run([sys.executable, "-m", "perf_selector", *arguments, "--format", "json"], cwd=repository,
                             capture_output=True, text=True, env=environment)
     if result.returncode != 0:
         raise SystemExit(f"selector {arguments[0]} failed:\n{result.stderr[-2000:]}")
@@ -112,7 +112,7 @@ def _described(report: dict) -> str:
 
 
 def _compare(today: Path, new: Path) -> tuple[bool, bool]:
-    from storage.store import Store
+    from perf_selector.storage.store import Store
 
     keys = ["new", "old", "benchmark"]
     labels = [Store(path).read("labels").to_pandas()[[*keys, "label"]].sort_values(keys).reset_index(drop=True) for path in (today, new)]

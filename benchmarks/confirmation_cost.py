@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from selector.sample_history import DEMO_STEPS, make_sample_history  # noqa: E402
-from storage.store import Store  # noqa: E402
+from perf_selector.selector.sample_history import DEMO_STEPS, make_sample_history  # noqa: E402
+from perf_selector.storage.store import Store  # noqa: E402
 
 BENCHMARKS = {"checksum": "checksum 150", "sort": "sort 4096", "fib": "fib 36", "weights": "weights 400000"}
 # Commits whose change reaches no benchmark's executed code: a label of "changed" on them is false.
@@ -46,7 +46,7 @@ def timed_config(text: str) -> str:
 
 def selector(*arguments: str) -> tuple[dict, float]:
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "selector", *arguments, "--format", "json"], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "perf_selector", *arguments, "--format", "json"], capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"selector {' '.join(arguments)} failed:\n{result.stderr}")
     return json.loads(result.stdout), time.monotonic() - started
@@ -105,8 +105,8 @@ def drift_report(store: Store, root: Path, labels: list[dict], kinds: dict[str, 
     """What the confirmation's runs say of the same pairs, next to the collection's: the median
     |effect| and the pairs the test finds (p < alpha), for commits that change nothing executed
     and for the others.  Drift between sessions shows as effects on the neutral pairs."""
-    from selector.config import find_config, label_rules, load_config
-    from storage.labels import PairLabeller
+    from perf_selector.selector.config import find_config, label_rules, load_config
+    from perf_selector.storage.labels import PairLabeller
 
     config = load_config(find_config(root))
     rules = label_rules(config)

@@ -27,7 +27,7 @@ from scipy.stats import wilcoxon
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from collectors.benchmark_runner import BenchmarkRunner  # noqa: E402
+from perf_selector.collectors.benchmark_runner import BenchmarkRunner  # noqa: E402
 
 PROGRAM = """#include <stdio.h>
 int main(void) {

@@ -7,10 +7,10 @@ method edited.  Then times, alternating in one run (`--rounds`, medians):
 
 * `selector functions A` against `objdump -d A`;
 * `selector diff A B` against `objdump -d A B` (what one would diff by hand);
-* `python -c pass` and `python -c "import selector.cli"`: the interpreter's and the
+* `python -c pass` and `python -c "import perf_selector.selector.cli"`: the interpreter's and the
   command line's share of every command, which no analysis work can lower.
 
-Every command is a new process of this interpreter (`python -m selector`), as a user
+Every command is a new process of this interpreter (`python -m perf_selector`), as a user
 starts it, with its bytecode cached as an installed package has it (one warm-up run
 writes the caches that PYTHONDONTWRITEBYTECODE would keep from being written).
 Target: ratios at most 1.  Run: python benchmarks/cxx_naming_speed.py [--rounds 9]
@@ -118,12 +118,12 @@ def main() -> None:
         subprocess.run(command, stdout=subprocess.DEVNULL, env=environment, check=True)
 
     def selector(*arguments: str) -> None:
-        run(sys.executable, "-m", "selector", *arguments)
+        run(sys.executable, "-m", "perf_selector", *arguments)
 
     with tempfile.TemporaryDirectory(prefix="cxx-naming-") as folder:
         old, new = build(Path(folder), "old", edited=False), build(Path(folder), "new", edited=True)
         size = old.stat().st_size
-        listing = subprocess.run([sys.executable, "-m", "selector", "functions", str(old), "--format", "json"],
+        listing = subprocess.run([sys.executable, "-m", "perf_selector", "functions", str(old), "--format", "json"],
                                  capture_output=True, text=True, env=environment, check=True).stdout
         selector("diff", str(old), str(new))  # warm-up: bytecode caches written
         candidates = {
@@ -132,10 +132,10 @@ def main() -> None:
             "selector diff A B": lambda: selector("diff", str(old), str(new)),
             "objdump -d A B": lambda: run("objdump", "-d", str(old), str(new)),
             "python -c pass": lambda: run(sys.executable, "-c", "pass"),
-            "import selector.cli": lambda: run(sys.executable, "-c", "import selector.cli"),
+            "import perf_selector.selector.cli": lambda: run(sys.executable, "-c", "import perf_selector.selector.cli"),
         }
         times = interleaved(candidates, arguments.rounds)
-        shown = subprocess.run([sys.executable, "-m", "selector", "diff", str(old), str(new)],
+        shown = subprocess.run([sys.executable, "-m", "perf_selector", "diff", str(old), str(new)],
                                capture_output=True, text=True, env=environment, check=True).stdout
 
     import json
@@ -148,7 +148,7 @@ def main() -> None:
         print(f"{name:22s} {median(values):.3f} s  (median of {arguments.rounds}; {', '.join(f'{v:.3f}' for v in values)})")
     for ours, theirs in (("selector functions A", "objdump -d A"), ("selector diff A B", "objdump -d A B")):
         print(f"{ours} / {theirs} = {median(times[ours]) / median(times[theirs]):.2f}  (target <= 1)")
-    print(f"of which the interpreter and the command line's import: {median(times['import selector.cli']):.3f} s")
+    print(f"of which the interpreter and the command line's import: {median(times['import perf_selector.selector.cli']):.3f} s")
     print("the diff it prints:\n" + shown)
 
 

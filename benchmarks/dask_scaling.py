@@ -13,11 +13,11 @@ from pathlib import Path
 
 from distributed import LocalCluster
 
-from collectors.repository import Repository
-from selector.collect import collect
-from selector.config import load_config
-from selector.sample_history import make_sample_history
-from storage.store import Store
+from perf_selector.collectors.repository import Repository
+from perf_selector.selector.collect import collect
+from perf_selector.selector.config import load_config
+from perf_selector.selector.sample_history import make_sample_history
+from perf_selector.storage.store import Store
 
 
 def main() -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import interleaved, libpython, median  # noqa: E402
 
-from collectors.decoder import CapstoneDecoder, IcedDecoder  # noqa: E402
-from collectors.elf_image import STT_FUNC, ElfImage  # noqa: E402
+from perf_selector.collectors.decoder import CapstoneDecoder, IcedDecoder  # noqa: E402
+from perf_selector.collectors.elf_image import STT_FUNC, ElfImage  # noqa: E402
 
 
 def main() -> None:

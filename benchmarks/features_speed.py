@@ -19,14 +19,14 @@ import numpy as np
 import pandas as pd
 
 from _common import write_frame as write
-from features.builder import build_feature_table
-from features.tuples import closest_tuples
+from perf_selector.features.builder import build_feature_table
+from perf_selector.features.tuples import closest_tuples
 try:
-    from storage.history import load_history
-    from storage.store import Store
+    from perf_selector.storage.history import load_history
+    from perf_selector.storage.store import Store
 except ImportError:  # a checkout from before the store layer (benchmarks/side_by_side.py runs those too)
-    from selector.feature_table import load_history
-    from selector.store import Store
+    from perf_selector.selector.feature_table import load_history
+    from perf_selector.selector.store import Store
 
 
 def generate(store: Store, commits: int, functions: int, benchmarks: int, seed: int = 7) -> None:

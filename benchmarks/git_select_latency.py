@@ -31,8 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import interleaved, median  # noqa: E402
 
-from collectors.static_analysis import analyse_binary  # noqa: E402
-from storage.store import Store  # noqa: E402
+from perf_selector.collectors.static_analysis import analyse_binary  # noqa: E402
+from perf_selector.storage.store import Store  # noqa: E402
 
 PERPHECY_MS = 350
 
@@ -59,7 +59,7 @@ def main() -> None:
     binary = folder / "git"
     shutil.copy(store.local_binary(row["binary_sha256"]), binary)
     binary.chmod(0o755)
-    command = [sys.executable, "-m", "selector", "select", commit, "--repo", str(options.work / "git"),
+    command = [sys.executable, "-m", "perf_selector", "select", commit, "--repo", str(options.work / "git"),
                "--config", str(options.work / "selector.toml"), "--store", str(options.work / "store"),
                "--binary", str(binary), "--format", "json"]
     first = subprocess.run(command, capture_output=True, text=True)

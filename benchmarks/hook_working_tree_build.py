@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import interleaved, median  # noqa: E402
 
-from selector.config import load_config  # noqa: E402
+from perf_selector.selector.config import load_config  # noqa: E402
 
 ZERO = "0" * 40
 
@@ -59,7 +59,7 @@ def main() -> None:
 
     def hook(newer: Path, name: str) -> None:
         os.utime(newer)  # now: the other one is older
-        done = subprocess.run([sys.executable, "-m", "selector", "hook", "run", "--store", str(store)], cwd=clone,
+        done = subprocess.run([sys.executable, "-m", "perf_selector", "hook", "run", "--store", str(store)], cwd=clone,
                               input=f"refs/heads/main {sha} refs/heads/main {ZERO}\n", capture_output=True, text=True)
         outputs[name] = done.stdout + done.stderr
 

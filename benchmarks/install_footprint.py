@@ -125,7 +125,7 @@ def time_select(root: Path, pythons: dict[str, Path], rounds: int) -> dict[str, 
     """`selector select --binary libpython` through each environment on one stored ancestor and bundle."""
     from select_latency import add_older_history, make_bundle, make_repository, make_store
 
-    from storage.store import Store
+    from perf_selector.storage.store import Store
 
     repository, store = root / "project", Store(root / "store")
     binary = root / "libpython.so"
@@ -137,7 +137,7 @@ def time_select(root: Path, pythons: dict[str, Path], rounds: int) -> dict[str, 
 
     def select(python: Path):
         def run() -> None:
-            result = subprocess.run([str(python), "-m", "selector", "select", "HEAD", "--repo", str(repository),
+            result = subprocess.run([str(python), "-m", "perf_selector", "select", "HEAD", "--repo", str(repository),
                                      "--store", str(store.root), "--binary", str(binary), "--format", "json"],
                                     capture_output=True, text=True, cwd=root)
             if result.returncode not in (0, 1) or re.search(r"selector failed", result.stdout):

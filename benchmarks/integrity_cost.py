@@ -9,7 +9,7 @@ tree and both run from their own code, side by side in one run, rounds interleav
   many-file reader, no snapshots) and loads the history the way the feature builder
   does; a round is one fresh process per version, timed inside from after the imports.
 - *select*: the store, repository and bundle of benchmarks/select_latency.py (libpython
-  as the binary), written once by this version; `python -m selector select --binary`
+  as the binary), written once by this version; `python -m perf_selector select --binary`
   run by each version from start to exit.
 
     python benchmarks/integrity_cost.py [--baseline REV] [--rounds 9]
@@ -37,20 +37,20 @@ import sys
 sys.path.insert(0, "benchmarks")
 from features_speed import generate
 try:
-    from storage.store import Store
+    from perf_selector.storage.store import Store
 except ImportError:  # a checkout from before the store layer
-    from selector.store import Store
+    from perf_selector.selector.store import Store
 generate(Store(sys.argv[1]), 500, 5000, 5)
 """
 
 READ = """
 import json, sys, time
 try:
-    from storage.history import load_history
-    from storage.store import Store
+    from perf_selector.storage.history import load_history
+    from perf_selector.storage.store import Store
 except ImportError:  # a checkout from before the store layer
-    from selector.feature_table import load_history
-    from selector.store import Store
+    from perf_selector.selector.feature_table import load_history
+    from perf_selector.selector.store import Store
 store = Store(sys.argv[1])
 started = time.perf_counter()
 for table in {tables}:
@@ -108,7 +108,7 @@ def _read_rounds(work: Path, versions: dict[str, Path], rounds: int) -> dict[str
 
 def _select_rounds(work: Path, versions: dict[str, Path], rounds: int) -> dict[str, list[float]]:
     import select_latency as fixture
-    from storage.store import Store
+    from perf_selector.storage.store import Store
 
     repository, store, binary = work / "project", Store(work / "select-store"), work / "libpython.so"
     shutil.copyfile(libpython(), binary)
@@ -116,7 +116,7 @@ def _select_rounds(work: Path, versions: dict[str, Path], rounds: int) -> dict[s
     config, _ = fixture.make_store(store, repository, first, binary, 400, 20)
     fixture.add_older_history(store, first, 300)
     fixture.make_bundle(store, config, first)
-    command = [sys.executable, "-m", "selector", "select", "HEAD", "--repo", str(repository), "--store", str(store.root),
+    command = [sys.executable, "-m", "perf_selector", "select", "HEAD", "--repo", str(repository), "--store", str(store.root),
                "--binary", str(binary), "--format", "json"]
     times = {name: [] for name in versions}
     for round_number in range(rounds + 1):  # the first round writes the snapshots and warms the caches

@@ -20,9 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import interleaved, median  # noqa: E402
 
-SELECT = "import sys; from selector.cli import cli; sys.argv = ['selector', 'select', 'HEAD', '--repo', {project!r}, " \
+SELECT = "import sys; from perf_selector.selector.cli import cli; sys.argv = ['selector', 'select', 'HEAD', '--repo', {project!r}, " \
          "'--store', {store!r}, '--format', 'json']; {patch}cli()"
-NO_GUARD = "import selector.arrow_without_pandas as guard; guard.keep_pandas_out = lambda: False; "
+NO_GUARD = "import perf_selector.selector.arrow_without_pandas as guard; guard.keep_pandas_out = lambda: False; "
 
 
 def main() -> None:

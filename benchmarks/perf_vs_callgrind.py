@@ -26,9 +26,9 @@ import pandas as pd
 from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
-from selector.feature_table import feature_table
-from selector.sample_history import make_sample_history
-from storage.store import Store
+from perf_selector.selector.feature_table import feature_table
+from perf_selector.selector.sample_history import make_sample_history
+from perf_selector.storage.store import Store
 
 KEY = ["new", "old", "benchmark"]
 FEATURE = "executed_changed_share"
@@ -66,7 +66,7 @@ def generate(workdir: Path, commits: int) -> tuple[Store, Store]:
         text = (root / "selector.toml").read_text()
         config.write_text(text.replace('tool = "callgrind"', f'tool = "{tool}"'))
         store = workdir / f"store-{tool}"
-        subprocess.run([sys.executable, "-m", "selector", "collect", "-n", str(commits), "--repo", str(root),
+        subprocess.run([sys.executable, "-m", "perf_selector", "collect", "-n", str(commits), "--repo", str(root),
                         "--config", str(config), "--store", str(store)], check=True)
         stores.append(Store(store, create=False))
     return stores[0], stores[1]

@@ -1,11 +1,11 @@
 """`selector select` latency: the whole process on libpython, as a ratio to `objdump -d` on the same file.
 
-Times `python -m selector select HEAD --binary <copy of libpython> --format json` from
+Times `python -m perf_selector select HEAD --binary <copy of libpython> --format json` from
 start to exit (Python start, imports, the model loaded, the new binary analysed, the
 features built against the ancestor, the decisions printed) and `objdump -d libpython
 > /dev/null`, alternating, `--rounds` times; the ratio of the medians is printed
 (target: at most 1.0).  Two parts of the select process are timed in the same rounds
-so the reader sees where the time goes: `python -c "import selector.cli"` (the start
+so the reader sees where the time goes: `python -c "import perf_selector.selector.cli"` (the start
 and import cost of the command), the same with every module select goes on to import
 (selection, features, the model bundle and onnxruntime; pyarrow and numpy, not
 pandas), and the static analysis alone (`analyse_binary` of the same file, in this
@@ -57,21 +57,23 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import interleaved, libpython, median, write_frame as write  # noqa: E402
 
-from collectors.build_config import commit_config  # noqa: E402
-from collectors.builds import toolchain_version  # noqa: E402
-from collectors.repository import Repository  # noqa: E402
-from collectors.static_analysis import analyse_binary  # noqa: E402
-from features.catalogue import FEATURE_NAMES  # noqa: E402
-from models.backtest import train_one  # noqa: E402
-from models.design import design_matrix  # noqa: E402
-from models.bundle import save_bundle  # noqa: E402
-from models.registry import model_spec  # noqa: E402
-from selector.config import harness_digest, load_config  # noqa: E402
-from storage.store import Store  # noqa: E402
+from perf_selector.collectors.build_config import commit_config  # noqa: E402
+from perf_selector.collectors.builds import toolchain_version  # noqa: E402
+from perf_selector.collectors.repository import Repository  # noqa: E402
+from perf_selector.collectors.static_analysis import analyse_binary  # noqa: E402
+from perf_selector.features.catalogue import FEATURE_NAMES  # noqa: E402
+from perf_selector.models.backtest import train_one  # noqa: E402
+from perf_selector.models.design import design_matrix  # noqa: E402
+from perf_selector.models.bundle import save_bundle  # noqa: E402
+from perf_selector.models.registry import model_spec  # noqa: E402
+from perf_selector.selector.config import harness_digest, load_config  # noqa: E402
+from perf_selector.storage.store import Store  # noqa: E402
 
 BENCHMARKS = ["b1", "b2", "b3"]
 # what a `selector select` process imports: the CLI and the select command's module, then (lazily) selection, features, the bundle (onnxruntime)
-SELECT_IMPORTS = ("selector.cli, selector.commands.select, selector.selection, selector.selection_output, features.builder, models.bundle, models.design, "
+SELECT_IMPORTS = ("perf_selector.selector.cli, perf_selector.selector.commands.select, perf_selector.selector.selection, "
+                  "perf_selector.selector.selection_output, perf_selector.features.builder, perf_selector.models.bundle, "
+                  "perf_selector.models.design, "
                   "onnxruntime")
 MODEL, SCOPE = "xgboost", "pooled"  # `selector train`'s defaults
 CONFIG = """\
@@ -241,7 +243,7 @@ def main() -> None:
         add_older_history(store, first, arguments.history)
         positives = make_bundle(store, config, first)
 
-        select = [sys.executable, "-m", "selector", "select", "HEAD", "--repo", str(repository), "--store", str(store.root),
+        select = [sys.executable, "-m", "perf_selector", "select", "HEAD", "--repo", str(repository), "--store", str(store.root),
                   "--binary", str(binary), "--format", "json"]
         outputs: list[subprocess.CompletedProcess] = []
 
@@ -266,9 +268,9 @@ def main() -> None:
             # that tree's bundle, trained by its own code on its own feature list
             subprocess.run([sys.executable, "-c", (
                 f"import sys; sys.path.insert(0, {str(baseline / 'benchmarks')!r}); import select_latency as s\n"
-                f"try:\n    from storage.store import Store\n"
-                f"except ImportError:  # a checkout from before the store layer\n    from selector.store import Store\n"
-                f"from selector.config import load_config\n"
+                f"try:\n    from perf_selector.storage.store import Store\n"
+                f"except ImportError:  # a checkout from before the store layer\n    from perf_selector.selector.store import Store\n"
+                f"from perf_selector.selector.config import load_config\n"
                 f"s.make_bundle(Store({str(root / 'baseline')!r}), load_config({str(repository / 'selector.toml')!r}), {first!r})")],
                 check=True, env=environment, cwd=root)
             baseline_select = [*select, "--bundle", str(root / "baseline" / "models")]
@@ -280,7 +282,7 @@ def main() -> None:
             candidates["select, baseline tree"] = run_baseline
         candidates |= {
                       "  select, no snapshots": run_select_without_snapshots,
-                      "  import selector.cli (select)": lambda: imports("selector.cli, selector.commands.select"),
+                      "  import perf_selector.selector.cli (select)": lambda: imports("perf_selector.selector.cli, perf_selector.selector.commands.select"),
                       "  all imports of select": lambda: imports(SELECT_IMPORTS),
                       "  analyse_binary": lambda: analyse_binary(binary)}
         times = interleaved(candidates, arguments.rounds)

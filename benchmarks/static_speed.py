@@ -18,9 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import interleaved, libpython, median  # noqa: E402
 
-from collectors.analysis_tables import FUNCTION_COLUMNS  # noqa: E402
-from collectors.python_analysis import analyse_in_python  # noqa: E402
-from collectors.static_analysis import analyse_binary  # noqa: E402
+from perf_selector.collectors.analysis_tables import FUNCTION_COLUMNS  # noqa: E402
+from perf_selector.collectors.python_analysis import analyse_in_python  # noqa: E402
+from perf_selector.collectors.static_analysis import analyse_binary  # noqa: E402
 
 
 def main() -> None:

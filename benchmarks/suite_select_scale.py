@@ -73,7 +73,7 @@ def git(repo: Path, *arguments: str) -> str:
 
 
 def selector(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "selector", *arguments], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "perf_selector", *arguments], capture_output=True, text=True)
 
 
 def main() -> None:

@@ -23,8 +23,8 @@ import bisect
 import struct
 from dataclasses import dataclass, field
 
-from collectors.decoder import BRANCH, INDEXED_TABLE, MEMORY, AddressField
-from collectors.elf_image import R_X86_64_RELATIVE, ElfImage, Extent
+from perf_selector.collectors.decoder import BRANCH, INDEXED_TABLE, MEMORY, AddressField
+from perf_selector.collectors.elf_image import R_X86_64_RELATIVE, ElfImage, Extent
 
 MAX_STRING = 512
 MAX_TABLE_ENTRIES = 4096

@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from collectors.arrow_rows import table_of_rows
-from collectors.errors import BinaryError
-from collectors.metrics import INSTRUCTIONS
+from perf_selector.collectors.arrow_rows import table_of_rows
+from perf_selector.collectors.errors import BinaryError
+from perf_selector.collectors.metrics import INSTRUCTIONS
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from collectors.elf_image import Symbol
+    from perf_selector.collectors.elf_image import Symbol
 
 FUNCTION_COLUMNS = [
     "name", "raw_name", "parts", "address", "size", INSTRUCTIONS.name, "fingerprint",

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from collectors.callgrind import TimedLoop, callgrind_command, callgrind_total, close_functions, keep_loop_parts
-from collectors.child_processes import die_with_parent, process_alive
-from collectors.frameworks import TEXT, framework
-from collectors.metrics import dhat_command, dhat_totals, metric_unit, peak_rss, registered, rss_command  # noqa: F401 - metric_unit re-exported
-from collectors.metrics import CPU_TIME as _CPU_TIME, HEAP_BYTES, INSTRUCTIONS as _INSTRUCTIONS, WALL_TIME as _WALL_TIME
-from collectors.run_context import RunContext, tool_path
+from perf_selector.collectors.callgrind import TimedLoop, callgrind_command, callgrind_total, close_functions, keep_loop_parts
+from perf_selector.collectors.child_processes import die_with_parent, process_alive
+from perf_selector.collectors.frameworks import TEXT, framework
+from perf_selector.collectors.metrics import dhat_command, dhat_totals, metric_unit, peak_rss, registered, rss_command  # noqa: F401 - metric_unit re-exported
+from perf_selector.collectors.metrics import CPU_TIME as _CPU_TIME, HEAP_BYTES, INSTRUCTIONS as _INSTRUCTIONS, WALL_TIME as _WALL_TIME
+from perf_selector.collectors.run_context import RunContext, tool_path
 
 # The registered metrics' names (collectors/metrics.py), as the configuration spells them.
 # A command's CPU time: user + system seconds of the benchmark process and every descendant it

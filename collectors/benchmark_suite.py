@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
-from collectors.frameworks import Member, framework
-from collectors.frameworks.base import with_name as _with_name
-from collectors.frameworks.google_benchmark import ere_escape
-from collectors.metrics import INSTRUCTIONS
+from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
+from perf_selector.collectors.frameworks import Member, framework
+from perf_selector.collectors.frameworks.base import with_name as _with_name
+from perf_selector.collectors.frameworks.google_benchmark import ere_escape
+from perf_selector.collectors.metrics import INSTRUCTIONS
 
 SEPARATOR = "/"  # between a suite's name and its benchmark's
 EVERY_MEMBER = "*"  # "<suite>/*": every benchmark of the suite, where they are not known (select failed)

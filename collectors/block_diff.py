@@ -46,8 +46,8 @@ from typing import NamedTuple
 import iced_x86
 import numpy as np
 
-from collectors.code_effects import FieldAccess, RegisterOffsets
-from collectors.code_image import CodeImage
+from perf_selector.collectors.code_effects import FieldAccess, RegisterOffsets
+from perf_selector.collectors.code_image import CodeImage
 
 _FLOW_ENDS_BLOCK = frozenset({
     iced_x86.FlowControl.UNCONDITIONAL_BRANCH, iced_x86.FlowControl.CONDITIONAL_BRANCH,

@@ -44,7 +44,7 @@ import struct
 import zlib
 from typing import Callable, Iterable
 
-from collectors.builds import any_of
+from perf_selector.collectors.builds import any_of
 
 FLAGS, FILES = "flags", "files"
 KINDS = (FLAGS, FILES)

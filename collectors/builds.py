@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from collectors.child_processes import die_with_parent
-from collectors.errors import UserError
-from collectors.slots import claim_slot
-from collectors.repository import GitCommandFailed
-from collectors.submodules import SubmoduleCheckouts, check_out_submodules
+from perf_selector.collectors.child_processes import die_with_parent
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.slots import claim_slot
+from perf_selector.collectors.repository import GitCommandFailed
+from perf_selector.collectors.submodules import SubmoduleCheckouts, check_out_submodules
 
 if TYPE_CHECKING:
-    from collectors.repository import Repository
+    from perf_selector.collectors.repository import Repository
 
 
 OK, FAILED = "ok", "failed"

@@ -23,13 +23,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from collectors.arrow_rows import table_of_rows
+from perf_selector.collectors.arrow_rows import table_of_rows
 
-from collectors.code_image import CodeImage
-from collectors.errors import BinaryError
-from collectors.symbols import demangle, function_key, keys_by_demangled_name
-from collectors.frameworks.base import TimedLoop  # noqa: F401 - where the runner's callers have it
-from collectors.run_context import tool_path
+from perf_selector.collectors.code_image import CodeImage
+from perf_selector.collectors.errors import BinaryError
+from perf_selector.collectors.symbols import demangle, function_key, keys_by_demangled_name
+from perf_selector.collectors.frameworks.base import TimedLoop  # noqa: F401 - where the runner's callers have it
+from perf_selector.collectors.run_context import tool_path
 
 PROFILE_COLUMNS = ["function", "object", "in_binary", "calls", "self_instructions", "inclusive_instructions"]
 # Per executed instruction of the binary's functions: its address (as in the ELF file) and

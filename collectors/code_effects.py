@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import iced_x86
 
-from collectors.code_image import CodeImage
+from perf_selector.collectors.code_image import CodeImage
 
 _WRITES = frozenset({iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
                      iced_x86.OpAccess.READ_COND_WRITE})

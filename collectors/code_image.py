@@ -17,12 +17,12 @@ from functools import cached_property
 
 import numpy as np
 
-from collectors.elf_file import read_elf_file
-from collectors.elf_image import (
+from perf_selector.collectors.elf_file import read_elf_file
+from perf_selector.collectors.elf_image import (
     R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT, RELA_DTYPE, STT_FUNC, STT_GNU_IFUNC, STT_OBJECT, SYMBOL_DTYPE, c_string,
 )
-from collectors.errors import BinaryError
-from collectors.symbols import parent_symbol
+from perf_selector.collectors.errors import BinaryError
+from perf_selector.collectors.symbols import parent_symbol
 
 SECTION_DTYPE = np.dtype([("name", "<u4"), ("type", "<u4"), ("flags", "<u8"), ("address", "<u8"), ("offset", "<u8"),
                           ("size", "<u8"), ("link", "<u4"), ("info", "<u4"), ("align", "<u8"), ("entsize", "<u8")])
@@ -148,7 +148,7 @@ class CodeImage:
     @cached_property
     def _plt_names(self) -> dict[int, str]:
         """PLT stub address -> ``name@plt``: the GOT slot each stub jumps through, named by its relocation."""
-        from collectors.decoder import plt_stub_slots
+        from perf_selector.collectors.decoder import plt_stub_slots
         slots = {}
         for header, name in zip(self.headers, self.header_names):
             if name in (".rela.plt", ".rela.dyn") and int(header["link"]) < len(self.headers):

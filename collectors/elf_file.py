@@ -7,7 +7,7 @@ numpy and pandas are still being imported.
 
 from __future__ import annotations
 
-from collectors.errors import BinaryError
+from perf_selector.collectors.errors import BinaryError
 
 
 def read_elf_file(path: str, limit: int = -1) -> bytes:

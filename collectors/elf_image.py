@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from collectors.elf_file import read_elf_file
-from collectors.errors import BinaryError
+from perf_selector.collectors.elf_file import read_elf_file
+from perf_selector.collectors.errors import BinaryError
 
 SHF_ALLOC = 0x2
 SHF_WRITE = 0x1
@@ -193,7 +193,7 @@ class ElfImage:
 
     def _load_plt_names(self) -> None:
         """Name each PLT stub by the GOT slot its indirect jump reads."""
-        from collectors.decoder import plt_stub_slots  # the decoder needs no image; avoid a cycle
+        from perf_selector.collectors.decoder import plt_stub_slots  # the decoder needs no image; avoid a cycle
 
         for section in self.sections:
             if not section.name.startswith(".plt"):

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 
-from collectors.elf_file import read_elf_file
-from collectors.analysis_tables import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
+from perf_selector.collectors.elf_file import read_elf_file
+from perf_selector.collectors.analysis_tables import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
 
 try:
-    from collectors import _native
+    from perf_selector.collectors import _native
 except ImportError:  # installed without a Rust toolchain: the Python implementation runs
     _native = None
 

@@ -28,9 +28,9 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from collectors.arrow_rows import table_of_rows
+from perf_selector.collectors.arrow_rows import table_of_rows
 
-from collectors.callgrind import INSTRUCTION_COLUMNS, normalize_function
+from perf_selector.collectors.callgrind import INSTRUCTION_COLUMNS, normalize_function
 
 PERF_COLUMNS = ["function", "object", "in_binary", "samples", "event", *INSTRUCTION_COLUMNS]
 SCRIPT_FIELDS = "pid,ip,sym,dso"

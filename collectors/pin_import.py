@@ -15,10 +15,10 @@ import os
 
 import pyarrow as pa
 
-from collectors.arrow_rows import table_of_rows
+from perf_selector.collectors.arrow_rows import table_of_rows
 
-from collectors.callgrind import PROFILE_COLUMNS, binary_keys, normalize_function
-from collectors.errors import UserError
+from perf_selector.collectors.callgrind import PROFILE_COLUMNS, binary_keys, normalize_function
+from perf_selector.collectors.errors import UserError
 
 
 def read_proccount(path: str | os.PathLike[str], binary: str | os.PathLike[str] | None = None) -> pa.Table:

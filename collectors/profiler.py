@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from collectors.arrow_rows import concatenated, with_constants
+from perf_selector.collectors.arrow_rows import concatenated, with_constants
 
-from collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, BenchmarkSpec, file_stem
-from collectors.callgrind import INSTRUCTION_COLUMNS, PROFILE_COLUMNS, read_callgrind
-from collectors.perf_profile import perf_command, read_perf, sampling_event
-from collectors.metrics import INSTRUCTIONS as INSTRUCTION_METRIC
+from perf_selector.collectors.benchmark_runner import INSTRUCTIONS, BenchmarkRunner, BenchmarkSpec, file_stem
+from perf_selector.collectors.callgrind import INSTRUCTION_COLUMNS, PROFILE_COLUMNS, read_callgrind
+from perf_selector.collectors.perf_profile import perf_command, read_perf, sampling_event
+from perf_selector.collectors.metrics import INSTRUCTIONS as INSTRUCTION_METRIC
 
 ROW_COLUMNS = ["benchmark", *PROFILE_COLUMNS, "samples", "profiler", "event", "count_kind", *INSTRUCTION_COLUMNS]
 # What a profile's per-instruction counts (and the run total they are shared of) count:

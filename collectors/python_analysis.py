@@ -17,11 +17,11 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-from collectors.address_resolver import AddressResolver, CodeRange, DataRange, References
-from collectors.decoder import Decoder, default_decoder
-from collectors.elf_image import R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT, ElfImage, Symbol
-from collectors.analysis_tables import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
-from collectors.symbols import function_key, has_external_linkage, is_cold_part, parent_symbol, part_kind, reference_name
+from perf_selector.collectors.address_resolver import AddressResolver, CodeRange, DataRange, References
+from perf_selector.collectors.decoder import Decoder, default_decoder
+from perf_selector.collectors.elf_image import R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT, ElfImage, Symbol
+from perf_selector.collectors.analysis_tables import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
+from perf_selector.collectors.symbols import function_key, has_external_linkage, is_cold_part, parent_symbol, part_kind, reference_name
 
 
 def analyse_in_python(path: str | os.PathLike[str], decoder: Decoder | None = None, jobs: int = 1) -> StaticAnalysis:

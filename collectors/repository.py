@@ -16,8 +16,8 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
-from collectors.commit_graph import CommitInfo
-from collectors.errors import UserError
+from perf_selector.collectors.commit_graph import CommitInfo
+from perf_selector.collectors.errors import UserError
 
 # %B is the raw message: its first line is the subject line as written (git's %s folds
 # the first paragraph into one line).  Messages hold no NUL, so NUL separates fields.

@@ -23,9 +23,9 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from collectors.arrow_rows import table_of_rows
-from collectors.errors import UserError
-from collectors.frameworks import RESULTS_FORMATS
+from perf_selector.collectors.arrow_rows import table_of_rows
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.frameworks import RESULTS_FORMATS
 
 if TYPE_CHECKING:
     import pyarrow as pa

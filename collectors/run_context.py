@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from collectors.errors import UserError
-from collectors.slots import claim_slot
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.slots import claim_slot
 
 # A PATH that does not depend on who runs the collection: benchmark commands that need
 # another set `[run] environment` (PATH = ...).  Tools the runner itself starts

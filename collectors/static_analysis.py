@@ -13,10 +13,10 @@ import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from collectors.analysis_tables import FUNCTION_COLUMNS, OBJECT_COLUMNS, StaticAnalysis
+from perf_selector.collectors.analysis_tables import FUNCTION_COLUMNS, OBJECT_COLUMNS, StaticAnalysis
 
 if TYPE_CHECKING:
-    from collectors.decoder import Decoder
+    from perf_selector.collectors.decoder import Decoder
 
 __all__ = ["FUNCTION_COLUMNS", "OBJECT_COLUMNS", "AnalysisInProgress", "StaticAnalysis", "analyse_binary", "content_digest"]
 
@@ -38,12 +38,12 @@ def analyse_binary(path: str | os.PathLike[str], decoder: Decoder | None = None,
     usable binary, including a stripped one without exported functions.
     """
     if decoder is None and _native_wanted():
-        from collectors.native_analysis import analyse_natively
+        from perf_selector.collectors.native_analysis import analyse_natively
 
         analysis = analyse_natively(path)
         if analysis is not None:
             return analysis
-    from collectors.python_analysis import analyse_in_python
+    from perf_selector.collectors.python_analysis import analyse_in_python
 
     return analyse_in_python(path, decoder, jobs)
 
@@ -65,7 +65,7 @@ class AnalysisInProgress:
         self.jobs = jobs  # for the Python implementation, as analyse_binary's
         self._core: Future | None = None
         if _native_wanted():
-            from collectors.native_analysis import run_core
+            from perf_selector.collectors.native_analysis import run_core
 
             executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="selector-analysis")
             self._core = executor.submit(run_core, path)
@@ -75,10 +75,10 @@ class AnalysisInProgress:
         if self._core is not None:
             output = self._core.result()
             if output is not None:
-                from collectors.native_analysis import tabulate
+                from perf_selector.collectors.native_analysis import tabulate
 
                 return tabulate(self.path, output)
-        from collectors.python_analysis import analyse_in_python
+        from perf_selector.collectors.python_analysis import analyse_in_python
 
         return analyse_in_python(self.path, jobs=self.jobs)
 
@@ -89,6 +89,6 @@ def _native_wanted() -> bool:
 
 def content_digest(path: str | os.PathLike[str]) -> str:
     """The digest under which an analysis of this binary can be reused (cheap: no decoding)."""
-    from collectors.elf_image import ElfImage
+    from perf_selector.collectors.elf_image import ElfImage
 
     return ElfImage.load(path).content_digest()

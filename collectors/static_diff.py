@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Union
 
-from collectors.metrics import INSTRUCTIONS
+from perf_selector.collectors.metrics import INSTRUCTIONS
 
 if TYPE_CHECKING:
     import pyarrow as pa

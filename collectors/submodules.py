@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collectors.repository import GitCommandFailed, Repository, submodule_paths
+from perf_selector.collectors.repository import GitCommandFailed, Repository, submodule_paths
 
 
 @dataclass(frozen=True)

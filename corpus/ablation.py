@@ -24,14 +24,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from features.catalogue import STEERING_FEATURES
-from models.evaluation import OPERATING_POINTS
+from perf_selector.features.catalogue import STEERING_FEATURES
+from perf_selector.models.evaluation import OPERATING_POINTS
 
 # groups of features an ablation can take away (features/catalogue.py)
 FEATURE_GROUPS = {"executed": ("executed_changed_share", "predicted_effect", "predicted_effect_size"),
                   "steering": STEERING_FEATURES}
-from selector.store_backtest import run_backtest
-from selector.project_evaluation import cross_project_predictions, load_projects, project_table
+from perf_selector.selector.store_backtest import run_backtest
+from perf_selector.selector.project_evaluation import cross_project_predictions, load_projects, project_table
 
 
 def epochs_caught(predictions: pd.DataFrame) -> str:

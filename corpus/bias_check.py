@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from collectors.run_context import NORMALISED, Perturbation  # noqa: E402
-from selector.config import label_rules, load_config  # noqa: E402
-from selector.perturbed_labels import TABLE, confirm_perturbed  # noqa: E402
-from storage.labels import PairLabeller, history_labels, holds_under, perturbed_effects  # noqa: E402
-from storage.store import Store  # noqa: E402
+from perf_selector.collectors.run_context import NORMALISED, Perturbation  # noqa: E402
+from perf_selector.selector.config import label_rules, load_config  # noqa: E402
+from perf_selector.selector.perturbed_labels import TABLE, confirm_perturbed  # noqa: E402
+from perf_selector.storage.labels import PairLabeller, history_labels, holds_under, perturbed_effects  # noqa: E402
+from perf_selector.storage.store import Store  # noqa: E402
 
 # Three environment sizes by two path lengths; calibration perturbs with others
 # (selector/calibrate.py PERTURBATIONS), so this is a check, not a replay.

@@ -6,7 +6,7 @@
 # make_suite.sh.  The configuration used is a copy in WORKDIR with the suite's path made
 # absolute and put in place of SUITE_DIR, the placeholder by which a build command names
 # a driver kept in the suite (the tool fills placeholders into benchmark commands only).
-# SELECTOR names the command to run (default `selector`), e.g. "python3 -m selector" to run
+# SELECTOR names the command to run (default `selector`), e.g. "python3 -m perf_selector" to run
 # the code PYTHONPATH points at.
 # Usage: corpus/collect.sh PROJECT [WORKDIR]      (PROJECT: lz4, zlib, cjson, yyjson, libdeflate, zstd, pcre2, libjpeg-turbo, git, leveldb, snappy, quickjs, nlohmann-json, mbedtls, zlib-timed;
 #        WORKDIR default ./PROJECT, where corpus/evaluate.sh looks for it)

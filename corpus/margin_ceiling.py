@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from features.catalogue import FEATURE_NAMES, STEERING_FEATURES
-from selector.project_evaluation import method4_test_tuples, load_projects
-from models.decision import executed_rule_scores
+from perf_selector.features.catalogue import FEATURE_NAMES, STEERING_FEATURES
+from perf_selector.selector.project_evaluation import method4_test_tuples, load_projects
+from perf_selector.models.decision import executed_rule_scores
 
 MARGIN = 0.10
 # distance in commits or days and a benchmark's noise say nothing of what a commit changed

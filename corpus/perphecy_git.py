@@ -29,7 +29,7 @@ LEARNED = ("random-forest", "svm", "xgboost", "logistic")
 
 
 def backtest(work: Path, method: str, models: str, out: Path, *extra: str) -> dict:
-    command = [sys.executable, "-m", "selector", "backtest", "--repo", str(work / work.name), "--config",
+    command = [sys.executable, "-m", "perf_selector", "backtest", "--repo", str(work / work.name), "--config",
                str(work / "selector.toml"), "--store", str(work / "store"), "--method", method, "--models", models,
                "--scope", "both", "--no-tracking", "--no-report", "--out", str(out / method), "--format", "json", *extra]
     print(f"backtest --method {method} ...", file=sys.stderr, flush=True)
@@ -47,7 +47,7 @@ def shipped(work: Path, out: Path, others: list[Path]) -> list[dict]:
     stores), the model trained as shipped on them alone (`--held-out`), as a model trained
     without this project would decide."""
     held_out = ["--held-out", *map(str, others)] if others else []
-    command = [sys.executable, "-m", "selector", "evaluate", "--shipped", *held_out,
+    command = [sys.executable, "-m", "perf_selector", "evaluate", "--shipped", *held_out,
                f"{work / 'store'}={work / 'selector.toml'}", "--out", str(out / "shipped"), "--format", "json"]
     print("evaluate --shipped ...", file=sys.stderr, flush=True)
     result = subprocess.run(command, capture_output=True, text=True)

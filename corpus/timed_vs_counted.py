@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from storage.store import Store  # noqa: E402
+from perf_selector.storage.store import Store  # noqa: E402
 
 KEY = ("new", "old", "benchmark")
 
@@ -56,8 +56,8 @@ def main() -> None:
 
 def collected_labels(store: Store, config_path: Path) -> dict[tuple, dict]:
     """The timed store's labels as its collection made them: its confirmations left out."""
-    from selector.config import label_rules, load_config
-    from storage.labels import history_labels
+    from perf_selector.selector.config import label_rules, load_config
+    from perf_selector.storage.labels import history_labels
 
     if not config_path.is_file():
         raise SystemExit(f"{config_path}: no selector.toml for the timed store (--config)")

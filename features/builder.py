@@ -20,23 +20,23 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collectors.build_config import build_changed
-from collectors.errors import BinaryError
-from features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
-from features.executed_code import INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change
-from features.steering import (
+from perf_selector.collectors.build_config import build_changed
+from perf_selector.collectors.errors import BinaryError
+from perf_selector.features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
+from perf_selector.features.executed_code import INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change
+from perf_selector.features.steering import (
     NO_STEERING, Steering, changed_constant_fields, largest_inclusive_share, names_cpu_features, reader_share,
     runs_changed_constant,
 )
-from storage.history import History, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
-from collectors.metrics import INSTRUCTIONS as INSTRUCTION_METRIC
+from perf_selector.storage.history import History, group_indices, group_pair_indices, measured_runs, name_codes, pair_codes
+from perf_selector.collectors.metrics import INSTRUCTIONS as INSTRUCTION_METRIC
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from collectors.block_diff import Region
-    from collectors.code_effects import CodeEffects
-    from collectors.code_image import CodeImage
+    from perf_selector.collectors.block_diff import Region
+    from perf_selector.collectors.code_effects import CodeEffects
+    from perf_selector.collectors.code_image import CodeImage
 
 ALLOCATOR_CALLEES = frozenset(ALLOCATORS | {f"{name}@plt" for name in ALLOCATORS})
 PROFILE_VALUES = ("calls", "self_instructions", "inclusive_instructions", "samples")
@@ -345,7 +345,7 @@ class FeatureBuilder:
                              benchmark: str) -> float:
         """The share of the run in reached functions (other than the changed code) that read a struct field
         at an offset an executed changed constant is stored to (decoded in `known`'s binary)."""
-        from collectors.code_effects import overlaps
+        from perf_selector.collectors.code_effects import overlaps
 
         stored = frozenset().union(*(changed_constant_fields(function) for function in functions))
         if not stored:
@@ -358,7 +358,7 @@ class FeatureBuilder:
 
     def _field_loads(self, commit: str, code: int) -> tuple[tuple[int, int], ...]:
         """The struct fields the function reads in `commit`'s binary (none when it is not at hand)."""
-        from collectors.code_effects import field_loads
+        from perf_selector.collectors.code_effects import field_loads
 
         key = (commit, code)
         if key not in self._loads:
@@ -429,7 +429,7 @@ class FeatureBuilder:
         return self._effects[key]
 
     def _decode_effects(self, commit: str, code: int) -> CodeEffects | None:
-        from collectors.code_effects import code_effects  # imported here, as the block alignment is
+        from perf_selector.collectors.code_effects import code_effects  # imported here, as the block alignment is
 
         located = self._function_code(commit, code)
         if located is None:
@@ -479,7 +479,7 @@ class FeatureBuilder:
     def _function_code(self, commit: str, code: int) -> tuple[CodeImage, list[tuple[int, int]]] | None:
         """The binary of `commit` and the (address, size) of the function's parts in it, or None
         when the binary, the function or its parts' addresses are not at hand."""
-        from collectors.block_diff import load_image
+        from perf_selector.collectors.block_diff import load_image
 
         binaries = self.history.binaries
         row = self._function_row(commit, code)
@@ -516,7 +516,7 @@ class FeatureBuilder:
 
     def _align(self, new: str, old: str, code: int) -> list[Region] | None:
         # imported here: decoding instructions costs a push only when a changed function was reached
-        from collectors.block_diff import changed_regions
+        from perf_selector.collectors.block_diff import changed_regions
 
         try:
             old_code, new_code = self._function_code(old, code), self._function_code(new, code)
@@ -554,7 +554,7 @@ class FeatureBuilder:
         :meth:`view`), with the label when one is stored."""
         import pandas as pd
 
-        from features.tuples import TUPLE_KEYS
+        from perf_selector.features.tuples import TUPLE_KEYS
 
         profiled = tuples["profiled"] if "profiled" in tuples else [None] * len(tuples)
         keys = tuples[[*TUPLE_KEYS, "hops"]].itertuples(index=False)

@@ -21,9 +21,9 @@ from typing import Callable
 
 import numpy as np
 
-from features.executed_code import NO_CHANGE, ExecutedChange
-from features.steering import NO_STEERING, Steering
-from collectors.metrics import INSTRUCTIONS
+from perf_selector.features.executed_code import NO_CHANGE, ExecutedChange
+from perf_selector.features.steering import NO_STEERING, Steering
+from perf_selector.collectors.metrics import INSTRUCTIONS
 
 TOP_N = 10  # "the hottest functions": how many count as hot
 RECENT_LABELS = 10  # how many earlier labels of a benchmark make its recent history

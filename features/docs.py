@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from features import catalogue
+from perf_selector.features import catalogue
 
 HEADER = """# Features
 

@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from collectors.metrics import INSTRUCTIONS as INSTRUCTION_METRIC
+from perf_selector.collectors.metrics import INSTRUCTIONS as INSTRUCTION_METRIC
 
 if TYPE_CHECKING:
-    from collectors.block_diff import Region
+    from perf_selector.collectors.block_diff import Region
 
 # The profile's `count_kind` (collectors/profiler.py writes it; absent from older stores)
 INSTRUCTIONS, SAMPLES = INSTRUCTION_METRIC.name, "samples"

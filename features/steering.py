@@ -33,7 +33,7 @@ from typing import Iterable
 
 import numpy as np
 
-from features.executed_code import FunctionChange, counts_at
+from perf_selector.features.executed_code import FunctionChange, counts_at
 
 # Symbols through which compiled code reads what the CPU supports
 CPU_FEATURE_SYMBOLS = frozenset({

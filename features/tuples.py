@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from storage.history import History, closest_pairs  # the pairing rule lives with the history: labels use it too
+from perf_selector.storage.history import History, closest_pairs  # the pairing rule lives with the history: labels use it too
 
 __all__ = ["TUPLE_KEYS", "ancestor_pairs", "ancestors", "closest_pairs", "closest_tuples"]
 

@@ -26,12 +26,12 @@ from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
 from sklearn.model_selection import GridSearchCV, LeaveOneGroupOut, StratifiedKFold, TimeSeriesSplit
 
-from features.scaling import distance_weights
-from models.design import design_matrix
-from models.evaluation import RUN_EVERYTHING, operating_threshold, worst_group_threshold
-from models.names import SCOPES
-from models.registry import ModelSpec, fit_model, model_spec, positive_scores
-from models.sampling import Plan
+from perf_selector.features.scaling import distance_weights
+from perf_selector.models.design import design_matrix
+from perf_selector.models.evaluation import RUN_EVERYTHING, operating_threshold, worst_group_threshold
+from perf_selector.models.names import SCOPES
+from perf_selector.models.registry import ModelSpec, fit_model, model_spec, positive_scores
+from perf_selector.models.sampling import Plan
 
 PREDICTION_COLUMNS = ["model", "scope", "epoch", "new", "old", "benchmark", "hops", "label", "score", "threshold", "run", "cost"]
 

@@ -25,9 +25,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from models.binary_labels import BinaryClassifierTags, validate_binary_fit
-from models.design import any_positive
-from models.names import EXECUTED_CHANGE_COLUMNS  # noqa: F401 - re-exported
+from perf_selector.models.binary_labels import BinaryClassifierTags, validate_binary_fit
+from perf_selector.models.design import any_positive
+from perf_selector.models.names import EXECUTED_CHANGE_COLUMNS  # noqa: F401 - re-exported
 
 REACHED_CHANGE_COLUMNS = (
     "top_changed_rank_by_instructions",

@@ -25,8 +25,10 @@ push path); everything else loads the skops files.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -36,18 +38,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from models.portable import BORDERLINE, PortableModel, export_onnx
+from perf_selector.models.portable import BORDERLINE, PortableModel, export_onnx
 
 if TYPE_CHECKING:
-    from models.backtest import FittedModel
+    from perf_selector.models.backtest import FittedModel
 
 BUNDLE_FORMAT = 1
 MANIFEST = "manifest.json"
 # Everything a trained model may contain beyond what skops trusts by default.
 TRUSTED_TYPES = frozenset({
-    "models.baselines.AlwaysRun", "models.baselines.HistoryOnly", "models.baselines.ReachedChanged",
-    "models.baselines.PredictedEffect", "models.effect.EffectBound",
-    "models.perphecy.PerphecyPredictor", "models.registry.BalancedXGBClassifier", "models.registry.PlattSVC",
+    "perf_selector.models.baselines.AlwaysRun", "perf_selector.models.baselines.HistoryOnly", "perf_selector.models.baselines.ReachedChanged",
+    "perf_selector.models.baselines.PredictedEffect", "perf_selector.models.effect.EffectBound",
+    "perf_selector.models.perphecy.PerphecyPredictor", "perf_selector.models.registry.BalancedXGBClassifier", "perf_selector.models.registry.PlattSVC",
     "sklearn.tree._tree.Tree", "xgboost.core.Booster",
 })
 
@@ -91,7 +93,7 @@ class Bundle:
     def score_rows(self, entry: BundleEntry, features: np.ndarray, benchmarks: list[str], feature_names: list[str]) -> np.ndarray:
         """The entry's probability of a change for each row of features (`feature_names` order,
         which need not be the bundle's: the model's columns are picked by name) of the given benchmarks."""
-        from models.design import model_inputs
+        from perf_selector.models.design import model_inputs
 
         return self.positive_scores(entry, model_inputs(features, benchmarks, feature_names, entry.columns))
 
@@ -115,7 +117,7 @@ class Bundle:
             self.estimators[entry.file] = model
         import pandas as pd
 
-        from models.registry import positive_scores
+        from perf_selector.models.registry import positive_scores
 
         # the estimators were fitted on DataFrames: they are scored on one, with its column names
         return positive_scores(model, X if isinstance(X, pd.DataFrame) else pd.DataFrame(X, columns=entry.columns))
@@ -250,7 +252,7 @@ def _check_seal(directory: Path, manifest_path: Path, text: bytes) -> None:
 
 def _check_entry(manifest_path: Path, entry: BundleEntry, feature_names: list[str]) -> None:
     """A sealed manifest can still be one written by hand: refuse what training never writes."""
-    from models.design import BENCHMARK_PREFIX
+    from perf_selector.models.design import BENCHMARK_PREFIX
 
     where = f"{manifest_path}: the {entry.benchmark or 'pooled'} model"
     if not isinstance(entry.threshold, (int, float)) or not 0.0 <= entry.threshold <= 1.0:
@@ -288,16 +290,57 @@ def _load_model(path: Path):
     import skops.io as sio
 
     try:
-        untrusted = set(sio.get_untrusted_types(file=path))
+        data = _in_this_layout(path.read_bytes())
+        untrusted = set(sio.get_untrusted_types(data=data))
     except Exception as error:  # skops raises many kinds on a malformed archive
         raise BundleError(f"{path}: not a readable model file ({error})") from None
     unexpected = untrusted - TRUSTED_TYPES
     if unexpected:
         raise BundleError(f"{path}: holds object types this tool never writes ({', '.join(sorted(unexpected))}); refused")
     try:
-        return sio.load(path, trusted=sorted(untrusted))
+        return sio.loads(data, trusted=sorted(untrusted))
     except Exception as error:
         raise BundleError(f"{path}: could not be loaded ({error})") from None
+
+
+# Bundles written before the one install namespace name our classes by their top-level
+# modules ("perf_selector.models.perphecy"); skops would import that name, which may be a user's own
+# `models` package.  Their archives are read as if written now (perf_selector.models...),
+# after the bundle's digests were checked on the file as it is.
+_OLD_LAYOUT = re.compile(r"^(collectors|storage|features|models|selector)(\.|$)")
+
+
+def _in_this_layout(data: bytes) -> bytes:
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        schema = json.loads(archive.read("schema.json"))
+        if not _names_old_modules(schema):
+            return data
+        rewritten = io.BytesIO()
+        with zipfile.ZipFile(rewritten, "w", compression=zipfile.ZIP_DEFLATED) as copy:
+            for item in archive.infolist():
+                content = archive.read(item)
+                if item.filename == "schema.json":
+                    content = json.dumps(_renamed_modules(schema)).encode()
+                copy.writestr(item, content)
+    return rewritten.getvalue()
+
+
+def _names_old_modules(node) -> bool:
+    if isinstance(node, dict):
+        return any((key == "__module__" and isinstance(value, str) and _OLD_LAYOUT.match(value))
+                   or _names_old_modules(value) for key, value in node.items())
+    return isinstance(node, list) and any(_names_old_modules(item) for item in node)
+
+
+def _renamed_modules(node):
+    if isinstance(node, dict):
+        return {key: (f"perf_selector.{value}" if key == "__module__" and isinstance(value, str)
+                      and _OLD_LAYOUT.match(value) else _renamed_modules(value)) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_renamed_modules(item) for item in node]
+    return node
 
 
 def _file_stem(benchmark: str | None) -> str:

@@ -27,9 +27,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from features.catalogue import FEATURE_NAMES
-from models.design import any_positive
-from models.names import EXECUTED_CHANGE_COLUMNS, STEPPING_ASIDE_RULE, WITHIN_RULE
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.models.design import any_positive
+from perf_selector.models.names import EXECUTED_CHANGE_COLUMNS, STEPPING_ASIDE_RULE, WITHIN_RULE
 
 BUILD_CONFIG_CHANGED = FEATURE_NAMES.index("build_config_changed")
 PREDICTED_EFFECT = FEATURE_NAMES.index("predicted_effect")

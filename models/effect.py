@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from models.binary_labels import BinaryClassifierTags, validate_binary_fit
+from perf_selector.models.binary_labels import BinaryClassifierTags, validate_binary_fit
 
 
 class EffectBound(BinaryClassifierTags, ClassifierMixin, BaseEstimator):

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from models.names import OPERATING_POINTS
+from perf_selector.models.names import OPERATING_POINTS
 
 RUN_EVERYTHING = -np.inf  # the threshold when training holds no positive: when in doubt, run
 # How the threshold is placed on the training positives' (out-of-fold) scores (OPERATING_POINTS):

@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from models.binary_labels import BinaryClassifierTags, validate_binary_fit
+from perf_selector.models.binary_labels import BinaryClassifierTags, validate_binary_fit
 
 # Perphecy Table 6.2, in the catalogue's names
 PERPHECY_INDICATORS = (

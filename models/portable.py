@@ -40,8 +40,8 @@ def export_onnx(estimator, X) -> bytes | None:
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import MaxAbsScaler
 
-    from models.effect import EffectBound
-    from models.perphecy import PerphecyPredictor
+    from perf_selector.models.effect import EffectBound
+    from perf_selector.models.perphecy import PerphecyPredictor
 
     if isinstance(estimator, (PerphecyPredictor, EffectBound)):
         expected = _sklearn_scores(estimator, X)
@@ -78,7 +78,7 @@ def _convert(classifier, features: int):
     from onnxmltools.convert.xgboost.operator_converters.XGBoost import convert_xgboost
     from xgboost import XGBClassifier
 
-    from models.registry import BalancedXGBClassifier
+    from perf_selector.models.registry import BalancedXGBClassifier
 
     for kind in (XGBClassifier, BalancedXGBClassifier):
         update_registered_converter(
@@ -200,7 +200,7 @@ def effect_onnx(model):
 
 
 def _sklearn_scores(estimator, X: np.ndarray) -> np.ndarray | None:
-    from models.registry import positive_scores
+    from perf_selector.models.registry import positive_scores
 
     classes = list(estimator.classes_)
     if len(classes) != 2 or True not in classes and 1 not in classes:

@@ -23,11 +23,11 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted, validate_data
 from xgboost import XGBClassifier
 
-from models.names import MODEL_NAMES
-from models.binary_labels import BinaryClassifierTags, validate_binary_fit
-from models.baselines import EXECUTED_CHANGE_COLUMNS, AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
-from models.effect import EffectBound
-from models.perphecy import EXTENDED_INDICATORS, PerphecyPredictor
+from perf_selector.models.names import MODEL_NAMES
+from perf_selector.models.binary_labels import BinaryClassifierTags, validate_binary_fit
+from perf_selector.models.baselines import EXECUTED_CHANGE_COLUMNS, AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
+from perf_selector.models.effect import EffectBound
+from perf_selector.models.perphecy import EXTENDED_INDICATORS, PerphecyPredictor
 
 
 class PlattSVC(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
@@ -140,7 +140,7 @@ MODELS: dict[str, ModelSpec] = {
     )
 }
 DEFAULT_MODELS = tuple(MODELS)
-assert DEFAULT_MODELS == MODEL_NAMES, "models.names.MODEL_NAMES must list the registry's models"
+assert DEFAULT_MODELS == MODEL_NAMES, "perf_selector.models.names.MODEL_NAMES must list the registry's models"
 
 
 def model_spec(name: "str | ModelSpec") -> ModelSpec:

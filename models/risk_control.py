@@ -28,7 +28,7 @@ from typing import Mapping
 
 import numpy as np
 
-from models.evaluation import RUN_EVERYTHING
+from perf_selector.models.evaluation import RUN_EVERYTHING
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold
 
-from storage.history import History
-from features.tuples import TUPLE_KEYS, ancestors, closest_pairs
+from perf_selector.storage.history import History
+from perf_selector.features.tuples import TUPLE_KEYS, ancestors, closest_pairs
 
 METHODS = ("method4", "method1", "method2", "method3", "kfold", "full")
 TUPLE_COLUMNS = [*TUPLE_KEYS, "hops"]

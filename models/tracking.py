@@ -103,7 +103,7 @@ def log_run(
 def _log_model(mlflow, name: str, estimator) -> None:
     import mlflow.sklearn
 
-    from models.bundle import TRUSTED_TYPES
+    from perf_selector.models.bundle import TRUSTED_TYPES
 
     mlflow.sklearn.log_model(
         estimator, name=name, serialization_format="skops", skops_trusted_types=sorted(TRUSTED_TYPES),

@@ -1,3 +1,3 @@
-from selector.cli import main
+from perf_selector.selector.cli import main
 
 main()

@@ -9,11 +9,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence
 
-from collectors.errors import UserError
-from models.backtest import BacktestResult
-from selector.config import Config
-from selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest, track_backtest
-from storage.store import Store
+from perf_selector.collectors.errors import UserError
+from perf_selector.models.backtest import BacktestResult
+from perf_selector.selector.config import Config
+from perf_selector.selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest, track_backtest
+from perf_selector.storage.store import Store
 
 
 @dataclass
@@ -41,8 +41,8 @@ def backtest_store(store: Store, config: Config, method: str = "method4", option
     replayed (`replay`: replay.json beside them, for the report's timeline), the HTML report
     drawn and an MLflow run logged (`tracking`: (tracking URI, artifact root), or None).
     `on_step` hears each step, `on_fits` the number of fits to come, `progress` each fit done."""
-    from models.backtest import count_fits
-    from models.names import MODEL_NAMES
+    from perf_selector.models.backtest import count_fits
+    from perf_selector.models.names import MODEL_NAMES
 
     models = list(models or MODEL_NAMES)
     on_step("building tuples and features")
@@ -63,7 +63,7 @@ def backtest_store(store: Store, config: Config, method: str = "method4", option
         replay_into(directory, store, config, data, document)
     written = None
     if report:
-        from selector.report import write_report
+        from perf_selector.selector.report import write_report
 
         on_step("drawing the report")
         written = write_report(directory)
@@ -76,7 +76,7 @@ def replay_into(directory: Path, store: Store, config: Config, data: EvaluationD
     backtest's benchmarks; when it cannot be, a note in results.json says why instead."""
     import json
 
-    from selector.replay import save_timeline
+    from perf_selector.selector.replay import save_timeline
 
     name = Path(store.root).resolve().parent.name if store.location == store.root else str(store.location)
     try:

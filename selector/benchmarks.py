@@ -11,10 +11,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
-from collectors.benchmark_suite import discover
-from collectors.run_context import RunContext
-from selector.config import Config, benchmark_specs, context_settings, suite_specs
+from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
+from perf_selector.collectors.benchmark_suite import discover
+from perf_selector.collectors.run_context import RunContext
+from perf_selector.selector.config import Config, benchmark_specs, context_settings, suite_specs
 
 
 @dataclass

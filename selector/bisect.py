@@ -17,17 +17,17 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from collectors.commit_graph import closest_ancestor
-from collectors.benchmark_suite import member_name, suite_of
-from collectors.errors import UserError
-from collectors.repository import Repository
-from selector.config import Config
-from selector.function_names import readable
-from storage.store import Store
+from perf_selector.collectors.commit_graph import closest_ancestor
+from perf_selector.collectors.benchmark_suite import member_name, suite_of
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.repository import Repository
+from perf_selector.selector.config import Config
+from perf_selector.selector.function_names import readable
+from perf_selector.storage.store import Store
 
 if TYPE_CHECKING:
-    from collectors.commit_graph import CommitInfo
-    from selector.collect import CollectSummary
+    from perf_selector.collectors.commit_graph import CommitInfo
+    from perf_selector.selector.collect import CollectSummary
 
     # builds commits (the configuration given, no benchmarks) into the store: (config, commits, jobs) -> summary
     BuildMissing = Callable[[Config, list[CommitInfo], int], CollectSummary]
@@ -47,12 +47,12 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
     """Rank the commits between `good` and `bad`.  Missing commits are built by `build`
     (the CLI's shows a progress bar; default: :func:`selector.collect.collect`, quietly);
     `on_step` hears each later step as it starts."""
-    from features.builder import FeatureBuilder
-    from features.catalogue import FEATURE_NAMES
-    from models.bundle import BundleError, load_bundle
-    from selector.collect import collect
-    from storage.history import load_history
-    from selector.selection import drivers
+    from perf_selector.features.builder import FeatureBuilder
+    from perf_selector.features.catalogue import FEATURE_NAMES
+    from perf_selector.models.bundle import BundleError, load_bundle
+    from perf_selector.selector.collect import collect
+    from perf_selector.storage.history import load_history
+    from perf_selector.selector.selection import drivers
 
     build = build or (lambda config, commits, jobs: collect(top, config, store, commits, jobs=jobs))
 

@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from selector.survey import MAKEFILES, Candidate, Survey
+from perf_selector.selector.survey import MAKEFILES, Candidate, Survey
 
 JOBS = "-j$(nproc)"  # the build command runs in a shell
 

@@ -18,8 +18,8 @@ import shlex
 import subprocess
 from pathlib import Path, PurePosixPath
 
-from selector.machine import FAIL, OK, WARN, Finding
-from selector.survey import MAKEFILES, make_rules
+from perf_selector.selector.machine import FAIL, OK, WARN, Finding
+from perf_selector.selector.survey import MAKEFILES, make_rules
 
 CHECK = "build target"
 DRY_RUN_SECONDS = 60

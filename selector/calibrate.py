@@ -42,17 +42,17 @@ from typing import Callable
 import pandas as pd
 import pyarrow as pa
 
-from collectors.metrics import is_count, metric_unit
-from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec, file_stem, run_folder_prefix, sweep_run_folders
-from collectors.builds import OK, BuildFailed, Worktree, run_build
-from collectors.run_context import Perturbation, RunContext
-from collectors.errors import UserError
-from collectors.repository import Repository
-from selector.benchmarks import build_benchmarks
-from selector.config import Config, context_settings, has_benchmarks, label_rules, require_suite
-from storage.history import built_commits
-from storage.labels import drift_quantile, fewest_decisive_runs, label_paired, label_pair, label_spread, near_exact, update_labels
-from storage.store import Store
+from perf_selector.collectors.metrics import is_count, metric_unit
+from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec, file_stem, run_folder_prefix, sweep_run_folders
+from perf_selector.collectors.builds import OK, BuildFailed, Worktree, run_build
+from perf_selector.collectors.run_context import Perturbation, RunContext
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.repository import Repository
+from perf_selector.selector.benchmarks import build_benchmarks
+from perf_selector.selector.config import Config, context_settings, has_benchmarks, label_rules, require_suite
+from perf_selector.storage.history import built_commits
+from perf_selector.storage.labels import drift_quantile, fewest_decisive_runs, label_paired, label_pair, label_spread, near_exact, update_labels
+from perf_selector.storage.store import Store
 
 
 FIRST_ROUNDS = 2  # a first collection's calibration (collect does it when the store has none)
@@ -224,7 +224,7 @@ def _clock_change(spec: BenchmarkSpec, config: Config, checkout: Path, suite, wo
     at full speed (libfaketime): 0 for a benchmark whose work does not depend on the clock; a
     harness that loops until a time has passed runs more iterations.  Without libfaketime the
     check cannot run: 0."""
-    from collectors.run_context import SLOW_CLOCK, TRUE_CLOCK, faketime_library
+    from perf_selector.collectors.run_context import SLOW_CLOCK, TRUE_CLOCK, faketime_library
 
     if faketime_library() is None:
         return 0.0

@@ -16,8 +16,8 @@ import sys
 
 import click
 
-from collectors.errors import UserError
-from selector.commands.common import exit_without_teardown, exits_without_teardown
+from perf_selector.collectors.errors import UserError
+from perf_selector.selector.commands.common import exit_without_teardown, exits_without_teardown
 
 # command name -> (module of selector/commands/, the click command it defines)
 COMMANDS = {
@@ -43,7 +43,7 @@ class _Group(click.Group):
         if name not in COMMANDS:
             return None
         module, command = COMMANDS[name]
-        return getattr(importlib.import_module(f"selector.commands.{module}"), command)
+        return getattr(importlib.import_module(f"perf_selector.selector.commands.{module}"), command)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -56,7 +56,7 @@ class _Group(click.Group):
             exit_without_teardown()
             ctx.exit(error.exit_status)
         except ModuleNotFoundError as error:
-            from selector.extras import missing_extra_error
+            from perf_selector.selector.extras import missing_extra_error
 
             missing = missing_extra_error(error, f"selector {ctx.invoked_subcommand}")
             if missing is None:

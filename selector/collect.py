@@ -24,35 +24,35 @@ from typing import Callable, Iterable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collectors.arrow_rows import concatenated, table_of_rows, with_constants
-from collectors.benchmark_runner import (
+from perf_selector.collectors.arrow_rows import concatenated, table_of_rows, with_constants
+from perf_selector.collectors.benchmark_runner import (
     INSTRUCTIONS, BenchmarkRunner, metric_unit, names_checkout, run_folder_prefix, sweep_run_folders,
 )
-from collectors.child_processes import die_with_parent
-from collectors.build_config import commit_config, kind_of
-from collectors.builds import (
+from perf_selector.collectors.child_processes import die_with_parent
+from perf_selector.collectors.build_config import commit_config, kind_of
+from perf_selector.collectors.builds import (
     OK, CompilerCache, Worktree, changes_only, find_compiler_cache, place_binary, run_build, toolchain_version,
 )
-from collectors.errors import UserError
-from collectors.commit_graph import CommitInfo
-from collectors.repository import GitCommandFailed, Repository
-from collectors.host import host_facts
-from collectors.run_context import RunContext
-from collectors.profiler import profile_suite
-from collectors.static_analysis import analyse_binary, content_digest
-from storage.history import benchmarks_in, built_commits, measured_runs
-from collectors.benchmark_suite import suite_of
-from selector.benchmarks import BuildBenchmarks, build_benchmarks
-from selector.machine_lock import machine_lock as _machine_lock
-from selector.config import (Config, benchmark_specs, configured_metrics, context_settings, has_benchmarks, label_rules,
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.commit_graph import CommitInfo
+from perf_selector.collectors.repository import GitCommandFailed, Repository
+from perf_selector.collectors.host import host_facts
+from perf_selector.collectors.run_context import RunContext
+from perf_selector.collectors.profiler import profile_suite
+from perf_selector.collectors.static_analysis import analyse_binary, content_digest
+from perf_selector.storage.history import benchmarks_in, built_commits, measured_runs
+from perf_selector.collectors.benchmark_suite import suite_of
+from perf_selector.selector.benchmarks import BuildBenchmarks, build_benchmarks
+from perf_selector.selector.machine_lock import machine_lock as _machine_lock
+from perf_selector.selector.config import (Config, benchmark_specs, configured_metrics, context_settings, has_benchmarks, label_rules,
                              require_suite)
-from storage.labels import LabelSummary, store_history_labels, update_labels
-from selector.perturbed_labels import PerturbedSummary, confirm_perturbed
-from selector.measurement_reuse import (
+from perf_selector.storage.labels import LabelSummary, store_history_labels, update_labels
+from perf_selector.selector.perturbed_labels import PerturbedSummary, confirm_perturbed
+from perf_selector.selector.measurement_reuse import (
     ReuseContext, complete_benchmarks, copy_reused, copy_runs, identity_lock, plan_reuse, record_owners,
     reuse_context, why_not_reusable,
 )
-from storage.store import Store
+from perf_selector.storage.store import Store
 
 SKIPPED = "stored"  # already in the store from an earlier run
 
@@ -510,7 +510,7 @@ def _store_runs(store: Store, sha: str, measurements: pa.Table, profile_rows: pa
 def _run_suite(sha: str, config: Config, specs: list, checkout: Path, suite: Path | None, outcome: CommitOutcome,
                timing: bool, imported: pa.Table | None) -> tuple[pa.Table, pa.Table, dict[str, str]]:
     """Measurements, profile rows and profile failures of running (or importing) `specs`."""
-    from collectors.profiler import ROW_COLUMNS
+    from perf_selector.collectors.profiler import ROW_COLUMNS
 
     if not specs:
         return pa.table({}), table_of_rows([], [*ROW_COLUMNS, "commit", "reused_from"]), {}

@@ -7,13 +7,13 @@ from pathlib import Path
 import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from collectors.metrics import is_count
-from collectors.builds import describe_failure
-from collectors.commit_graph import CommitInfo
-from selector.collect import SKIPPED, CollectSummary, CommitOutcome, collect
-from selector.config import Config
-from storage.store import Store
-from selector.tables import LogProgress, logging_progress, print_json, print_rows, print_table, stderr
+from perf_selector.collectors.metrics import is_count
+from perf_selector.collectors.builds import describe_failure
+from perf_selector.collectors.commit_graph import CommitInfo
+from perf_selector.selector.collect import SKIPPED, CollectSummary, CommitOutcome, collect
+from perf_selector.selector.config import Config
+from perf_selector.storage.store import Store
+from perf_selector.selector.tables import LogProgress, logging_progress, print_json, print_rows, print_table, stderr
 
 
 def run_collection(
@@ -53,9 +53,9 @@ def run_collection(
 def undecidable_labels(config: Config, store: Store) -> list[str]:
     """What collect says before it starts: the benchmarks whose labels it cannot decide as
     configured (neither calibrated exact nor run often enough for the test to reach alpha)."""
-    from collectors.benchmark_suite import suite_of
-    from selector.config import BenchmarkSection, label_rules
-    from storage.labels import exact_benchmarks, fewest_decisive_runs
+    from perf_selector.collectors.benchmark_suite import suite_of
+    from perf_selector.selector.config import BenchmarkSection, label_rules
+    from perf_selector.storage.labels import exact_benchmarks, fewest_decisive_runs
 
     exact = exact_benchmarks(store.read("calibration"), label_rules(config))
     said = []

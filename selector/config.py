@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
-from collectors.errors import UserError
-from collectors.frameworks import NAMES as FRAMEWORK_NAMES, framework
-from collectors.metrics import INSTRUCTIONS, under_callgrind
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.frameworks import NAMES as FRAMEWORK_NAMES, framework
+from perf_selector.collectors.metrics import INSTRUCTIONS, under_callgrind
 
 if TYPE_CHECKING:
-    from collectors.benchmark_runner import BenchmarkSpec
-    from collectors.benchmark_suite import SuiteSpec
-    from collectors.run_context import ContextSettings
-    from storage.labels import LabelRules
+    from perf_selector.collectors.benchmark_runner import BenchmarkSpec
+    from perf_selector.collectors.benchmark_suite import SuiteSpec
+    from perf_selector.collectors.run_context import ContextSettings
+    from perf_selector.storage.labels import LabelRules
 
 CONFIG_NAME = "selector.toml"
 # msgspec rather than pydantic: it validates the same schema, and imports in a fraction
@@ -212,14 +212,14 @@ def require_suite(config: Config) -> None:
 def benchmark_specs(config: Config) -> list[BenchmarkSpec]:
     """The [[benchmark]]s in the form the runner takes (a suite's are found at each commit:
     selector/benchmarks.py)."""
-    from collectors.benchmark_runner import BenchmarkSpec
+    from perf_selector.collectors.benchmark_runner import BenchmarkSpec
 
     return [BenchmarkSpec(**_effective(benchmark)) for benchmark in config.benchmark]
 
 
 def suite_specs(config: Config) -> list[SuiteSpec]:
     """The [[suite]]s in the form discovery takes."""
-    from collectors.benchmark_suite import SuiteSpec
+    from perf_selector.collectors.benchmark_suite import SuiteSpec
 
     specs = []
     for suite in config.suite:
@@ -249,7 +249,7 @@ class BySuite(dict):
         self.by_suite = by_suite
 
     def __missing__(self, benchmark: str) -> str:
-        from collectors.benchmark_suite import suite_of
+        from perf_selector.collectors.benchmark_suite import suite_of
 
         suite = suite_of(benchmark) if isinstance(benchmark, str) else None
         if suite in self.by_suite:
@@ -277,10 +277,10 @@ def benchmark_metrics(config: Config) -> BySuite:
 
 def label_rules(config: Config) -> LabelRules:
     """What labelling (storage.labels) needs of the configuration."""
-    from collectors.benchmark_suite import member_spec
-    from collectors.benchmark_runner import names_checkout
-    from collectors.run_context import LABEL_PERTURBATIONS
-    from storage.labels import LabelRules
+    from perf_selector.collectors.benchmark_suite import member_spec
+    from perf_selector.collectors.benchmark_runner import names_checkout
+    from perf_selector.collectors.run_context import LABEL_PERTURBATIONS
+    from perf_selector.storage.labels import LabelRules
 
     reading = {spec.name for spec in benchmark_specs(config) if names_checkout(spec)}
     reading_suites = {suite.name for suite in suite_specs(config) if names_checkout(member_spec(suite, f"{suite.name}/any"))}
@@ -295,9 +295,9 @@ def label_rules(config: Config) -> LabelRules:
 
 def context_settings(config: Config) -> ContextSettings:
     """What the configuration adds to the benchmarks' normalised run context."""
-    from collectors.run_context import ContextSettings
+    from perf_selector.collectors.run_context import ContextSettings
 
-    from collectors.run_context import fixed_clock
+    from perf_selector.collectors.run_context import fixed_clock
 
     step = config.run.fixed_clock
     clock = None if step is False else fixed_clock(1.0 if step is True else float(step))
@@ -308,7 +308,7 @@ def context_settings(config: Config) -> ContextSettings:
 def default_warmup(metric: str) -> int:
     """Warm-up runs of a benchmark that does not set them: a warm-up primes caches and
     frequency, which moves times but cannot change an instruction count under callgrind."""
-    from collectors.metrics import default_warmup as metric_warmup
+    from perf_selector.collectors.metrics import default_warmup as metric_warmup
 
     return metric_warmup(metric)
 
@@ -347,7 +347,7 @@ def _described(error: msgspec.ValidationError, document: dict) -> str:
 def _benchmark_problem(benchmarks: list[BenchmarkSection]) -> str | None:
     """What the schema cannot say: a metric must be built in or a regex with one group,
     and benchmark names must be unique."""
-    from collectors.benchmark_suite import metric_problem
+    from perf_selector.collectors.benchmark_suite import metric_problem
 
     for position, benchmark in enumerate(benchmarks):
         for key in ("command", "setup"):
@@ -368,7 +368,7 @@ def _repeated(section: str, names: list[str]) -> str | None:
 
 def _suite_problem(suites: list[SuiteSection]) -> str | None:
     """What the schema cannot say of suites: how each framework finds and reads its benchmarks."""
-    from collectors.benchmark_suite import metric_problem
+    from perf_selector.collectors.benchmark_suite import metric_problem
 
     for position, suite in enumerate(suites):
         where = f"suite.{position}"
@@ -430,7 +430,7 @@ def harness_digest(config: Config, benchmark: str) -> str:
     import hashlib
     import json
 
-    from collectors.benchmark_suite import suite_of
+    from perf_selector.collectors.benchmark_suite import suite_of
 
     spec = next((b for b in config.benchmark if b.name == benchmark), None)
     if spec is None and suite_of(benchmark):  # a suite's benchmark: its harness is the suite's

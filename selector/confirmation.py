@@ -41,20 +41,20 @@ from typing import Callable, Sequence
 
 import pyarrow as pa
 
-from collectors.benchmark_runner import (
+from perf_selector.collectors.benchmark_runner import (
     INSTRUCTIONS, WARMUP_REPETITION, BenchmarkRunner, BenchmarkSpec, file_stem, metric_unit, names_checkout,
     run_folder_prefix, sweep_run_folders,
 )
-from collectors.benchmark_suite import discover, member_spec, suite_of
-from collectors.builds import Worktree, place_binary
-from collectors.errors import UserError
-from collectors.host import host_facts
-from collectors.repository import Repository
-from collectors.run_context import NORMALISED, Perturbation, RunContext
-from selector.machine_lock import machine_lock as _machine_lock  # collection's too: one timed session at a time
-from selector.config import Config, benchmark_specs, context_settings, label_rules, require_suite, suite_specs
-from storage.labels import LabelRules, LabelSummary, fewest_decisive_runs, history_labels, update_labels
-from storage.store import Store
+from perf_selector.collectors.benchmark_suite import discover, member_spec, suite_of
+from perf_selector.collectors.builds import Worktree, place_binary
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.host import host_facts
+from perf_selector.collectors.repository import Repository
+from perf_selector.collectors.run_context import NORMALISED, Perturbation, RunContext
+from perf_selector.selector.machine_lock import machine_lock as _machine_lock  # collection's too: one timed session at a time
+from perf_selector.selector.config import Config, benchmark_specs, context_settings, label_rules, require_suite, suite_specs
+from perf_selector.storage.labels import LabelRules, LabelSummary, fewest_decisive_runs, history_labels, update_labels
+from perf_selector.storage.store import Store
 
 # A decided label is borderline when its effect is within this factor of min_effect (either
 # way), or its p-value within this factor of alpha: where drift between sessions could have

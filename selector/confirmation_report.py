@@ -7,12 +7,12 @@ from typing import Sequence
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from selector.config import Config
-from selector.confirmation import (
+from perf_selector.selector.config import Config
+from perf_selector.selector.confirmation import (
     CONFIRMED, PLANNED, SKIPPED, STORED, Candidate, ConfirmSummary, PairOutcome, chosen_specs, confirm,
 )
-from selector.tables import print_json, print_rows, stderr, stdout
-from storage.store import Store
+from perf_selector.selector.tables import print_json, print_rows, stderr, stdout
+from perf_selector.storage.store import Store
 
 
 def run_confirmation(top: Path, config: Config, store: Store, rounds: int | None, max_rounds: int,

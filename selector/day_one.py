@@ -23,14 +23,14 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from features.catalogue import FEATURE_NAMES
-from models.backtest import prediction_frame
-from models.design import design_matrix
-from models.evaluation import score_predictions
-from models.registry import model_spec, positive_scores
-from models.decision import decide_rows
-from selector.project_evaluation import Project
-from selector.tables import records
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.models.backtest import prediction_frame
+from perf_selector.models.design import design_matrix
+from perf_selector.models.evaluation import score_predictions
+from perf_selector.models.registry import model_spec, positive_scores
+from perf_selector.models.decision import decide_rows
+from perf_selector.selector.project_evaluation import Project
+from perf_selector.selector.tables import records
 
 DAY_ONE = "day-one"
 SHIPPED = "shipped"
@@ -69,8 +69,8 @@ def _rule_predictions(rule: str, table: pd.DataFrame) -> pd.DataFrame:
 def held_out_bundle(projects: Sequence[Project], held_out: Project, like, directory: Path):
     """A bundle trained as `like` (the shipped one) was, on every project but `held_out`: what a
     team whose project is not in the corpus would have got on day one."""
-    from models.bundle import load_bundle
-    from selector.project_evaluation import train_cross_project_bundle
+    from perf_selector.models.bundle import load_bundle
+    from perf_selector.selector.project_evaluation import train_cross_project_bundle
 
     settings = like.settings
     train_cross_project_bundle([p for p in projects if p is not held_out], directory, settings.get("model", "perphecy"),

@@ -15,18 +15,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from collectors.build_config import configs_differ
-from collectors.errors import UserError
-from collectors.repository import Repository
-from collectors.static_diff import diff_functions, diff_objects
-from selector.calibrate import calibrate
-from selector.collect_report import report_collection, run_collection
-from selector.config import CONFIG_NAME, load_config
-from selector.function_names import readable
-from selector.sample_history import DEMO_STEPS, make_sample_history
-from storage.store import Store
-from selector.selection_output import print_selection
-from selector.tables import print_json, print_table, records, stderr, stdout
+from perf_selector.collectors.build_config import configs_differ
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.repository import Repository
+from perf_selector.collectors.static_diff import diff_functions, diff_objects
+from perf_selector.selector.calibrate import calibrate
+from perf_selector.selector.collect_report import report_collection, run_collection
+from perf_selector.selector.config import CONFIG_NAME, load_config
+from perf_selector.selector.function_names import readable
+from perf_selector.selector.sample_history import DEMO_STEPS, make_sample_history
+from perf_selector.storage.store import Store
+from perf_selector.selector.selection_output import print_selection
+from perf_selector.selector.tables import print_json, print_table, records, stderr, stdout
 
 
 def run_demo(directory: Path, jobs: int = 2, output_format: str = "text") -> pd.DataFrame:
@@ -92,13 +92,13 @@ def try_commands(project: Path, store: Store, commits) -> list[str]:
 
 def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
     """Backtest, report, train and select, as a user would run them after collecting."""
-    from models.names import MODEL_NAMES
-    from models.tracking import default_tracking
-    from models.evaluation import results_table
-    from selector.backtest_run import backtest_store
-    from selector.store_backtest import track_training
-    from selector.selection import select
-    from selector.training import default_bundle_path, train_bundle
+    from perf_selector.models.names import MODEL_NAMES
+    from perf_selector.models.tracking import default_tracking
+    from perf_selector.models.evaluation import results_table
+    from perf_selector.selector.backtest_run import backtest_store
+    from perf_selector.selector.store_backtest import track_training
+    from perf_selector.selector.selection import select
+    from perf_selector.selector.training import default_bundle_path, train_bundle
 
     tracking_uri, artifacts = default_tracking(Path(store.root))
     with stderr.status("backtesting every model (Method 4, k=5)"):

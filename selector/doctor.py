@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors.frameworks import FRAMEWORKS, framework
-from collectors.metrics import under_callgrind as metric_under_callgrind, uses_valgrind
-from collectors.errors import UserError
-from collectors.repository import Repository
-from selector.config import CONFIG_NAME, Config, configured_metrics, find_config, has_benchmarks, label_rules, load_config
-from selector.build_target import build_target_finding
-from selector.extras import install_hint, missing_modules
-from selector.machine import (FAIL, NOT_NEEDED, NOT_YET, OK, WARN, Finding, build_programs, ccache_finding, perf_finding,
+from perf_selector.collectors.frameworks import FRAMEWORKS, framework
+from perf_selector.collectors.metrics import under_callgrind as metric_under_callgrind, uses_valgrind
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.repository import Repository
+from perf_selector.selector.config import CONFIG_NAME, Config, configured_metrics, find_config, has_benchmarks, label_rules, load_config
+from perf_selector.selector.build_target import build_target_finding
+from perf_selector.selector.extras import install_hint, missing_modules
+from perf_selector.selector.machine import (FAIL, NOT_NEEDED, NOT_YET, OK, WARN, Finding, build_programs, ccache_finding, perf_finding,
                               program_finding, taskset_finding, valgrind_finding)
-from selector.survey import CXX_SUFFIXES
-from storage.labels import near_exact
+from perf_selector.selector.survey import CXX_SUFFIXES
+from perf_selector.storage.labels import near_exact
 
 # Below this share of decided labels, training learns from too few pairs: the undecided
 # ones are dropped, and a benchmark whose labels are mostly undecided is barely learnt.
@@ -46,12 +46,24 @@ def diagnose(repository: Path, config_path: Path | None = None, store_location: 
                  perf_finding(config.profile.tool == "perf", paranoid_path), ccache_finding(),
                  taskset_finding(config.run.cpu), _extra("collect", "calibrate, collect", FAIL),
                  _extra("train", "train (select uses the shipped model without it)", WARN),
-                 _suite_folder(path, config)]
+                 _suite_folder(path, config), *_hook(top)]
     store = _open_store(top, store_location)
     findings += _symbols(top, config, store if not isinstance(store, Finding) else None, binary)
     if isinstance(store, Finding):
         return findings + [store, *_store_progress(None, config)]
     return findings + _store_progress(store, config)
+
+
+def _hook(top: Path) -> list[Finding]:
+    """The pre-push hook, said only when it needs doing again."""
+    from perf_selector.selector.hook import outdated_hook
+
+    hook = outdated_hook(Repository.open(top))
+    if hook is None:
+        return []
+    return [Finding("pre-push hook", FAIL, f"{hook} was written by an older perf-selector and runs a module this "
+                    "version no longer has: every push fails", f"selector hook install --repo {top} (with the options "
+                    "you gave it: --strict, --run-benchmarks, --store)")]
 
 
 def _benchmarks(config: Config) -> Finding:
@@ -99,7 +111,7 @@ def _suite_folder(path: Path, config: Config) -> Finding:
 
 def _open_store(top: Path, store_location: str | None):
     """The store, or the finding that says why there is none to read."""
-    from storage.store import FORMAT_VERSION, Store, StoreError
+    from perf_selector.storage.store import FORMAT_VERSION, Store, StoreError
 
     location = store_location or str(top / ".selector")
     try:
@@ -218,7 +230,7 @@ def _newest_stored_binary(store) -> tuple[Path | None, str]:
 
 def _store_progress(store, config: Config) -> list[Finding]:
     """The store's format and what it holds: calibration, labels, a model."""
-    from storage.store import StoreError
+    from perf_selector.storage.store import StoreError
 
     if store is None:
         tables = {"calibration": None, "labels": None}
@@ -280,8 +292,8 @@ def _model(store) -> Finding:
     """Which model `select` would use (selector/selection.py chooses the same way): the
     project's own bundle, the shipped cross-project model where the own one learnt from
     too few changes or there is none, else no model (every benchmark runs)."""
-    from models.bundle import BundleError, load_bundle
-    from selector.shipped_model import OWN_POSITIVES_NEEDED, shipped_bundle_path
+    from perf_selector.models.bundle import BundleError, load_bundle
+    from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED, shipped_bundle_path
 
     own = Path(store.root) / "models" if store is not None and store.location == store.root else None
     shipped = shipped_bundle_path()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from importlib.util import find_spec
 
-from collectors.errors import UserError
+from perf_selector.collectors.errors import UserError
 
 DISTRIBUTION = "perf-selector"
 

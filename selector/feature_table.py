@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from collectors.errors import UserError
-from features.builder import build_feature_table
-from storage.history import History, benchmarks_in, load_history
-from features.tuples import closest_tuples
-from storage.store import Store
+from perf_selector.collectors.errors import UserError
+from perf_selector.features.builder import build_feature_table
+from perf_selector.storage.history import History, benchmarks_in, load_history
+from perf_selector.features.tuples import closest_tuples
+from perf_selector.storage.store import Store
 
 
 def benchmarks_of(history: History) -> list[str]:

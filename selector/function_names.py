@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from collectors.symbols import clone_suffix, demangle, function_key, parent_symbol, thunk_target, variant_position
+from perf_selector.collectors.symbols import clone_suffix, demangle, function_key, parent_symbol, thunk_target, variant_position
 
 __all__ = ["readable", "shortened", "part_labels"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors.repository import Repository
+from perf_selector.collectors.repository import Repository
 
 COMMENT = "# perf-selector's store (measurements, profiles, models): local, never committed"
 

@@ -18,8 +18,8 @@ import stat
 import sys
 from pathlib import Path
 
-from collectors.builds import describe_failure
-from collectors.errors import UserError
+from perf_selector.collectors.builds import describe_failure
+from perf_selector.collectors.errors import UserError
 
 MARKER = "# installed by perf-selector"
 KEPT = "pre-push.before-selector"
@@ -39,7 +39,7 @@ here=$(dirname "$0")
 if [ -x "$here/{KEPT}" ]; then
     printf '%s\\n' "$input" | "$here/{KEPT}" "$@" || exit $?
 fi
-printf '%s\\n' "$input" | {python} -m selector hook run {options} -- "$@"
+printf '%s\\n' "$input" | {python} -m perf_selector hook run {options} -- "$@"
 """
 
 
@@ -57,6 +57,19 @@ def install(repository, strict: bool = False, run_benchmarks: bool = False, stor
     hook.write_text(hook_script(strict, run_benchmarks, store))
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return hook, kept or (directory / KEPT).exists()
+
+
+# The module a hook written before the one install namespace (perf_selector) runs: that
+# hook fails every push with "No module named selector" until it is installed again.
+OLD_MODULE = "selector"
+
+
+def outdated_hook(repository) -> Path | None:
+    """Our pre-push hook, when an older version wrote it to run a module this one no longer has."""
+    hook = repository.hooks_directory() / "pre-push"
+    if hook.exists() and MARKER in (text := hook.read_text(errors="replace")) and f"-m {OLD_MODULE} hook run" in text:
+        return hook
+    return None
 
 
 def uninstall(repository) -> tuple[Path, bool]:

@@ -16,12 +16,12 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collectors.errors import UserError
-from collectors.metrics import INSTRUCTIONS
-from selector.build_recipes import Recipe, build_recipe
-from selector.config import CONFIG_NAME
-from collectors.frameworks import FRAMEWORKS
-from selector.survey import DRIVER, PROGRAM, Candidate, Survey, survey
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.metrics import INSTRUCTIONS
+from perf_selector.selector.build_recipes import Recipe, build_recipe
+from perf_selector.selector.config import CONFIG_NAME
+from perf_selector.collectors.frameworks import FRAMEWORKS
+from perf_selector.selector.survey import DRIVER, PROGRAM, Candidate, Survey, survey
 
 BUILD_SYSTEM_NAMES = {"cmake": "CMake (CMakeLists.txt)", "meson": "Meson (meson.build)", "make": "make (Makefile)",
                       "autotools": "autotools (configure.ac)", "configure": "a configure script and make"}

@@ -28,17 +28,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from collectors.benchmark_runner import BenchmarkSpec, command_words, expand
-from collectors.elf_image import symbol_table_digest
-from collectors.host import host_facts
-from collectors.arrow_rows import concatenated, with_constants
-from storage.history import not_warmups
+from perf_selector.collectors.benchmark_runner import BenchmarkSpec, command_words, expand
+from perf_selector.collectors.elf_image import symbol_table_digest
+from perf_selector.collectors.host import host_facts
+from perf_selector.collectors.arrow_rows import concatenated, with_constants
+from perf_selector.storage.history import not_warmups
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from selector.config import Config
-    from storage.store import Store
+    from perf_selector.selector.config import Config
+    from perf_selector.storage.store import Store
 
 EXACT_PROFILERS = ("callgrind", "none")  # perf samples differ from run to run
 MEASURED_INDEX = "measured"
@@ -58,9 +58,9 @@ class ReuseContext:
 
 
 def reuse_context(store: Store, config: Config, toolchain: str, enabled: bool = True) -> ReuseContext:
-    from selector.config import BySuite, harness_digest, has_benchmarks
-    from selector.config import label_rules
-    from storage.labels import exact_benchmarks
+    from perf_selector.selector.config import BySuite, harness_digest, has_benchmarks
+    from perf_selector.selector.config import label_rules
+    from perf_selector.storage.labels import exact_benchmarks
 
     if not enabled or not has_benchmarks(config):
         return ReuseContext(False, {}, "", "", toolchain, "")

@@ -31,13 +31,13 @@ from typing import Callable, Sequence
 
 import pyarrow as pa
 
-from collectors.arrow_rows import concatenated, with_constants
-from collectors.builds import Worktree
-from collectors.repository import Repository
-from collectors.run_context import LABEL_PERTURBATIONS, Perturbation
-from selector.config import Config, has_benchmarks, label_rules
-from selector.confirmation import Candidate, NotListed, chosen_specs, current_labels, run_interleaved
-from storage.store import Store
+from perf_selector.collectors.arrow_rows import concatenated, with_constants
+from perf_selector.collectors.builds import Worktree
+from perf_selector.collectors.repository import Repository
+from perf_selector.collectors.run_context import LABEL_PERTURBATIONS, Perturbation
+from perf_selector.selector.config import Config, has_benchmarks, label_rules
+from perf_selector.selector.confirmation import Candidate, NotListed, chosen_specs, current_labels, run_interleaved
+from perf_selector.storage.store import Store
 
 TABLE = "perturbed"
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from features.catalogue import FEATURE_NAMES
-from features.tuples import TUPLE_KEYS
-from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
-from models.decision import decide_by_policy
-from selector.shipped_model import OWN_POSITIVES_NEEDED
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.features.tuples import TUPLE_KEYS
+from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
+from perf_selector.models.decision import decide_by_policy
+from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED
 
 
 def policy_evidence(scores: np.ndarray, thresholds: np.ndarray, features: np.ndarray, labels: np.ndarray,

@@ -26,24 +26,24 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from collectors.errors import UserError
-from features.catalogue import FEATURE_NAMES
-from features.tuples import TUPLE_KEYS
-from models.backtest import PREDICTION_COLUMNS, BacktestResult, FittedModel, measured_effects, prediction_frame, train_one
-from models.design import design_matrix
-from models.evaluation import score_predictions
-from models.registry import model_spec, positive_scores
-from selector.config import Config, load_config
-from selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
-from selector.policy import (
+from perf_selector.collectors.errors import UserError
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.features.tuples import TUPLE_KEYS
+from perf_selector.models.backtest import PREDICTION_COLUMNS, BacktestResult, FittedModel, measured_effects, prediction_frame, train_one
+from perf_selector.models.design import design_matrix
+from perf_selector.models.evaluation import score_predictions
+from perf_selector.models.registry import model_spec, positive_scores
+from perf_selector.selector.config import Config, load_config
+from perf_selector.selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
+from perf_selector.selector.policy import (
     backtest_evidence, feature_rows, features_of, own_model_epochs, policy_evidence, policy_from,
 )
-from models.decision import decide_by_policy, executed_rule_scores, predicted_effect_reaches
-from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
-from models.risk_control import HeldOut, RiskBound, deciding_scores, risk_controlled_threshold
-from selector.shipped_model import OWN_POSITIVES_NEEDED
-from storage.store import Store
-from selector.tables import records
+from perf_selector.models.decision import decide_by_policy, executed_rule_scores, predicted_effect_reaches
+from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
+from perf_selector.models.risk_control import HeldOut, RiskBound, deciding_scores, risk_controlled_threshold
+from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED
+from perf_selector.storage.store import Store
+from perf_selector.selector.tables import records
 
 CROSS_PROJECT = "cross-project"
 OWN_OR_SHIPPED = "own-or-shipped"  # the cross-project model until the project's own has enough changes
@@ -198,7 +198,7 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     bounded by conformal risk control over the projects held out in turn (models.risk_control)
     for a miss rate of 1 - `target_hit_rate`: where no threshold keeps it, the rule decides;
     saved as a bundle (ONNX and skops, manifest, seal) at `directory`."""
-    from models.bundle import save_bundle
+    from perf_selector.models.bundle import save_bundle
 
     training = cross_project_training(projects)
     fitted, X = fit_cross_project(training, model, target_hit_rate, seed, threshold_by_project, operating_point)

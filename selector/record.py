@@ -16,19 +16,19 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collectors.arrow_rows import concatenated
+from perf_selector.collectors.arrow_rows import concatenated
 
-from collectors.builds import find_compiler_cache, toolchain_version
-from collectors.errors import UserError
-from collectors.repository import Repository
-from collectors.result_import import import_results
-from selector.collect import CollectSettings, CommitOutcome, collect_commit
-from collectors.benchmark_suite import kept_by, member_name, suite_of
-from collectors.frameworks import RESULTS_FORMATS, framework
-from collectors.metrics import INSTRUCTIONS
-from selector.config import Config, SuiteSection, label_rules, require_suite, suite_specs
-from storage.labels import LabelSummary, update_labels
-from storage.store import Store
+from perf_selector.collectors.builds import find_compiler_cache, toolchain_version
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.repository import Repository
+from perf_selector.collectors.result_import import import_results
+from perf_selector.selector.collect import CollectSettings, CommitOutcome, collect_commit
+from perf_selector.collectors.benchmark_suite import kept_by, member_name, suite_of
+from perf_selector.collectors.frameworks import RESULTS_FORMATS, framework
+from perf_selector.collectors.metrics import INSTRUCTIONS
+from perf_selector.selector.config import Config, SuiteSection, label_rules, require_suite, suite_specs
+from perf_selector.storage.labels import LabelSummary, update_labels
+from perf_selector.storage.store import Store
 
 
 @dataclass

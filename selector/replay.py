@@ -58,18 +58,18 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
-from collectors.commit_graph import closest_ancestor
-from collectors.errors import UserError
-from features.builder import FeatureBuilder
-from features.tuples import ancestors
-from models.decision import decide, decide_rows, executed_rule_scores
-from selector.config import Config, label_rules
-from selector.feature_table import benchmarks_of
-from selector.project_evaluation import open_project
-from selector.store_backtest import benchmark_costs
-from storage.history import History, load_history
-from storage.labels import PairLabeller, binary_digests
-from storage.store import Store
+from perf_selector.collectors.commit_graph import closest_ancestor
+from perf_selector.collectors.errors import UserError
+from perf_selector.features.builder import FeatureBuilder
+from perf_selector.features.tuples import ancestors
+from perf_selector.models.decision import decide, decide_rows, executed_rule_scores
+from perf_selector.selector.config import Config, label_rules
+from perf_selector.selector.feature_table import benchmarks_of
+from perf_selector.selector.project_evaluation import open_project
+from perf_selector.selector.store_backtest import benchmark_costs
+from perf_selector.storage.history import History, load_history
+from perf_selector.storage.labels import PairLabeller, binary_digests
+from perf_selector.storage.store import Store
 
 ALWAYS, RULE, SHIPPED, OWN = "always", "executed-changed", "shipped", "own"
 AT_COMMIT, LATE, NEVER = "at commit", "late", "never"
@@ -183,9 +183,9 @@ def bundle_policy(scorer_of: Callable[[str], object], min_effect: float) -> Poli
 
 def policies_of(store: Store, config: Config, bundle_path: Path | None = None) -> tuple[dict[str, Policy], dict]:
     """The policies replayed on a project, and what each bundle is."""
-    from models.bundle import BundleError, load_bundle
-    from selector.selection import _models, _scorer
-    from selector.shipped_model import describe, shipped_bundle_path
+    from perf_selector.models.bundle import BundleError, load_bundle
+    from perf_selector.selector.selection import _models, _scorer
+    from perf_selector.selector.shipped_model import describe, shipped_bundle_path
 
     min_effect = config.labels.min_effect
     policies: dict[str, Policy] = {ALWAYS: always_policy, RULE: rule_policy(min_effect)}
@@ -312,7 +312,7 @@ def summarize(policy: str, steps: Sequence[Step], caught: Sequence[dict]) -> dic
 
 def replay_document(stores: Sequence[tuple[Path, Path | None]], bundle_path: Path | None = None) -> dict:
     """The replay of each store (STORE, CONFIG or None), as JSON-ready rows."""
-    from selector.tables import records
+    from perf_selector.selector.tables import records
 
     projects = []
     for store_path, config_path in stores:
@@ -356,7 +356,7 @@ def timeline_document(name: str, store: Store, config: Config, history: History 
     """One project's replay with every step and change, for the report's timeline: the commits
     in walk order, which policy decides, each policy's summary, steps and changes (all of them,
     caught at their commit too)."""
-    from selector.tables import records
+    from perf_selector.selector.tables import records
 
     history = history if history is not None else load_history(store)
     policies, bundles = policies_of(store, config, bundle_path)

@@ -30,24 +30,24 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collectors.arrow_rows import concatenated, with_constants
-from collectors.build_config import commit_config
-from collectors.builds import BuildFailed, Worktree, run_build, toolchain_version
-from collectors.commit_graph import closest_ancestor
-from collectors.repository import Repository
-from collectors.errors import UserError
-from collectors.static_analysis import AnalysisInProgress, analyse_binary
-from features.catalogue import FEATURE_NAMES, common_indices
-from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
-from models.decision import (BUILD_CONFIG_CHANGED, PREDICTED_EFFECT, decide_rows, executed_rule_scores, fired_hazards,
+from perf_selector.collectors.arrow_rows import concatenated, with_constants
+from perf_selector.collectors.build_config import commit_config
+from perf_selector.collectors.builds import BuildFailed, Worktree, run_build, toolchain_version
+from perf_selector.collectors.commit_graph import closest_ancestor
+from perf_selector.collectors.repository import Repository
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.static_analysis import AnalysisInProgress, analyse_binary
+from perf_selector.features.catalogue import FEATURE_NAMES, common_indices
+from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
+from perf_selector.models.decision import (BUILD_CONFIG_CHANGED, PREDICTED_EFFECT, decide_rows, executed_rule_scores, fired_hazards,
                              memory_rule_runs, predicted_effect_reaches, steps_aside, within_rule)
-from storage.history import History, measured_runs, with_current_build_configs
-from collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
-from selector.config import Config, benchmark_metrics, harness_digest, has_benchmarks
-from selector.function_names import readable
-from selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
-from storage.store import Store
-from collectors.metrics import INSTRUCTIONS
+from perf_selector.storage.history import History, measured_runs, with_current_build_configs
+from perf_selector.collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
+from perf_selector.selector.config import Config, benchmark_metrics, harness_digest, has_benchmarks
+from perf_selector.selector.function_names import readable
+from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
+from perf_selector.storage.store import Store
+from perf_selector.collectors.metrics import INSTRUCTIONS
 
 SCHEMA_VERSION = 1
 MAX_WALK = 5000  # commits of git history searched for a profiled ancestor
@@ -157,7 +157,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         analysis = AnalysisInProgress(binary)
     # The block alignment's decoder, imported while this thread mostly waits on git, the store
     # and the analysis: the features need it as soon as a changed function was reached.
-    threading.Thread(target=importlib.import_module, args=("collectors.block_diff",), daemon=True).start()
+    threading.Thread(target=importlib.import_module, args=("perf_selector.collectors.block_diff",), daemon=True).start()
     repository = Repository.open(top)
     top = repository.top
     commit = repository.commit(revision)
@@ -187,7 +187,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
         return Selection(sha, binary_label, [decisions[b] for b in benchmarks], None, notes, time.monotonic() - started,
                          **done)
 
-    from features.builder import FeatureBuilder
+    from perf_selector.features.builder import FeatureBuilder
 
     history = _history(repository, config, store, stored, commit, functions, objects, known,
                        sorted({old for old, _ in pairs.values()}), new_binary)
@@ -213,7 +213,7 @@ def _suite_benchmarks(top: Path, config: Config, store: Store, stored: pa.Table,
     benchmark the ancestor had and the commit has not is gone: not selected, and said."""
     if not config.suite:
         return []
-    from selector.benchmarks import build_benchmarks
+    from perf_selector.selector.benchmarks import build_benchmarks
 
     # A collected commit's benchmarks are those it was measured with; another's, its binary's.
     found = build_benchmarks(config, top, Path(new_binary)) if new_binary else None
@@ -349,7 +349,7 @@ def _models(bundle_path: Path | None, store: Store, notes: list[str], policy: st
 
 def _memory_benchmarks(config: Config, benchmarks: list[str]) -> set[str]:
     """The benchmarks measured by a memory metric (collectors.metrics: peak RSS, heap allocations)."""
-    from collectors.metrics import is_memory
+    from perf_selector.collectors.metrics import is_memory
 
     metrics = benchmark_metrics(config)
     return {b for b in benchmarks if b in metrics and is_memory(metrics[b])}
@@ -460,8 +460,8 @@ def _working_tree_analysis(repository: Repository, config: Config, sha: str, not
     """The analysis of the working tree's build when it is the commit's (selector.working_tree_build:
     the commit checked out, nothing changed, the binary newer than every tracked file), saying so
     or why not; None when not, or when it cannot be analysed (stripped, not a program)."""
-    from collectors.errors import BinaryError
-    from selector.working_tree_build import working_tree_build
+    from perf_selector.collectors.errors import BinaryError
+    from perf_selector.selector.working_tree_build import working_tree_build
 
     found = working_tree_build(repository, sha, config.project.binary)
     if found.binary is None:
@@ -607,7 +607,7 @@ def _bundle(path: Path, notes: list[str], refused_what: str = "", policy: str = 
     """(the bundle at `path`, "") or (None, why not); a refused bundle is also noted, as
     BUNDLE_REFUSED, `refused_what` naming it.  A `policy` other than "auto" replaces the
     bundle's own (for this selection only: the file is not touched)."""
-    from models.bundle import BundleError, load_bundle
+    from perf_selector.models.bundle import BundleError, load_bundle
 
     if not (path / "manifest.json").exists():
         return None, "no trained model (run selector train)"

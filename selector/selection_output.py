@@ -13,11 +13,11 @@ import os
 import re
 from pathlib import Path
 
-from collectors.benchmark_suite import EVERY_MEMBER, filter_regex, member_name, suite_of
-from collectors.errors import UserError
-from selector.function_names import readable, shortened
-from selector.selection import Decision, Selection
-from selector.tables import print_json, print_rows, stderr, stdout
+from perf_selector.collectors.benchmark_suite import EVERY_MEMBER, filter_regex, member_name, suite_of
+from perf_selector.collectors.errors import UserError
+from perf_selector.selector.function_names import readable, shortened
+from perf_selector.selector.selection import Decision, Selection
+from perf_selector.selector.tables import print_json, print_rows, stderr, stdout
 
 EXIT_RUN, EXIT_NOTHING, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
 SKIPS_LISTED = 20  # beyond this many skipped benchmarks, the text groups them by reason

@@ -20,19 +20,19 @@ from typing import Callable, Sequence
 import pandas as pd
 import pyarrow as pa
 
-from collectors.errors import UserError
-from features.builder import build_feature_table
-from features.catalogue import FEATURE_NAMES
-from storage.history import History
-from models.backtest import BacktestResult, backtest
-from models.evaluation import epoch_table, results_table
-from models.sampling import Plan, make_plan
-from selector.config import Config, label_rules
-from selector.feature_table import benchmarks_of
-from storage.history import load_history
-from storage.labels import PairLabeller, binary_digests
-from storage.store import Store
-from selector.tables import records
+from perf_selector.collectors.errors import UserError
+from perf_selector.features.builder import build_feature_table
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.storage.history import History
+from perf_selector.models.backtest import BacktestResult, backtest
+from perf_selector.models.evaluation import epoch_table, results_table
+from perf_selector.models.sampling import Plan, make_plan
+from perf_selector.selector.config import Config, label_rules
+from perf_selector.selector.feature_table import benchmarks_of
+from perf_selector.storage.history import load_history
+from perf_selector.storage.labels import PairLabeller, binary_digests
+from perf_selector.storage.store import Store
+from perf_selector.selector.tables import records
 
 
 @dataclass
@@ -125,7 +125,7 @@ def save_backtest(directory: Path, result: BacktestResult, data: EvaluationData,
 
 def track_backtest(directory: Path, document: dict, tracking_uri: str, artifact_root: Path | None) -> str:
     """One MLflow run: settings as parameters, AUROC / hit / dismiss / time saved as metrics, results as artifacts."""
-    from models.tracking import log_run, metric_name
+    from perf_selector.models.tracking import log_run, metric_name
 
     params = {**{f"protocol.{k}": v for k, v in document["protocol"].items()},
               **{f"settings.{k}": v for k, v in document["settings"].items()}}
@@ -143,7 +143,7 @@ def track_backtest(directory: Path, document: dict, tracking_uri: str, artifact_
 
 def track_training(bundle_path: Path, bundle, tracking_uri: str, artifact_root: Path | None) -> str:
     """One MLflow run: the settings, training sizes, the bundle as artifacts and each model as a logged model."""
-    from models.tracking import log_run, metric_name
+    from perf_selector.models.tracking import log_run, metric_name
 
     metrics = {}
     for entry in bundle.entries:
@@ -152,7 +152,7 @@ def track_training(bundle_path: Path, bundle, tracking_uri: str, artifact_root: 
         metrics[metric_name("training_positives", name)] = entry.training_positives
         if math.isfinite(entry.threshold):
             metrics[metric_name("threshold", name)] = entry.threshold
-    from models.bundle import load_bundle
+    from perf_selector.models.bundle import load_bundle
 
     loaded = load_bundle(bundle_path)
     models = {f"model-{(entry.benchmark or 'pooled')}": loaded.estimators[entry.file] for entry in loaded.entries}

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from collectors.frameworks import DETECTED
-from collectors.repository import Repository, submodule_paths
-from selector.config import BuildSection
+from perf_selector.collectors.frameworks import DETECTED
+from perf_selector.collectors.repository import Repository, submodule_paths
+from perf_selector.selector.config import BuildSection
 
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++")
 CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh")

@@ -15,21 +15,21 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from collectors.errors import UserError
-from features.catalogue import FEATURE_NAMES
-from features.tuples import closest_tuples
-from models.backtest import FittedModel, measured_effects, train_one
-from models.decision import harmless_hazards
-from models.design import design_matrix
-from models.bundle import Bundle, save_bundle
-from models.registry import model_spec
-from selector.config import Config, harness_digest
-from selector.shipped_model import OWN_POSITIVES_NEEDED
-from selector.feature_table import benchmarks_of
-from storage.history import History, load_history
-from selector.policy import backtest_evidence, feature_rows, own_model_epochs, policy_from
-from selector.store_backtest import evaluation_data, labelled_feature_table, run_backtest
-from storage.store import Store
+from perf_selector.collectors.errors import UserError
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.features.tuples import closest_tuples
+from perf_selector.models.backtest import FittedModel, measured_effects, train_one
+from perf_selector.models.decision import harmless_hazards
+from perf_selector.models.design import design_matrix
+from perf_selector.models.bundle import Bundle, save_bundle
+from perf_selector.models.registry import model_spec
+from perf_selector.selector.config import Config, harness_digest
+from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED
+from perf_selector.selector.feature_table import benchmarks_of
+from perf_selector.storage.history import History, load_history
+from perf_selector.selector.policy import backtest_evidence, feature_rows, own_model_epochs, policy_from
+from perf_selector.selector.store_backtest import evaluation_data, labelled_feature_table, run_backtest
+from perf_selector.storage.store import Store
 
 BUNDLE_DIRECTORY = "models"
 # The own model's evidence (own_policy): Method 4 as `selector backtest` runs it by default.
@@ -139,10 +139,10 @@ def adapted_shipped_threshold(table: pd.DataFrame, config: Config, target_hit_ra
     (never raised) until it keeps the target share of those that its policy can run, as `select`
     decides them.  None without a shipped model or a change.  Only the project's past reaches
     it (the labelled commits so far), and `select` applies it while the shipped model decides."""
-    from models.bundle import BundleError, load_bundle
-    from models.evaluation import operating_threshold
-    from models.decision import executed_rule_scores, steps_aside, within_rule
-    from selector.shipped_model import shipped_bundle_path
+    from perf_selector.models.bundle import BundleError, load_bundle
+    from perf_selector.models.evaluation import operating_threshold
+    from perf_selector.models.decision import executed_rule_scores, steps_aside, within_rule
+    from perf_selector.selector.shipped_model import shipped_bundle_path
 
     path, labels = shipped_bundle_path(), table["label"].to_numpy(bool)
     if path is None or not labels.any():

@@ -19,17 +19,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
-from collectors.benchmark_suite import EVERY_MEMBER, suite_of
-from collectors.builds import Worktree, run_build
-from collectors.errors import UserError
-from collectors.repository import Repository
-from collectors.run_context import RunContext
-from selector.benchmarks import build_benchmarks
-from selector.config import Config, context_settings, label_rules, require_suite
-from selector.selection import Decision, Selection
-from storage.labels import PairLabeller
-from storage.store import Store
+from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
+from perf_selector.collectors.benchmark_suite import EVERY_MEMBER, suite_of
+from perf_selector.collectors.builds import Worktree, run_build
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.repository import Repository
+from perf_selector.collectors.run_context import RunContext
+from perf_selector.selector.benchmarks import build_benchmarks
+from perf_selector.selector.config import Config, context_settings, label_rules, require_suite
+from perf_selector.selector.selection import Decision, Selection
+from perf_selector.storage.labels import PairLabeller
+from perf_selector.storage.store import Store
 
 COLUMNS = ["benchmark", "against", "old", "new", "effect", "p", "changed", "regression", "note"]
 
@@ -92,7 +92,7 @@ def verify(top: Path, config: Config, store: Store, selection: Selection) -> pd.
 def print_verification(compared: pd.DataFrame) -> None:
     """The comparison as a table for people: what is unknown shows as "-", its note says why;
     then the regressions, named."""
-    from selector.tables import print_table, stdout
+    from perf_selector.selector.tables import print_table, stdout
 
     if not len(compared):
         return

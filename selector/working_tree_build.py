@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.repository import Repository
+from perf_selector.collectors.repository import Repository
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collectors.build_config import binary_config, kind_of
-from collectors.commit_graph import closest_ancestor
-from collectors.errors import UserError
+from perf_selector.collectors.build_config import binary_config, kind_of
+from perf_selector.collectors.commit_graph import closest_ancestor
+from perf_selector.collectors.errors import UserError
 
 if TYPE_CHECKING:
-    from storage.store import Store
+    from perf_selector.storage.store import Store
 
 
 def _empty() -> pa.Table:

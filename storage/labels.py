@@ -56,12 +56,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collectors.metrics import is_count
-from collectors.run_context import Perturbation
-from storage.history import closest_pairs, commit_benchmark_pairs, group_pair_indices, measured_runs
+from perf_selector.collectors.metrics import is_count
+from perf_selector.collectors.run_context import Perturbation
+from perf_selector.storage.history import closest_pairs, commit_benchmark_pairs, group_pair_indices, measured_runs
 
 if TYPE_CHECKING:
-    from storage.store import Store
+    from perf_selector.storage.store import Store
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from collectors.metrics import INSTRUCTIONS
+from perf_selector.collectors.metrics import INSTRUCTIONS
 
 STRING = pa.large_string()  # pandas' string dtype, as the tables are written
 STRINGS = pa.list_(pa.string())

@@ -32,8 +32,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from collectors.errors import UserError
-from storage.schema import TABLES as SCHEMAS
+from perf_selector.collectors.errors import UserError
+from perf_selector.storage.schema import TABLES as SCHEMAS
 
 TABLES = tuple(SCHEMAS)  # one file per key each: commits, functions, objects, measurements, profiles, labels, calibration,
 # confirmations, perturbed
@@ -404,7 +404,7 @@ def _writer_alive(owner: str, info: pafs.FileInfo, now: float, local: bool) -> b
     if local and not owner.isdigit():
         return False  # named by a version that did not record its writer
     if local:
-        from collectors.child_processes import process_alive
+        from perf_selector.collectors.child_processes import process_alive
 
         return process_alive(int(owner))
     modified = info.mtime.timestamp() if info.mtime else 0

@@ -22,9 +22,9 @@ def core_python() -> str | None:
 
 
 def selector_command(*arguments: str) -> list[str]:
-    """`python -m selector ARGUMENTS`, through the core install for the push-path commands."""
+    """`python -m perf_selector ARGUMENTS`, through the core install for the push-path commands."""
     python = core_python() if arguments and arguments[0] in CORE_COMMANDS else None
-    return [python or sys.executable, "-m", "selector", *arguments]
+    return [python or sys.executable, "-m", "perf_selector", *arguments]
 
 
 def run_selector(*arguments: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:

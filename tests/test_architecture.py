@@ -12,11 +12,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ["collectors", "storage", "features", "models", "selector"]
+NAMESPACE = "perf_selector"  # the one package the install puts in site-packages (pyproject.toml)
 
 
 def _module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _in_repository(module: str) -> str:
+    """An installed module's name as its folder in the repository: perf_selector.models.x is models/x.py."""
+    return module.removeprefix(f"{NAMESPACE}.")
 
 
 def _imports() -> dict[str, set[str]]:
@@ -27,10 +33,11 @@ def _imports() -> dict[str, set[str]]:
         imported = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
-                imported.update(alias.name for alias in node.names)
+                imported.update(_in_repository(alias.name) for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 # `from collectors import _native` names a module, `from x.y import f` a name of x.y
-                imported.update(f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                module = _in_repository(node.module)
+                imported.update(f"{module}.{alias.name}" if f"{module}.{alias.name}" in modules else module
                                 for alias in node.names)
         graph[name] = {module for module in imported if module in modules and module != name}
     return graph
@@ -58,6 +65,6 @@ def test_every_name_a_package_exports_resolves(layer):
     """A package's public surface (its lazily loaded __all__) names only what exists."""
     import importlib
 
-    package = importlib.import_module(layer)
+    package = importlib.import_module(f"{NAMESPACE}.{layer}")
     for name in getattr(package, "__all__", []):
         assert getattr(package, name) is not None, f"{layer}.{name}"

@@ -1,4 +1,4 @@
-"""selector.arrow_without_pandas: pyarrow's first look for pandas finds none, and pyarrow
+"""perf_selector.selector.arrow_without_pandas: pyarrow's first look for pandas finds none, and pyarrow
 handles pandas objects again as soon as pandas is imported (in a fresh interpreter each)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def run_fresh(code: str) -> None:
 def test_pyarrow_converts_without_importing_pandas_then_sees_it_once_imported():
     run_fresh("""
         import sys
-        from selector.arrow_without_pandas import keep_pandas_out
+        from perf_selector.selector.arrow_without_pandas import keep_pandas_out
 
         assert keep_pandas_out()
         assert not keep_pandas_out()  # once is enough
@@ -40,7 +40,7 @@ def test_nothing_is_kept_out_once_pandas_is_loaded():
     run_fresh("""
         import pandas as pd
         import pyarrow as pa
-        from selector.arrow_without_pandas import keep_pandas_out
+        from perf_selector.selector.arrow_without_pandas import keep_pandas_out
 
         assert not keep_pandas_out()
         assert pa.array(pd.Series([1, None], dtype="Int64")).to_pylist() == [1, None]

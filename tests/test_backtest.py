@@ -14,14 +14,14 @@ import pyarrow.compute as pc
 import pytest
 import skops.io as sio
 
-from features.builder import build_feature_table
-from features.catalogue import FEATURE_NAMES
-from storage.history import History
-from models.bundle import MANIFEST, BundleError, load_bundle, seal_path
-from models.perphecy import PerphecyPredictor
-from selector.config import label_rules, load_config
-from selector.store_backtest import evaluation_data
-from storage.store import Store
+from perf_selector.features.builder import build_feature_table
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.storage.history import History
+from perf_selector.models.bundle import MANIFEST, BundleError, load_bundle, seal_path
+from perf_selector.models.perphecy import PerphecyPredictor
+from perf_selector.selector.config import label_rules, load_config
+from perf_selector.selector.store_backtest import evaluation_data
+from perf_selector.storage.store import Store
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
@@ -134,8 +134,8 @@ def test_the_report_renders_in_a_browser(backtest_run, tmp_path):
 
 
 def test_every_roc_panel_has_a_legend_and_the_deciding_policies_stand_out(backtest_run):
-    from models.evaluation import results_table
-    from selector.report import _deciding, _policy_summary, _roc_figure
+    from perf_selector.models.evaluation import results_table
+    from perf_selector.selector.report import _deciding, _policy_summary, _roc_figure
 
     _, out, _ = backtest_run
     predictions = pd.read_parquet(out / "predictions.parquet")
@@ -154,8 +154,8 @@ def test_the_report_draws_the_replay_timeline_with_a_change_caught_late(backtest
     """`selector backtest` replays the same store (replay.json) and the report draws it: commits by
     benchmark for the policy select applies, the others below; a change skipped at its commit and
     seen at a later run is drawn as late, with how many commits later."""
-    from selector.replay import AT_COMMIT, LATE, NEVER, OWN, SHIPPED
-    from selector.report import (CAUGHT_AT_COMMIT, CAUGHT_LATE, NEVER_CAUGHT, RAN, SKIPPED, _replay_policies,
+    from perf_selector.selector.replay import AT_COMMIT, LATE, NEVER, OWN, SHIPPED
+    from perf_selector.selector.report import (CAUGHT_AT_COMMIT, CAUGHT_LATE, NEVER_CAUGHT, RAN, SKIPPED, _replay_policies,
                                  _timeline_figure)
 
     _, out, document = backtest_run
@@ -251,9 +251,9 @@ def test_the_backtest_judges_effect_rules_at_the_projects_min_effect(evolved_sam
     import dataclasses
     import importlib
 
-    from selector.store_backtest import run_backtest
+    from perf_selector.selector.store_backtest import run_backtest
 
-    backtest_module = importlib.import_module("models.backtest")  # models.backtest is also the package's function
+    backtest_module = importlib.import_module("perf_selector.models.backtest")  # models.backtest is also the package's function
 
     root, _ = evolved_sample
     data = evaluation_data(Store(root / ".selector"), load_config(root / "selector.toml"), "method4", {"k": 5})
@@ -372,12 +372,12 @@ def test_bad_backtest_settings_give_one_line_errors(evolved_sample):
 def test_trained_models_score_the_same_from_their_onnx_form(evolved_sample, tmp_path):
     """`select` scores with the ONNX files (no scikit-learn, XGBoost or skops import): same
     probabilities as the skops models to float32 rounding, decisions exactly theirs."""
-    from models.portable import BORDERLINE, PortableModel
-    from selector.store_backtest import labelled_feature_table
-    from storage.history import load_history
-    from features.tuples import closest_tuples
-    from features.catalogue import FEATURE_NAMES
-    from models.design import design_matrix
+    from perf_selector.models.portable import BORDERLINE, PortableModel
+    from perf_selector.selector.store_backtest import labelled_feature_table
+    from perf_selector.storage.history import load_history
+    from perf_selector.features.tuples import closest_tuples
+    from perf_selector.features.catalogue import FEATURE_NAMES
+    from perf_selector.models.design import design_matrix
 
     root, _ = evolved_sample
     store, config = Store(root / ".selector"), load_config(root / "selector.toml")
@@ -442,7 +442,7 @@ def test_a_copied_store_trains_and_backtests_without_touching_the_original(evolv
 def test_labels_are_a_function_of_the_history_tables(evolved_sample):
     """history_labels, given the store's tables (and no store), gives exactly the labels the
     collection stored, commit by commit."""
-    from storage.labels import history_labels
+    from perf_selector.storage.labels import history_labels
 
     root, _ = evolved_sample
     store, config = Store(root / ".selector"), load_config(root / "selector.toml")

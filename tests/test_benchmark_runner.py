@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from scipy.stats import binomtest
 
-from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
-from storage.labels import label_pair
+from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
+from perf_selector.storage.labels import label_pair
 from tests.helpers import compile_c
 
 FIB = "#include <stdio.h>\n#include <stdlib.h>\nlong fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n" \

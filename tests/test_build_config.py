@@ -10,16 +10,16 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from collectors.build_config import (
+from perf_selector.collectors.build_config import (
     FILES, FLAGS, binary_config, build_changed, configs_differ, files_config, kind_of, recorded_flags,
 )
-from collectors.repository import Repository
-from selector.collect import collect, upgrade_build_configs
-from selector.config import load_config
-from selector.sample_history import commit_all
-from selector.selection import select
-from storage.history import load_history, with_current_build_configs
-from storage.store import Store
+from perf_selector.collectors.repository import Repository
+from perf_selector.selector.collect import collect, upgrade_build_configs
+from perf_selector.selector.config import load_config
+from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.selection import select
+from perf_selector.storage.history import load_history, with_current_build_configs
+from perf_selector.storage.store import Store
 
 MAIN_C = """#include <stdio.h>
 #include <stdlib.h>
@@ -123,7 +123,7 @@ def test_a_build_file_the_build_does_not_read_changes_no_build_configuration(wit
 
 
 def test_the_feature_follows_the_recorded_flags(with_debug_info):
-    from features.builder import FeatureBuilder
+    from perf_selector.features.builder import FeatureBuilder
 
     root, store, shas, configs = with_debug_info
     builder = FeatureBuilder(load_history(store))
@@ -219,7 +219,7 @@ def test_the_producers_read_are_pyelftools_producers(tmp_path, flags):
     information records nothing."""
     from elftools.elf.elffile import ELFFile
 
-    from collectors.build_config import _compile_units, _Elf
+    from perf_selector.collectors.build_config import _compile_units, _Elf
 
     sources = []
     for index in range(3):
@@ -263,6 +263,6 @@ def test_the_checkout_path_is_not_part_of_the_flags(tmp_path):
 
 
 def _raw_producers(binary: Path) -> list[str]:
-    from collectors.build_config import _compile_units, _Elf
+    from perf_selector.collectors.build_config import _compile_units, _Elf
 
     return [producer for producer, _ in _compile_units(_Elf(binary.read_bytes()))]

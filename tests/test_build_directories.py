@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from collectors import native_analysis
-from collectors.address_resolver import without_source_directories
+from perf_selector.collectors import native_analysis
+from perf_selector.collectors.address_resolver import without_source_directories
 from tests.helpers import program_text, run_selector
 
 SOURCE = program_text("source_paths.c")

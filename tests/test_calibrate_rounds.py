@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from selector.calibrate import calibrate
-from selector.config import load_config
-from selector.sample_history import commit_all
-from storage.store import Store
+from perf_selector.selector.calibrate import calibrate
+from perf_selector.selector.config import load_config
+from perf_selector.selector.sample_history import commit_all
+from perf_selector.storage.store import Store
 from tests.helpers import new_project, run_selector
 from tests.test_select_working_tree import CONFIG, PROGRAM as LOOP_PROGRAM
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from collectors.benchmark_runner import BenchmarkRunner
-from collectors.benchmark_suite import SuiteSpec, discover
-from selector.benchmarks import build_benchmarks
-from selector.config import load_config
-from storage.store import Store
+from perf_selector.collectors.benchmark_runner import BenchmarkRunner
+from perf_selector.collectors.benchmark_suite import SuiteSpec, discover
+from perf_selector.selector.benchmarks import build_benchmarks
+from perf_selector.selector.config import load_config
+from perf_selector.storage.store import Store
 from tests.helpers import program_text, run_selector
 
 CATCH2_HEADER = Path("/usr/include/catch2/catch.hpp")

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from selector.sample_history import make_sample_history
+from perf_selector.selector.sample_history import make_sample_history
 from tests.helpers import core_python
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,8 +62,8 @@ exec {sys.executable} "$@"
 """)
     core = core_python() or sys.executable
     (directory / "selector").write_text(f"""#!/bin/sh
-case "$1" in select|hook|functions|diff) exec {core} -m selector "$@";; esac
-exec {sys.executable} -m selector "$@"
+case "$1" in select|hook|functions|diff) exec {core} -m perf_selector "$@";; esac
+exec {sys.executable} -m perf_selector "$@"
 """)
     for shim in directory.iterdir():
         shim.chmod(0o755)
@@ -209,8 +209,8 @@ def _dotenv(path: Path) -> dict[str, str]:
 
 
 def test_the_gitlab_dotenv_runs_everything_when_the_names_would_not_fit(capsys):
-    from selector.selection import Decision, Selection
-    from selector.selection_output import print_gitlab_dotenv
+    from perf_selector.selector.selection import Decision, Selection
+    from perf_selector.selector.selection_output import print_gitlab_dotenv
 
     few = Selection("c" * 40, None, [Decision("compress", "run", "why"), Decision("gb/BM_a", "run", "why"),
                                      Decision("gb/BM_b", "skip", "why"), Decision("db-suite/fill", "skip", "why")], None, [])

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from selector import __version__
+from perf_selector.selector import __version__
 from tests.helpers import compile_c
 from tests.helpers import run_selector
 from tests.helpers import selector_command
@@ -78,7 +78,7 @@ def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
     bisect = shlex.split(hints[1])
     ranked = subprocess.run(selector_command(*bisect[1:], "--format", "json"), capture_output=True, text=True, cwd=tmp_path)
     suspects = {row["commit"] for row in json.loads(ranked.stdout)["order"]}
-    from storage.store import Store
+    from perf_selector.storage.store import Store
 
     labels = Store(document["store"]).read("labels").to_pandas()
     benchmark = bisect[bisect.index("--benchmark") + 1]
@@ -94,7 +94,7 @@ def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
 
 
 def test_long_tables_print_as_plain_aligned_columns(capsys):
-    from selector.tables import PLAIN_ABOVE, print_rows
+    from perf_selector.selector.tables import PLAIN_ABOVE, print_rows
 
     rows = [{"name": f"f{i}", "size": i * 1000.5, "parts": ["a", "b"]} for i in range(PLAIN_ABOVE + 1)]
     print_rows(rows, title="many")
@@ -107,7 +107,7 @@ def test_long_tables_print_as_plain_aligned_columns(capsys):
 def test_progress_in_a_log_is_a_line_at_a_steady_pace(capsys):
     """Where stderr is a file, long commands write their progress as lines: the first step, then
     one at most every `every` seconds, and the last."""
-    from selector.tables import LogProgress
+    from perf_selector.selector.tables import LogProgress
 
     clock = iter([1.0, 5.0, 20.0, 31.0, 40.0, 80.0])
     progress = LogProgress("collected", 6, every=30.0)

@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from collectors.run_context import faketime_library
-from selector.sample_history import commit_all
+from perf_selector.collectors.run_context import faketime_library
+from perf_selector.selector.sample_history import commit_all
 from tests.helpers import gcc_config, new_project, program_text, run_selector
 
 needs_faketime = pytest.mark.skipif(

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from selector.sample_history import commit_all, make_sample_history
-from storage.store import Store
+from perf_selector.selector.sample_history import commit_all, make_sample_history
+from perf_selector.storage.store import Store
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow

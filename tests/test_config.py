@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from selector.config import ConfigError, load_config
-from selector.sample_history import project_file
+from perf_selector.selector.config import ConfigError, load_config
+from perf_selector.selector.sample_history import project_file
 from tests.helpers import assert_one_line_error, run_selector
 
 
@@ -85,7 +85,7 @@ def test_collect_outside_a_repository(tmp_path):
 
 
 def test_warmups_default_by_metric_and_reuse_does_not_change_the_harness(tmp_path):
-    from selector.config import benchmark_specs, harness_digest
+    from perf_selector.selector.config import benchmark_specs, harness_digest
 
     head = "[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n"
     benchmark = "[[benchmark]]\nname = '{name}'\ncommand = 'x'\nmetric = '{metric}'\n{extra}\n"
@@ -105,8 +105,8 @@ def test_warmups_default_by_metric_and_reuse_does_not_change_the_harness(tmp_pat
 
 
 def test_literal_braces_are_written_doubled(tmp_path):
-    from collectors.benchmark_runner import expand
-    from selector.config import benchmark_specs
+    from perf_selector.collectors.benchmark_runner import expand
+    from perf_selector.selector.config import benchmark_specs
 
     path = tmp_path / "selector.toml"
     path.write_text("[project]\nbinary = 'x'\n[build]\ncommand = 'make'\n[[benchmark]]\nname = 'awk'\n"

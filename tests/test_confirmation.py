@@ -13,11 +13,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from selector.calibrate import repetitions_needed
-from selector.confirmation import interleaved_schedule, why_confirm
-from storage.labels import LabelRules, PairLabeller, history_labels
-from storage.schema import TABLES
-from storage.store import Store
+from perf_selector.selector.calibrate import repetitions_needed
+from perf_selector.selector.confirmation import interleaved_schedule, why_confirm
+from perf_selector.storage.labels import LabelRules, PairLabeller, history_labels
+from perf_selector.storage.schema import TABLES
+from perf_selector.storage.store import Store
 from tests.helpers import assert_one_line_error, run_selector
 
 RULES = LabelRules(alpha=0.05, min_effect=0.01, metrics={"loop": "wall_time"}, directions={"loop": "lower"}, profiled=False)
@@ -221,15 +221,15 @@ def test_bad_input_is_one_line(tmp_path):
 
 
 def test_a_timed_metrics_scatter_is_for_the_test_not_a_spread_to_exceed():
-    from storage.labels import calibrated_benchmarks
+    from perf_selector.storage.labels import calibrated_benchmarks
 
     row = {"benchmark": "loop", "metric": "wall_time", "exact": False, "cv": 0.2, "tolerance": 0.9, "layout_spread": 0.03}
     assert calibrated_benchmarks(pa.Table.from_pylist([row]), RULES)["loop"].spread == 0.03
 
 
 def test_pairs_measured_in_two_contexts_are_confirmed_whatever_the_metric():
-    from selector.config import Config, benchmark_specs
-    from selector.confirmation import DIFFERENT_CONTEXTS, plan_confirmations
+    from perf_selector.selector.config import Config, benchmark_specs
+    from perf_selector.selector.confirmation import DIFFERENT_CONTEXTS, plan_confirmations
 
     rules = LabelRules(0.05, 0.01, {"count": "instructions"}, {"count": "lower"}, profiled=False)
     runs = [{"commit": commit, "benchmark": "count", "metric": "instructions", "repetition": 0, "warmup": False,
@@ -249,8 +249,8 @@ def test_pairs_measured_in_two_contexts_are_confirmed_whatever_the_metric():
 
 
 def test_decided_labels_are_confirmed_only_when_asked():
-    from selector.config import Config, benchmark_specs
-    from selector.confirmation import plan_confirmations
+    from perf_selector.selector.config import Config, benchmark_specs
+    from perf_selector.selector.confirmation import plan_confirmations
 
     config = msgspec.convert({"project": {"binary": "prog"}, "build": {"command": "make"}, "benchmark": [
         {"name": "loop", "command": "{binary}", "metric": "wall_time"}]}, Config)

@@ -13,10 +13,10 @@ import shutil
 
 import pytest
 
-from collectors.callgrind import callgrind_command, read_callgrind
-from collectors.static_analysis import analyse_binary
-from collectors.static_diff import diff_functions
-from collectors.symbols import demangle, function_key, has_external_linkage
+from perf_selector.collectors.callgrind import callgrind_command, read_callgrind
+from perf_selector.collectors.static_analysis import analyse_binary
+from perf_selector.collectors.static_diff import diff_functions
+from perf_selector.collectors.symbols import demangle, function_key, has_external_linkage
 from tests.helpers import PROGRAMS, compile_c, compile_cxx, program_text, run_selector
 
 UNITS = PROGRAMS / "cxx_units"

@@ -7,8 +7,8 @@ import json
 import pandas as pd
 import pytest
 
-from selector.sample_history import make_sample_history
-from storage.store import Store
+from perf_selector.selector.sample_history import make_sample_history
+from perf_selector.storage.store import Store
 from tests.helpers import comparable_tables, run_selector
 
 pytestmark = pytest.mark.slow

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.errors import BinaryError
-from collectors.static_analysis import analyse_binary
+from perf_selector.collectors.errors import BinaryError
+from perf_selector.collectors.static_analysis import analyse_binary
 from tests.helpers import compile_c
 
 SOURCE = r"""

@@ -12,10 +12,10 @@ import warnings
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from models.baselines import AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
-from models.effect import EffectBound
-from models.perphecy import PerphecyPredictor
-from models.registry import BalancedXGBClassifier, PlattSVC
+from perf_selector.models.baselines import AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
+from perf_selector.models.effect import EffectBound
+from perf_selector.models.perphecy import PerphecyPredictor
+from perf_selector.models.registry import BalancedXGBClassifier, PlattSVC
 
 RULE_NOT_ACCURACY = ("a rule chosen for its hit rate (run when in doubt), not for accuracy on its training data: "
                      "the check wants 83% accuracy")

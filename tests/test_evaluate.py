@@ -11,7 +11,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from selector.project_evaluation import BEGIN, CROSS_PROJECT, END, OWN_OR_SHIPPED
+from perf_selector.selector.project_evaluation import BEGIN, CROSS_PROJECT, END, OWN_OR_SHIPPED
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow

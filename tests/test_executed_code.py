@@ -18,13 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from collectors.block_diff import Block, NewBlock, Region, align
-from features.builder import FeatureBuilder
-from features.executed_code import INSTRUCTIONS, SAMPLES, FunctionChange, executed_change
-from selector.feature_table import feature_table
-from selector.selection import Decision, overrule_by_predicted_effect
-from selector.sample_history import commit_all
-from storage.store import Store
+from perf_selector.collectors.block_diff import Block, NewBlock, Region, align
+from perf_selector.features.builder import FeatureBuilder
+from perf_selector.features.executed_code import INSTRUCTIONS, SAMPLES, FunctionChange, executed_change
+from perf_selector.selector.feature_table import feature_table
+from perf_selector.selector.selection import Decision, overrule_by_predicted_effect
+from perf_selector.selector.sample_history import commit_all
+from perf_selector.storage.store import Store
 from tests.helpers import perf_cannot_record, program_text, run_selector
 
 N = 20_000  # loop iterations: data[i] = i, so half the elements are odd

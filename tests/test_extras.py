@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from selector import extras
-from selector.extras import EXTRAS, MissingExtra, missing_extra_error, require
+from perf_selector.selector import extras
+from perf_selector.selector.extras import EXTRAS, MissingExtra, missing_extra_error, require
 from tests.helpers import compile_c
 from tests.helpers import assert_one_line_error, core_python
 
@@ -101,7 +101,7 @@ def core():
 
 
 def _core_selector(python: str, *arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([python, "-m", "selector", *arguments], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([python, "-m", "perf_selector", *arguments], capture_output=True, text=True, cwd=cwd)
 
 
 def test_the_core_environment_has_no_extra_installed(core):
@@ -119,7 +119,7 @@ def test_functions_and_diff_on_the_core_install_print_what_the_full_install_prin
                     tmp_path / "new", "-O2 -g")
     for arguments in (["functions", str(old), "--format", "json"], ["diff", str(old), str(new), "--format", "json"]):
         light = _core_selector(core, *arguments)
-        full = subprocess.run([sys.executable, "-m", "selector", *arguments], capture_output=True, text=True)
+        full = subprocess.run([sys.executable, "-m", "perf_selector", *arguments], capture_output=True, text=True)
         assert light.returncode == 0, light.stderr
         assert json.loads(light.stdout) == json.loads(full.stdout)
     summary = json.loads(_core_selector(core, "diff", str(old), str(new), "--format", "json").stdout)["summary"]

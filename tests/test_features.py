@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from features.catalogue import ALLOCATORS, CATALOGUE, FEATURE_NAMES
-from features.docs import render
-from features.scaling import MaxAbsScaler, distance_weights
-from features.tuples import ancestor_pairs, closest_tuples
-from selector.feature_table import feature_table
-from storage.history import load_history
-from selector.sample_history import commit_all, make_sample_history
-from storage.store import Store
+from perf_selector.features.catalogue import ALLOCATORS, CATALOGUE, FEATURE_NAMES
+from perf_selector.features.docs import render
+from perf_selector.features.scaling import MaxAbsScaler, distance_weights
+from perf_selector.features.tuples import ancestor_pairs, closest_tuples
+from perf_selector.selector.feature_table import feature_table
+from perf_selector.storage.history import load_history
+from perf_selector.selector.sample_history import commit_all, make_sample_history
+from perf_selector.storage.store import Store
 from tests.helpers import run_selector
 
 pytestmark = pytest.mark.slow
@@ -207,7 +207,7 @@ def test_cycle_features_from_a_perf_profile(tmp_path):
     # block level from samples: checksum's changed blocks took samples, a share of the run's samples
     assert set(store.read("profiles").to_pandas()["count_kind"]) == {"samples"}
     assert 0 < row["executed_changed_share"] < 1
-    from models.registry import MODELS  # the executed-changed baseline runs the benchmark (a rule: fit learns nothing)
+    from perf_selector.models.registry import MODELS  # the executed-changed baseline runs the benchmark (a rule: fit learns nothing)
     rows = row[FEATURE_NAMES].to_frame().T.astype(float)
     rows.loc["unchanged"] = 0.0
     assert MODELS["executed-changed"].build(0).fit(rows, [True, False]).predict(rows).tolist() == [True, False]
@@ -220,9 +220,9 @@ def test_ties_among_the_hottest_functions_do_not_depend_on_which_commits_are_loa
     import pandas as pd
     import pyarrow as pa
 
-    from features.builder import FeatureBuilder
-    from features.catalogue import TOP_N
-    from storage.history import History
+    from perf_selector.features.builder import FeatureBuilder
+    from perf_selector.features.catalogue import TOP_N
+    from perf_selector.storage.history import History
 
     def arrow(frame: pd.DataFrame) -> pa.Table:
         times = [column for column in frame.columns if isinstance(frame[column].dtype, pd.DatetimeTZDtype)]

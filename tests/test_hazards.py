@@ -17,10 +17,10 @@ import msgspec
 import numpy as np
 import pytest
 
-from features.catalogue import FEATURE_NAMES
-from models.decision import (HARMLESS_AFTER, HAZARDS, SCORE_RESOLUTION, decide, fired_hazards, harmless_hazards,
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.models.decision import (HARMLESS_AFTER, HAZARDS, SCORE_RESOLUTION, decide, fired_hazards, harmless_hazards,
                              harmless_mask)
-from selector.config import SelectSection, load_config
+from perf_selector.selector.config import SelectSection, load_config
 from tests.test_steering import _collected
 
 CPU_CHECK = "__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX512F) != 0"  # valgrind has no AVX-512
@@ -42,7 +42,7 @@ def hazards(tmp_path_factory):
 
 def _decisions(store, shas, policy: str) -> dict:
     """select's decision of each step against its parent, under [select] policy = `policy`."""
-    from selector.selection import select
+    from perf_selector.selector.selection import select
 
     root = Path(store.root).parent
     config = load_config(root / "selector.toml")

@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-from selector.build_target import build_target_finding
-from selector.machine import FAIL, OK, WARN
+from perf_selector.selector.build_target import build_target_finding
+from perf_selector.selector.machine import FAIL, OK, WARN
 from tests.helpers import run_selector
 from tests.test_onboarding import built, commit, doctor, init, needs_cmake, needs_valgrind
 

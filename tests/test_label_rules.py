@@ -8,7 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from storage.labels import LabelRules, calibrated_benchmarks, exact_benchmarks, label_pair
+from perf_selector.storage.labels import LabelRules, calibrated_benchmarks, exact_benchmarks, label_pair
 
 
 def test_a_change_within_the_layout_spread_is_undecided_and_beyond_it_changed():
@@ -68,7 +68,7 @@ def test_a_calibration_stored_before_tolerances_reads_as_exact_or_not():
 
 
 def test_a_change_between_two_run_contexts_is_not_a_label_until_confirmed():
-    from storage.labels import PairLabeller
+    from perf_selector.storage.labels import PairLabeller
 
     def runs(commit: str, value: float, context: str) -> list[dict]:
         return [{"commit": commit, "benchmark": "b", "metric": "instructions", "repetition": 0, "warmup": False,
@@ -88,7 +88,7 @@ def test_a_change_between_two_run_contexts_is_not_a_label_until_confirmed():
 def test_a_paired_confirmation_sees_through_drift_that_hides_a_change_from_the_unpaired_test():
     import numpy as np
 
-    from storage.labels import label_paired
+    from perf_selector.storage.labels import label_paired
 
     # The machine's speed wanders by a factor of two over the session; every round, the new
     # binary takes 10% longer than the old one run beside it.
@@ -103,8 +103,8 @@ def test_a_paired_confirmation_sees_through_drift_that_hides_a_change_from_the_u
 
 
 def test_calibration_says_how_many_repetitions_a_timed_label_needs_and_collect_reports_too_few():
-    from selector.calibrate import repetitions_needed
-    from storage.labels import unfit_benchmarks
+    from perf_selector.selector.calibrate import repetitions_needed
+    from perf_selector.storage.labels import unfit_benchmarks
 
     # At alpha 0.05 the test needs 4 runs a side to reach alpha at all; a 1% effect in 2% noise
     # needs about 66 runs a side for 80% power, and more noise needs quadratically more.
@@ -138,7 +138,7 @@ def test_a_shift_within_the_session_drift_is_not_a_change_and_equivalence_holds_
 
 
 def test_session_drift_is_how_far_apart_two_sessions_medians_lie_and_only_noisy_metrics_have_it():
-    from selector.calibrate import session_drift
+    from perf_selector.selector.calibrate import session_drift
 
     # Medians 100, 102 and 110: pairwise 2%, 10% and 7.8%; the 0.95 quantile (higher) is the largest.
     assert session_drift([[99.0, 100.0, 101.0], [101.0, 102.0, 103.0], [109.0, 110.0, 111.0]], 0.05) == pytest.approx(0.10)
@@ -154,7 +154,7 @@ def test_session_drift_is_how_far_apart_two_sessions_medians_lie_and_only_noisy_
 
 
 def test_an_interleaved_confirmation_is_not_held_against_the_drift_between_sessions():
-    from storage.labels import PairLabeller
+    from perf_selector.storage.labels import PairLabeller
 
     rules = LabelRules(alpha=0.05, min_effect=0.01, metrics={"b": "wall_time"}, directions={"b": "lower"})
     timed = pa.Table.from_pylist([{"benchmark": "b", "metric": "wall_time", "exact": False, "cv": 0.01,
@@ -184,7 +184,7 @@ TIMED = LabelRules(alpha=0.05, min_effect=0.01, metrics={"b": "wall_time"}, dire
 
 
 def test_two_identical_binaries_are_unchanged_however_far_apart_their_sessions_ran():
-    from storage.labels import PairLabeller
+    from perf_selector.storage.labels import PairLabeller
 
     # A comment-only commit builds the same binary; the machine ran 30% slower that day.
     runs = _timed_runs({"o": 100.0, "n": 130.0})
@@ -203,7 +203,7 @@ def test_two_identical_binaries_are_unchanged_however_far_apart_their_sessions_r
 
 
 def test_the_drift_of_the_historys_identical_binaries_is_what_an_unpaired_label_must_exceed():
-    from storage.labels import FEWEST_DRIFT_PAIRS, PairLabeller
+    from perf_selector.storage.labels import FEWEST_DRIFT_PAIRS, PairLabeller
 
     # Six commits of one binary measured across a drifting day (up to 25% apart), then a
     # commit that changes the code and runs 20% slower than its parent: as large as the

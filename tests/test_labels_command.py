@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from storage.store import Store
+from perf_selector.storage.store import Store
 from tests.helpers import run_selector
 
 

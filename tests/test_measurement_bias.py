@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from selector.sample_history import commit_all
-from storage.labels import label_pair
-from storage.store import Store
+from perf_selector.selector.sample_history import commit_all
+from perf_selector.storage.labels import label_pair
+from perf_selector.storage.store import Store
 from tests.helpers import run_selector
 
 pytestmark = pytest.mark.slow

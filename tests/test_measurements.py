@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from selector.sample_history import make_sample_history
-from storage.store import Store
+from perf_selector.selector.sample_history import make_sample_history
+from perf_selector.storage.store import Store
 from tests.helpers import run_selector
 
 
@@ -106,7 +106,7 @@ def test_a_warm_up_is_told_by_its_column_and_in_older_stores_by_repetition():
     import pandas as pd
     import pyarrow as pa
 
-    from storage.history import measured_runs, not_warmups
+    from perf_selector.storage.history import measured_runs, not_warmups
 
     arrow = lambda frame: pa.Table.from_pandas(frame, preserve_index=False)  # noqa: E731
     older = pd.DataFrame({"repetition": [-1, 0, 1, 2], "status": ["ok", "ok", "failed", "ok"], "value": [9.0, 1.0, None, 2.0]})

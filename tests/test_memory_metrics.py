@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
-from collectors.metrics import METRICS, is_count, metric_unit
-from selector.sample_history import commit_all
-from storage.store import Store
+from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
+from perf_selector.collectors.metrics import METRICS, is_count, metric_unit
+from perf_selector.selector.sample_history import commit_all
+from perf_selector.storage.store import Store
 from tests.helpers import gcc_config, new_project, compile_c, program_text, run_selector
 
 CONFIG = gcc_config("""

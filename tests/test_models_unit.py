@@ -8,14 +8,14 @@ import pyarrow as pa
 import pytest
 from sklearn.base import clone
 
-from features.catalogue import FEATURE_NAMES
-from storage.history import History
-from models.baselines import AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
-from models.effect import EffectBound
-from models.evaluation import RUN_EVERYTHING, operating_threshold, score_predictions
-from models.perphecy import PerphecyPredictor, greedy_thresholds
-from models.registry import MODELS, fit_model, positive_scores
-from models.sampling import full, kfold, method1, method2, method3, method4
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.storage.history import History
+from perf_selector.models.baselines import AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
+from perf_selector.models.effect import EffectBound
+from perf_selector.models.evaluation import RUN_EVERYTHING, operating_threshold, score_predictions
+from perf_selector.models.perphecy import PerphecyPredictor, greedy_thresholds
+from perf_selector.models.registry import MODELS, fit_model, positive_scores
+from perf_selector.models.sampling import full, kfold, method1, method2, method3, method4
 
 
 def _features(rows: list[dict]) -> pd.DataFrame:
@@ -116,7 +116,7 @@ def test_effect_bound_decides_at_min_effect_and_follows_a_new_min_effect_without
         EffectBound().fit(X, runs)
 
     # its ONNX form (what select scores on the core install) gives the same probabilities, NaN included
-    from models.portable import PortableModel, export_onnx
+    from perf_selector.models.portable import PortableModel, export_onnx
 
     model.set_params(min_effect=0.01)
     portable = PortableModel(export_onnx(model, X))
@@ -173,7 +173,7 @@ def test_perphecy_scores_the_same_from_its_onnx_form():
     """The ONNX graph of Perphecy's predictor (so `select` on the core install can use it):
     the same probabilities, NaN read as 0, a threshold of 0 (a hit whose indicator is 0)
     infinite where reached, and the empty predictor of a history without changes."""
-    from models.portable import PortableModel, export_onnx
+    from perf_selector.models.portable import PortableModel, export_onnx
 
     rng = np.random.default_rng(3)
     X = pd.DataFrame(rng.exponential(1.0, (300, len(FEATURE_NAMES))), columns=FEATURE_NAMES)
@@ -276,7 +276,7 @@ def test_methods_1_to_3_and_kfold():
 
 
 def test_time_ordered_search_picks_from_the_grid():
-    from models.backtest import train_one
+    from perf_selector.models.backtest import train_one
 
     rng = np.random.default_rng(3)
     X = pd.DataFrame(rng.random((150, len(FEATURE_NAMES))) * 100, columns=FEATURE_NAMES)
@@ -293,7 +293,7 @@ def test_rerooting_moves_only_the_locations_under_the_old_store(tmp_path):
     import shutil
     import sqlite3
 
-    from models.tracking import default_tracking, log_run
+    from perf_selector.models.tracking import default_tracking, log_run
 
     uri, artifacts = default_tracking(tmp_path / "st_ore")
     log_run("first", uri, {"a": 1}, {"m": 0.5}, artifact_root=artifacts)
@@ -319,9 +319,9 @@ def test_a_bundle_stays_current_when_the_catalogue_gains_features(tmp_path, mode
     catalogue lists them in another order) scores rows of the new catalogue exactly as rows of
     its own: its model reads its own columns, by name, in its own order; from skops and ONNX
     alike.  A bundle naming a feature the catalogue no longer has is stale."""
-    from models.backtest import FittedModel
-    from models.bundle import load_bundle, save_bundle
-    from models.design import design_matrix
+    from perf_selector.models.backtest import FittedModel
+    from perf_selector.models.bundle import load_bundle, save_bundle
+    from perf_selector.models.design import design_matrix
 
     rng = np.random.default_rng(11)
     added = set(FEATURE_NAMES[::5])

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from collectors import native_analysis
-from collectors.errors import BinaryError
-from collectors.python_analysis import analyse_in_python
-from collectors.static_analysis import StaticAnalysis, analyse_binary
+from perf_selector.collectors import native_analysis
+from perf_selector.collectors.errors import BinaryError
+from perf_selector.collectors.python_analysis import analyse_in_python
+from perf_selector.collectors.static_analysis import StaticAnalysis, analyse_binary
 from tests.helpers import PROGRAMS, compile_c, compile_cxx, program_text
 
 SPLIT_PROGRAM, CPP_PROGRAM, STATICS_PROGRAM = (program_text(name) for name in ("split.c", "classes.cpp", "statics.c"))

@@ -9,9 +9,9 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import LeaveOneGroupOut, cross_val_predict
 
-from models.backtest import train_one
-from models.evaluation import RUN_EVERYTHING, operating_threshold, worst_group_threshold
-from models.registry import model_spec
+from perf_selector.models.backtest import train_one
+from perf_selector.models.evaluation import RUN_EVERYTHING, operating_threshold, worst_group_threshold
+from perf_selector.models.registry import model_spec
 
 
 def test_the_worst_group_sets_the_threshold_where_the_pooled_quantile_hides_it():

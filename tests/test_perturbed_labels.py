@@ -15,10 +15,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from collectors.run_context import LABEL_PERTURBATIONS, Perturbation
-from selector.sample_history import commit_all
-from storage.labels import LabelRules, PairLabeller, holds_under
-from storage.store import Store
+from perf_selector.collectors.run_context import LABEL_PERTURBATIONS, Perturbation
+from perf_selector.selector.sample_history import commit_all
+from perf_selector.storage.labels import LabelRules, PairLabeller, holds_under
+from perf_selector.storage.store import Store
 from tests.helpers import run_selector
 from tests.test_measurement_bias import CONFIG as BIAS_CONFIG, PROGRAM as BIAS_PROGRAM
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
-from collectors.callgrind import INSTRUCTION_COLUMNS, PROFILE_COLUMNS, callgrind_command, normalize_function, read_callgrind
-from collectors.commit_graph import closest_ancestor
-from collectors.errors import UserError
-from collectors.perf_profile import perf_command, read_perf, sampling_event
-from collectors.pin_import import read_proccount
-from collectors.profiler import ROW_COLUMNS, profile_suite
+from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
+from perf_selector.collectors.callgrind import INSTRUCTION_COLUMNS, PROFILE_COLUMNS, callgrind_command, normalize_function, read_callgrind
+from perf_selector.collectors.commit_graph import closest_ancestor
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.perf_profile import perf_command, read_perf, sampling_event
+from perf_selector.collectors.pin_import import read_proccount
+from perf_selector.collectors.profiler import ROW_COLUMNS, profile_suite
 from tests.helpers import compile_c, perf_cannot_record
 
 PROGRAM = r"""

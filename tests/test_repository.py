@@ -9,8 +9,8 @@ from pathlib import Path
 import git as gitpython
 import pytest
 
-from collectors.errors import UserError
-from collectors.repository import GitCommandFailed, Repository
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.repository import GitCommandFailed, Repository
 
 ENVIRONMENT = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "a",
                "GIT_COMMITTER_EMAIL": "a@example.com", "GIT_AUTHOR_DATE": "2024-03-01T12:00:00+02:00",

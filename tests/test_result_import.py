@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from collectors.errors import UserError
-from collectors.result_import import import_results
+from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.result_import import import_results
 
 
 def test_pyperf(tmp_path):

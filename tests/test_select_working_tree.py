@@ -12,7 +12,7 @@ import subprocess
 
 import jsonschema
 
-from selector.sample_history import commit_all
+from perf_selector.selector.sample_history import commit_all
 from tests.helpers import gcc_config, new_project, run_selector
 from tests.test_selection import SCHEMA
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from selector.sample_history import commit_all
+from perf_selector.selector.sample_history import commit_all
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
@@ -159,7 +159,7 @@ def test_the_push_path_imports_neither_pandas_nor_scikit_learn(evolved_sample, t
     result = cli("select", "HEAD~1", "--repo", str(project), "--format", "json", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.returncode in (0, 1), result.stderr
     imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
-    assert {"pyarrow.lib", "features.builder", "onnxruntime"} <= imported  # the features were built and scored
+    assert {"pyarrow.lib", "perf_selector.features.builder", "onnxruntime"} <= imported  # the features were built and scored
     assert any(b["probability"] is not None for b in json.loads(result.stdout)["benchmarks"])
     # "pandas" alone is the import pyarrow attempted and was refused; a loaded pandas imports pandas.core
     assert not [module for module in imported if module.split(".")[0] in ("pandas", "sklearn", "xgboost", "skops", "git")
@@ -316,12 +316,14 @@ def test_select_computes_the_features_training_computes(project, monkeypatch):
     the recent change rate, which needs the times of every labelled commit."""
     import numpy as np
 
-    import features.builder
-    from features.catalogue import FEATURE_NAMES
-    from selector.config import load_config
-    from selector.feature_table import feature_table
-    from selector.selection import select
-    from storage.store import Store
+    import perf_selector.features.builder  # noqa: F401 - loads the module
+
+    from perf_selector import features
+    from perf_selector.features.catalogue import FEATURE_NAMES
+    from perf_selector.selector.config import load_config
+    from perf_selector.selector.feature_table import feature_table
+    from perf_selector.selector.selection import select
+    from perf_selector.storage.store import Store
 
     store = Store(project / ".selector")
     config = load_config(project / "selector.toml")
@@ -361,7 +363,7 @@ def test_run_benchmarks_reports_inside_the_one_json_document(project, tmp_path):
     after it.  (--run-benchmarks needs the collect extra: the full install runs it.)"""
     root = project
     git(root, "checkout", "-q", "hot")
-    result = subprocess.run([sys.executable, "-m", "selector", "select", "HEAD", "--repo", str(root), "--run-benchmarks",
+    result = subprocess.run([sys.executable, "-m", "perf_selector", "select", "HEAD", "--repo", str(root), "--run-benchmarks",
                              "--bundle", str(tmp_path / "no-model"), "--format", "json"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
@@ -370,6 +372,6 @@ def test_run_benchmarks_reports_inside_the_one_json_document(project, tmp_path):
     against = {b["name"]: b["against"] for b in document["benchmarks"]}
     assert all(against[row["benchmark"]].startswith(row["against"]) and isinstance(row["changed"], bool) and row["old"] > 0
                for row in document["compared"])
-    text = subprocess.run([sys.executable, "-m", "selector", "select", "HEAD", "--repo", str(root), "--run-benchmarks",
+    text = subprocess.run([sys.executable, "-m", "perf_selector", "select", "HEAD", "--repo", str(root), "--run-benchmarks",
                            "--bundle", str(tmp_path / "no-model")], capture_output=True, text=True)
     assert text.returncode == 0 and "the selected benchmarks against the ancestor" in text.stdout

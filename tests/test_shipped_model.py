@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from models.bundle import MANIFEST, BundleError, load_bundle, seal_path
-from selector.shipped_model import SHIPPED_BUNDLE, shipped_bundle_path
+from perf_selector.models.bundle import MANIFEST, BundleError, load_bundle, seal_path
+from perf_selector.selector.shipped_model import SHIPPED_BUNDLE, shipped_bundle_path
 from tests.helpers import selector_command
 
 
@@ -28,7 +28,7 @@ def test_the_package_ships_a_sealed_cross_project_bundle():
 def test_the_shipped_bundle_applies_to_this_catalogue():
     """Features added since it was trained leave it current (it reads its own columns by name);
     one it was trained on that this catalogue lost would not."""
-    from features.catalogue import FEATURE_NAMES
+    from perf_selector.features.catalogue import FEATURE_NAMES
 
     bundle = load_bundle(SHIPPED_BUNDLE, load_models=False)
     assert bundle.missing_features(FEATURE_NAMES) == []
@@ -77,16 +77,16 @@ def test_select_on_a_store_without_a_model_uses_the_shipped_one_and_says_so(coll
 def test_the_shipped_operating_point_adapts_to_the_projects_own_changes(collected_sample, tmp_path):
     """A project whose own model learnt from too few changes: `train` records the shipped model's
     threshold lowered to keep the project's labelled changes, and `select` applies it."""
-    from features.catalogue import FEATURE_NAMES
-    from models.bundle import load_bundle
-    from selector.config import load_config
-    from models.decision import executed_rule_scores, steps_aside, within_rule
-    from selector.shipped_model import shipped_bundle_path
-    from selector.store_backtest import labelled_feature_table
-    from features.tuples import closest_tuples
-    from selector.feature_table import benchmarks_of
-    from storage.history import load_history
-    from storage.store import Store
+    from perf_selector.features.catalogue import FEATURE_NAMES
+    from perf_selector.models.bundle import load_bundle
+    from perf_selector.selector.config import load_config
+    from perf_selector.models.decision import executed_rule_scores, steps_aside, within_rule
+    from perf_selector.selector.shipped_model import shipped_bundle_path
+    from perf_selector.selector.store_backtest import labelled_feature_table
+    from perf_selector.features.tuples import closest_tuples
+    from perf_selector.selector.feature_table import benchmarks_of
+    from perf_selector.storage.history import load_history
+    from perf_selector.storage.store import Store
 
     source, commits, _, _ = collected_sample
     root = tmp_path / "project"

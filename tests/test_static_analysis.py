@@ -6,9 +6,9 @@ import subprocess
 
 import pytest
 
-from collectors.static_analysis import analyse_binary
-from collectors.static_diff import diff_functions, diff_objects
-from collectors.symbols import demangle
+from perf_selector.collectors.static_analysis import analyse_binary
+from perf_selector.collectors.static_diff import diff_functions, diff_objects
+from perf_selector.collectors.symbols import demangle
 from tests.helpers import compile_c, program_text
 
 CONFIGURATIONS = [("-O0", True), ("-O0", False), ("-O2", True), ("-O2", False)]
@@ -136,8 +136,7 @@ def test_object_names_are_unique_and_pointer_tables_survive_shifts(tmp_path):
 
 
 def test_parallel_analysis_gives_the_same_tables(sample_builds, monkeypatch):
-    import collectors.python_analysis as static_analysis
-
+    import perf_selector.collectors.python_analysis as static_analysis
     _, _, binary = sample_builds("-O2", True)[-1]
     serial = static_analysis.analyse_in_python(binary)
     monkeypatch.setattr(static_analysis, "PARALLEL_MINIMUM", 1)

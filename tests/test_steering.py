@@ -15,15 +15,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from collectors.block_diff import Block, align
-from collectors.code_effects import code_effects
-from collectors.code_image import CodeImage
-from features.builder import FeatureBuilder
-from features.steering import names_cpu_features
-from selector.feature_table import feature_table
-from selector.sample_history import commit_all
-from storage.history import load_history
-from storage.store import Store
+from perf_selector.collectors.block_diff import Block, align
+from perf_selector.collectors.code_effects import code_effects
+from perf_selector.collectors.code_image import CodeImage
+from perf_selector.features.builder import FeatureBuilder
+from perf_selector.features.steering import names_cpu_features
+from perf_selector.selector.feature_table import feature_table
+from perf_selector.selector.sample_history import commit_all
+from perf_selector.storage.history import load_history
+from perf_selector.storage.store import Store
 from tests.helpers import gcc_config, new_project, compile_c, program_text, run_selector
 
 STEERING = ["changed_writes_hot_data", "executed_constant_change", "changed_cpu_dispatch"]
@@ -182,9 +182,10 @@ def test_the_unreached_change_would_steer_if_it_ran(steered):
 def test_select_computes_the_steering_features_training_computes(steered, monkeypatch):
     """`select` loads the few commits it compares (their objects' addresses, their binaries from
     the store): the steering features it decides with are the training table's."""
-    import features.builder
-    from selector.config import load_config
-    from selector.selection import select
+    import perf_selector.features.builder  # noqa: F401 - loads the module
+    from perf_selector import features
+    from perf_selector.selector.config import load_config
+    from perf_selector.selector.selection import select
 
     store, shas, table = steered
     root = Path(store.root).parent
@@ -277,7 +278,7 @@ int main(void) { printf("%d %d\\n", add(1), twice(3)); return 0; }
 def test_ifunc_resolvers_and_cpu_feature_reads_are_dispatch(tmp_path):
     """gcc's IFUNC resolvers (written, and made by target_clones) read __cpu_model, and the
     static analysis names the function at the resolver's address by its IFUNC symbol."""
-    from collectors.static_analysis import analyse_binary
+    from perf_selector.collectors.static_analysis import analyse_binary
 
     binary = compile_c(IFUNC, tmp_path / "prog", "-O2")
     image = CodeImage.load(str(binary))
@@ -330,8 +331,8 @@ def test_a_changed_literal_is_a_changed_constant_and_a_moved_one_no_change(tmp_p
     """Real gcc -O2 code: the merged field initialisations load a literal pool entry; changing one
     of its constants makes a constant-only region storing to the struct's field; adding an unrelated
     literal before it (moving it) changes nothing in make_state."""
-    from collectors.block_diff import changed_regions
-    from collectors.code_effects import field_loads
+    from perf_selector.collectors.block_diff import changed_regions
+    from perf_selector.collectors.code_effects import field_loads
 
     def build(name: str, passes: str, extra: str = "") -> tuple[CodeImage, dict[str, tuple[int, int]]]:
         source = extra + _source({"PASSES": passes, "SEED": "5"}, "field_params.c")

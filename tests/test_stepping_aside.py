@@ -11,14 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from features.catalogue import FEATURE_NAMES
-from models.backtest import train_one
-from models.bundle import load_bundle, save_bundle
-from models.design import design_matrix
-from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
-from models.registry import model_spec
-from selector.policy import policy_from
-from models.decision import decide_rows
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.models.backtest import train_one
+from perf_selector.models.bundle import load_bundle, save_bundle
+from perf_selector.models.design import design_matrix
+from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
+from perf_selector.models.registry import model_spec
+from perf_selector.selector.policy import policy_from
+from perf_selector.models.decision import decide_rows
 
 
 def _evidence(model_hit, model_dismiss, rule_hit, rule_dismiss, changes=10, within=(None, None)):
@@ -90,11 +90,11 @@ def test_the_projects_own_model_is_judged_by_its_own_backtest(evolved_sample, tm
     a model that runs everything dismisses less than the rule and steps aside for it."""
     import subprocess
 
-    from selector.config import load_config
-    from selector.policy import backtest_evidence, feature_rows
-    from selector.store_backtest import evaluation_data, run_backtest
-    from selector.training import OWN_BACKTEST, OWN_EVIDENCE
-    from storage.store import Store
+    from perf_selector.selector.config import load_config
+    from perf_selector.selector.policy import backtest_evidence, feature_rows
+    from perf_selector.selector.store_backtest import evaluation_data, run_backtest
+    from perf_selector.selector.training import OWN_BACKTEST, OWN_EVIDENCE
+    from perf_selector.storage.store import Store
     from tests.helpers import selector_command
 
     source, commits = evolved_sample
@@ -134,7 +134,7 @@ def test_the_projects_own_model_is_judged_by_its_own_backtest(evolved_sample, tm
 def test_evaluations_replay_of_the_own_model_judges_each_epoch_on_earlier_ones_only():
     """evaluate's own-or-shipped replay: each epoch of the own model is decided under the policy
     judged on the earlier epochs' predictions; what happens in an epoch never sets its own policy."""
-    from selector.project_evaluation import own_policy_replay
+    from perf_selector.selector.project_evaluation import own_policy_replay
 
     column = FEATURE_NAMES.index
     rows, predictions = [], []

@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from storage.store import Store, StoreError
+from perf_selector.storage.store import Store, StoreError
 
 
 def arrow(frame: pd.DataFrame) -> pa.Table:
@@ -102,7 +102,7 @@ def test_a_store_at_an_fsspec_url_works_like_a_local_one(tmp_path):
     store.delete("functions", "c1")
     assert store.keys("functions") == ["c2"] and store.sweep_temporaries() == 0
 
-    probe = f"from storage.store import Store; import sys; Store({str(tmp_path / 'local')!r}); print('fsspec' in sys.modules)"
+    probe = f"from perf_selector.storage.store import Store; import sys; Store({str(tmp_path / 'local')!r}); print('fsspec' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "False"
 
 
@@ -258,7 +258,7 @@ def test_every_table_a_collection_writes_is_as_declared(evolved_sample):
     calibrated, collected with callgrind profiles) writes exactly its columns, of its types."""
     import pyarrow.parquet as pq
 
-    from storage.schema import TABLES
+    from perf_selector.storage.schema import TABLES
 
     root, _ = evolved_sample
     for name, schema in TABLES.items():
@@ -272,7 +272,7 @@ def test_every_table_a_collection_writes_is_as_declared(evolved_sample):
 def test_the_store_document_is_written_from_the_schemas():
     import pyarrow as pa
 
-    from storage.schema import DOCUMENT, TABLES, render
+    from perf_selector.storage.schema import DOCUMENT, TABLES, render
 
     document = DOCUMENT.read_text()
     assert document == render(document)
@@ -289,7 +289,7 @@ def test_the_store_document_is_written_from_the_schemas():
 
 
 def test_a_store_of_a_newer_format_is_refused_not_misread(tmp_path):
-    from storage.store import FORMAT_VERSION
+    from perf_selector.storage.store import FORMAT_VERSION
 
     Store(tmp_path / "store")  # made by this version
     (tmp_path / "store" / "FORMAT").write_text(f"{FORMAT_VERSION + 1}\n")

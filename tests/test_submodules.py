@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 import pytest
 
-from collectors.build_config import binary_config
-from collectors.builds import OK, BuildResult, CompilerCache, Worktree, find_compiler_cache, run_build
-from collectors.repository import Repository
+from perf_selector.collectors.build_config import binary_config
+from perf_selector.collectors.builds import OK, BuildResult, CompilerCache, Worktree, find_compiler_cache, run_build
+from perf_selector.collectors.repository import Repository
 from tests.helpers import run_selector
 
 IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "a",

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from collectors.benchmark_runner import BenchmarkRunner
-from collectors.benchmark_suite import SuiteSpec, discover, filter_regex
-from collectors.callgrind import TimedLoop, read_callgrind
-from collectors.symbols import demangle
-from selector.selection import Decision, Selection
-from storage.store import Store
+from perf_selector.collectors.benchmark_runner import BenchmarkRunner
+from perf_selector.collectors.benchmark_suite import SuiteSpec, discover, filter_regex
+from perf_selector.collectors.callgrind import TimedLoop, read_callgrind
+from perf_selector.collectors.symbols import demangle
+from perf_selector.selector.selection import Decision, Selection
+from perf_selector.storage.store import Store
 from tests.helpers import compile_c, program_text, run_selector
 
 GOOGLE_BENCHMARK_HEADER = Path("/usr/include/benchmark/benchmark.h")
@@ -329,7 +329,7 @@ def _many(count: int, runs: int) -> Selection:
 
 
 def test_a_large_suite_prints_runs_first_groups_skips_and_keeps_github_within_its_matrix(capsys, monkeypatch, tmp_path):
-    from selector.selection_output import GITHUB_MATRIX_LIMIT, print_text, suite_filters, write_github_outputs
+    from perf_selector.selector.selection_output import GITHUB_MATRIX_LIMIT, print_text, suite_filters, write_github_outputs
 
     selection = _many(300, 290)
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "outputs"))

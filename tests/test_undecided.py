@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from selector.sample_history import commit_all, make_sample_history
-from storage.store import Store
+from perf_selector.selector.sample_history import commit_all, make_sample_history
+from perf_selector.storage.store import Store
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
@@ -70,7 +70,7 @@ def test_a_first_collection_calibrates_first_and_decides_its_labels(tmp_path):
 
 
 def test_two_runs_a_side_cannot_be_called_unchanged_by_the_test():
-    from storage.labels import label_pair, smallest_p_value
+    from perf_selector.storage.labels import label_pair, smallest_p_value
 
     assert smallest_p_value(2, 2) == pytest.approx(1 / 3) and smallest_p_value(4, 4) < 0.05
     undecided = label_pair([100.0, 101.0], [150.0, 151.0], alpha=0.05, min_effect=0.01)

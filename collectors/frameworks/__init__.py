@@ -7,10 +7,10 @@ entry here; the rest of the tool asks the registry.
 
 from __future__ import annotations
 
-from collectors.frameworks.base import TEXT, Framework, Member, Result
-from collectors.frameworks.catch2 import CATCH2
-from collectors.frameworks.command import COMMAND
-from collectors.frameworks.google_benchmark import GOOGLE_BENCHMARK
+from perf_selector.collectors.frameworks.base import TEXT, Framework, Member, Result
+from perf_selector.collectors.frameworks.catch2 import CATCH2
+from perf_selector.collectors.frameworks.command import COMMAND
+from perf_selector.collectors.frameworks.google_benchmark import GOOGLE_BENCHMARK
 
 FRAMEWORKS: dict[str, Framework] = {framework.name: framework for framework in (GOOGLE_BENCHMARK, CATCH2, COMMAND)}
 NAMES = tuple(FRAMEWORKS)

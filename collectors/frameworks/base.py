@@ -15,7 +15,7 @@ import string
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from collectors.metrics import METRICS, registered
+from perf_selector.collectors.metrics import METRICS, registered
 
 TEXT = "text"  # what a command prints: a regex metric reads its number from it
 LISTING_TIMEOUT = 60  # seconds for a binary to list its benchmarks

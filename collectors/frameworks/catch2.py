@@ -26,8 +26,8 @@ import re
 import xml.etree.ElementTree as ElementTree
 from typing import Any, Iterator
 
-from collectors.frameworks.base import LISTING_TIMEOUT, Framework, Member, Result, Runs, TimedLoop, arguments
-from collectors.metrics import INSTRUCTIONS, METRICS, registered
+from perf_selector.collectors.frameworks.base import LISTING_TIMEOUT, Framework, Member, Result, Runs, TimedLoop, arguments
+from perf_selector.collectors.metrics import INSTRUCTIONS, METRICS, registered
 
 SEPARATOR = "/"  # between a test case's name and its benchmark's
 MEAN = "mean"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from collectors.frameworks.base import LISTING_TIMEOUT, TEXT, Framework, Member, Runs, with_name
-from collectors.metrics import METRICS, registered
+from perf_selector.collectors.frameworks.base import LISTING_TIMEOUT, TEXT, Framework, Member, Runs, with_name
+from perf_selector.collectors.metrics import METRICS, registered
 
 
 class Command(Framework):

@@ -16,9 +16,9 @@ import json
 import re
 from typing import Any
 
-from collectors.frameworks.base import TimedLoop
-from collectors.frameworks.base import LISTING_TIMEOUT, Framework, Member, Result, Runs, arguments
-from collectors.metrics import INSTRUCTIONS, METRICS, PRINTED, WALL_TIME, registered
+from perf_selector.collectors.frameworks.base import TimedLoop
+from perf_selector.collectors.frameworks.base import LISTING_TIMEOUT, Framework, Member, Result, Runs, arguments
+from perf_selector.collectors.metrics import INSTRUCTIONS, METRICS, PRINTED, WALL_TIME, registered
 
 _FIXED_ITERATIONS = ("--benchmark_min_time=1x", "--benchmark_min_time=0")  # >= 1.8, then older
 _SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}

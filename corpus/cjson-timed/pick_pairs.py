@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
-from storage.store import Store  # noqa: E402
+from perf_selector.storage.store import Store  # noqa: E402
 
 
 def main() -> None:

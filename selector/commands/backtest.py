@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from models.names import MODEL_NAMES
-from selector.commands.common import (FitsLog, comma_list, format_option, open_project, operating_point_option,
+from perf_selector.models.names import MODEL_NAMES
+from perf_selector.selector.commands.common import (FitsLog, comma_list, format_option, open_project, operating_point_option,
                                       repository_options, tracking_location, tracking_option)
-from selector.extras import require
-from selector.tables import caution_few_positives, logging_progress, print_json, print_table, records, stderr, stdout
+from perf_selector.selector.extras import require
+from perf_selector.selector.tables import caution_few_positives, logging_progress, print_json, print_table, records, stderr, stdout
 
 
 @click.command("backtest")
@@ -59,8 +59,8 @@ def backtest_command(repository, config_path, store_location, models, method, k,
         require("selector backtest's MLflow run", "tracking", otherwise="pass --no-tracking")
     from rich.progress import Progress
 
-    from models.evaluation import results_table
-    from selector.backtest_run import backtest_store
+    from perf_selector.models.evaluation import results_table
+    from perf_selector.selector.backtest_run import backtest_store
 
     _, config, store = open_project(repository, config_path, store_location)
     options = {"method4": {"k": k, "first": first, "epoch_days": epoch_days}, "kfold": {"folds": folds, "seed": seed},

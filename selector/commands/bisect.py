@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
-from selector.extras import require
-from selector.tables import print_json, print_table, records, stderr
+from perf_selector.selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
+from perf_selector.selector.extras import require
+from perf_selector.selector.tables import print_json, print_table, records, stderr
 
 
 @click.command("bisect")
@@ -27,11 +27,11 @@ def bisect_command(good, bad, benchmark, repository, config_path, store_location
     what the benchmark runs. Commits not in the store are built first.
     """
     require("selector bisect", "collect")
-    from selector.bisect import bisect
+    from perf_selector.selector.bisect import bisect
 
     _, config, store = open_project(repository, config_path, store_location)
     exit_without_teardown()
-    from selector.collect_report import run_collection
+    from perf_selector.selector.collect_report import run_collection
 
     top = Path(repository)
     with stderr.status("finding the suspects") as status:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
-from selector.extras import require
-from selector.tables import LogProgress, logging_progress, print_json, print_table, records, stderr, stdout
+from perf_selector.selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
+from perf_selector.selector.extras import require
+from perf_selector.selector.tables import LogProgress, logging_progress, print_json, print_table, records, stderr, stdout
 
 
 @click.command("calibrate")
@@ -38,7 +38,7 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
     require("selector calibrate", "collect")
     import pandas as pd
 
-    from selector.calibrate import calibrate
+    from perf_selector.selector.calibrate import calibrate
 
     top, config, store = open_project(repository, config_path, store_location, writes=True)
     exit_without_teardown()  # it runs benchmark processes beside Arrow's thread pools (see there)
@@ -65,7 +65,7 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
         "session drift": table["session_drift"].map(lambda v: f"{v:.2%}"),
     })
     print_table(shown, title=f"A/A calibration of {table['commit'].iloc[0][:12]} (alpha {config.labels.alpha:g}, min_effect {config.labels.min_effect:g})")
-    from collectors.repository import Repository
+    from perf_selector.collectors.repository import Repository
 
     asked = Repository.open(top).commit(revision)
     if asked is not None and table["commit"].iloc[0] != asked.sha:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from collectors.errors import UserError
-from selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
-from selector.extras import require
-from selector.tables import stderr
+from perf_selector.collectors.errors import UserError
+from perf_selector.selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
+from perf_selector.selector.extras import require
+from perf_selector.selector.tables import stderr
 
 
 @click.command("collect")
@@ -56,15 +56,15 @@ def collect_command(
     require("selector collect", "collect")
     if scheduler:
         require("selector collect --scheduler", "dask")
-    from collectors.repository import Repository
-    from selector.calibrate import needs_calibration
-    from selector.collect import connect_scheduler
-    from selector.collect_report import (
+    from perf_selector.collectors.repository import Repository
+    from perf_selector.selector.calibrate import needs_calibration
+    from perf_selector.selector.collect import connect_scheduler
+    from perf_selector.selector.collect_report import (
         report_collection,
         run_collection,
         undecidable_labels,
     )
-    from selector.config import has_benchmarks, require_suite
+    from perf_selector.selector.config import has_benchmarks, require_suite
 
     top, config, store = open_project(repository, config_path, store_location, writes=True)
     commits = Repository.open(top).commits(revision, since=since, max_count=max_count, first_parent=first_parent)
@@ -90,8 +90,8 @@ def collect_command(
 def _calibrate_before_collecting(top: Path, config, store, oldest: str):
     """A first collection's calibration, said before it starts; if it fails, collection goes on
     and says why its labels may stay undecided (a failed build: returned, for its output)."""
-    from collectors.builds import BuildFailed
-    from selector.calibrate import FIRST_ROUNDS, calibrate
+    from perf_selector.collectors.builds import BuildFailed
+    from perf_selector.selector.calibrate import FIRST_ROUNDS, calibrate
 
     stderr.print(f"the store has no calibration: calibrating on {oldest[:12]} first ({FIRST_ROUNDS} rounds), so that "
                  "labels can be decided and runs of identical binaries reused (--no-calibrate skips it)")

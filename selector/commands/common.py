@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from collectors.errors import UserError
-from selector.tables import FORMATS, LogProgress, stderr
+from perf_selector.collectors.errors import UserError
+from perf_selector.selector.tables import FORMATS, LogProgress, stderr
 
 if TYPE_CHECKING:
-    from selector.config import Config
-    from storage.store import Store
+    from perf_selector.selector.config import Config
+    from perf_selector.storage.store import Store
 
 DEFAULT_STORE = ".selector"
 # Without the compiled core, large binaries are fingerprinted in forked workers (1.6x on
@@ -30,7 +30,7 @@ ANALYSIS_JOBS = os.cpu_count() or 1
 def default_store(repository: Path) -> Path:
     """Every command's store when --store is not given: .selector/ at the top of the repository
     (of the current directory's, when not inside one: ./.selector)."""
-    from collectors.repository import Repository
+    from perf_selector.collectors.repository import Repository
 
     try:
         return Repository.open(repository).top / DEFAULT_STORE
@@ -65,7 +65,7 @@ def repository_options(command):
 
 def project_config(top: Path, config_path: Path | None) -> Config:
     """The project's configuration: --config, else selector.toml at the repository's top."""
-    from selector.config import find_config, load_config
+    from perf_selector.selector.config import find_config, load_config
 
     return load_config(find_config(top, config_path))
 
@@ -79,8 +79,8 @@ def open_project(repository: Path, config_path: Path | None, store_location: str
     and --store are given, and a missing store is an error, never made: a mistyped
     --store would otherwise read an empty store and select everything.
     """
-    from collectors.repository import Repository
-    from storage.store import Store
+    from perf_selector.collectors.repository import Repository
+    from perf_selector.storage.store import Store
 
     top = repository
     try:
@@ -93,7 +93,7 @@ def open_project(repository: Path, config_path: Path | None, store_location: str
 
 def open_store(repository: Path, store_location: str | None) -> Store:
     """The store alone, read-only (commands that need no configuration)."""
-    from storage.store import Store
+    from perf_selector.storage.store import Store
 
     return Store(store_location or default_store(repository), create=False)
 
@@ -125,7 +125,7 @@ def tracking_option(command):
 
 
 def operating_point_option(command):
-    from models.names import OPERATING_POINTS
+    from perf_selector.models.names import OPERATING_POINTS
 
     return click.option("--operating-point", type=click.Choice(OPERATING_POINTS), default="quantile", show_default=True,
                         help="How the threshold is placed on the training changes' out-of-fold scores: the target share "
@@ -141,7 +141,7 @@ def local_root(store: Store, option: str) -> str:
 
 def tracking_location(store: Store, tracking_uri: str | None) -> tuple[str, Path | None]:
     """--tracking-uri as given (the server decides where artifacts go), else the store's own database."""
-    from models.tracking import default_tracking
+    from perf_selector.models.tracking import default_tracking
 
     if tracking_uri:
         return tracking_uri, None

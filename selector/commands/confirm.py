@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import (comma_list, exit_without_teardown, format_option, open_project,
+from perf_selector.selector.commands.common import (comma_list, exit_without_teardown, format_option, open_project,
                                       repository_options, resolved)
-from selector.extras import require
+from perf_selector.selector.extras import require
 
 
 @click.command("confirm")
@@ -49,8 +49,8 @@ def confirm_command(repository: Path, config_path: Path | None, store_location: 
     confirmed before is not run again (delete its file under confirmations/ to redo it).
     """
     require("selector confirm", "collect")
-    from collectors.repository import Repository
-    from selector.confirmation_report import report_confirmation, run_confirmation
+    from perf_selector.collectors.repository import Repository
+    from perf_selector.selector.confirmation_report import report_confirmation, run_confirmation
 
     top, config, store = open_project(repository, config_path, store_location)
     repo = Repository.open(top)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import exit_without_teardown, format_option
-from selector.extras import require
+from perf_selector.selector.commands.common import exit_without_teardown, format_option
+from perf_selector.selector.extras import require
 
 
 @click.command()
@@ -22,7 +22,7 @@ def demo(directory: Path, jobs: int, output_format: str) -> None:
     about the newest commit. Rerunning reuses what is there.
     """
     require("selector demo", "collect", "train", "tracking", "report")
-    from selector.demo import run_demo
+    from perf_selector.selector.demo import run_demo
 
     exit_without_teardown()
     run_demo(directory, jobs, output_format)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import ANALYSIS_JOBS, format_option, print_notes
-from selector.tables import print_json, print_rows
+from perf_selector.selector.commands.common import ANALYSIS_JOBS, format_option, print_notes
+from perf_selector.selector.tables import print_json, print_rows
 
 
 @click.command()
@@ -24,9 +24,9 @@ def diff(old_binary: Path, new_binary: Path, include_unchanged: bool, output_for
     C++ names are demangled and shortened to fit the terminal; --format json has
     them whole ("demangled") beside the mangled key ("name").
     """
-    from collectors.static_analysis import AnalysisInProgress
-    from collectors.static_diff import diff_functions, diff_objects
-    from selector.function_names import readable
+    from perf_selector.collectors.static_analysis import AnalysisInProgress
+    from perf_selector.collectors.static_diff import diff_functions, diff_objects
+    from perf_selector.selector.function_names import readable
 
     # Both analyses at once: the compiled core releases the GIL, and there are two binaries.
     analyses = AnalysisInProgress(old_binary, jobs=ANALYSIS_JOBS), AnalysisInProgress(new_binary, jobs=ANALYSIS_JOBS)
@@ -56,8 +56,8 @@ def diff(old_binary: Path, new_binary: Path, include_unchanged: bool, output_for
 
 
 def _print_diff_rows(rows: list[dict], title: str) -> None:
-    from selector.function_names import readable, shortened
-    from selector.tables import fit_rows, terminal_width
+    from perf_selector.selector.function_names import readable, shortened
+    from perf_selector.selector.tables import fit_rows, terminal_width
 
     readable_rows = [{**row, "name": readable(row["name"])} for row in rows]
     print_rows(fit_rows(readable_rows, {"name": shortened}, terminal_width()), title=title, plain=True)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import format_option, repository_options
-from selector.tables import print_json, print_rows
+from perf_selector.selector.commands.common import format_option, repository_options
+from perf_selector.selector.tables import print_json, print_rows
 
 
 @click.command("doctor")
@@ -35,8 +35,8 @@ def doctor_command(repository: Path, config_path: Path | None, store_location: s
 
     from rich.markup import escape
 
-    from selector.arrow_without_pandas import keep_pandas_out
-    from selector.doctor import diagnose
+    from perf_selector.selector.arrow_without_pandas import keep_pandas_out
+    from perf_selector.selector.doctor import diagnose
 
     keep_pandas_out()  # reading the store's tables needs pyarrow, not pandas: the core install suffices
     findings = diagnose(repository, config_path, store_location, binary)

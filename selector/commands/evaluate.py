@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from collectors.errors import UserError
-from models.names import MODEL_NAMES
-from selector.commands.common import FitsLog, comma_list, format_option, operating_point_option
-from selector.extras import require
-from selector.tables import caution_few_positives, logging_progress, print_json, print_table, records, stderr, stdout
+from perf_selector.collectors.errors import UserError
+from perf_selector.models.names import MODEL_NAMES
+from perf_selector.selector.commands.common import FitsLog, comma_list, format_option, operating_point_option
+from perf_selector.selector.extras import require
+from perf_selector.selector.tables import caution_few_positives, logging_progress, print_json, print_table, records, stderr, stdout
 
 
 def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | None]]:
@@ -79,7 +79,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     if replay:
         if held_out:
             raise click.UsageError("--held-out goes with --shipped")
-        from selector.replay import replay_document, summary_frame, unseen_frame
+        from perf_selector.selector.replay import replay_document, summary_frame, unseen_frame
 
         with stderr.status("replaying the history"):
             document = replay_document(stores, bundle_path)
@@ -95,8 +95,8 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
         raise click.UsageError("--bundle and --held-out go with --shipped")
     if report:
         require("selector evaluate's reports", "report", otherwise="pass --no-report")
-    from models.backtest import count_fits
-    from selector.project_evaluation import (
+    from perf_selector.models.backtest import count_fits
+    from perf_selector.selector.project_evaluation import (
         SCOPES,
         evaluate,
         load_projects,
@@ -127,7 +127,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
                               threshold_by_project=threshold_from == "projects", operating_point=operating_point)
     document = save_evaluation(out_dir, evaluation)
     if report:
-        from selector.report import write_report
+        from perf_selector.selector.report import write_report
 
         with stderr.status("drawing the reports"):
             for project in projects:
@@ -135,7 +135,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     if markdown_path:
         write_markdown(markdown_path, document)
     if model_path:
-        from selector.project_evaluation import train_cross_project_bundle
+        from perf_selector.selector.project_evaluation import train_cross_project_bundle
 
         with stderr.status(f"training the cross-project {shipped_model} on {len(projects)} projects"):
             shipped = train_cross_project_bundle(projects, model_path, shipped_model, target_hit_rate, seed, operating_point,
@@ -164,17 +164,17 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
 
     import pandas as pd
 
-    from models.bundle import BundleError, load_bundle
-    from selector.day_one import (
+    from perf_selector.models.bundle import BundleError, load_bundle
+    from perf_selector.selector.day_one import (
         day_one_document,
         day_one_predictions,
         day_one_table,
         held_out_bundle,
         write_markdown,
     )
-    from selector.project_evaluation import Project, open_project
-    from selector.shipped_model import shipped_bundle_path
-    from selector.store_backtest import evaluation_data
+    from perf_selector.selector.project_evaluation import Project, open_project
+    from perf_selector.selector.shipped_model import shipped_bundle_path
+    from perf_selector.selector.store_backtest import evaluation_data
 
     bundle_path = bundle_path or shipped_bundle_path()
     if bundle_path is None:

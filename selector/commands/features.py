@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import DEFAULT_STORE, format_option, open_store, repo_option, store_option
-from selector.extras import require
-from selector.tables import print_json, print_table, records, stdout
+from perf_selector.selector.commands.common import DEFAULT_STORE, format_option, open_store, repo_option, store_option
+from perf_selector.selector.extras import require
+from perf_selector.selector.tables import print_json, print_table, records, stdout
 
 
 @click.command("features")
@@ -23,8 +23,8 @@ def features_command(repository: Path, store_location: str | None, output: Path,
     benchmark, and the features that are constant (so useless) in this history.
     """
     require("selector features", "collect")
-    from features.catalogue import FEATURE_NAMES
-    from selector.feature_table import feature_table, summarize, write_table
+    from perf_selector.features.catalogue import FEATURE_NAMES
+    from perf_selector.selector.feature_table import feature_table, summarize, write_table
 
     table = feature_table(open_store(repository, store_location))
     write_table(table, output)

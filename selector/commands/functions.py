@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from collectors.metrics import INSTRUCTIONS
-from selector.commands.common import ANALYSIS_JOBS, format_option, print_notes
-from selector.tables import print_json, print_rows
+from perf_selector.collectors.metrics import INSTRUCTIONS
+from perf_selector.selector.commands.common import ANALYSIS_JOBS, format_option, print_notes
+from perf_selector.selector.tables import print_json, print_rows
 
 
 @click.command()
@@ -26,8 +26,8 @@ def functions(binary: Path, sort: str, limit: int | None, output_format: str) ->
     fit the terminal; --format json has them whole ("demangled"), with the mangled
     symbol each function is keyed by ("name").
     """
-    from collectors.static_analysis import analyse_binary
-    from selector.function_names import readable
+    from perf_selector.collectors.static_analysis import analyse_binary
+    from perf_selector.selector.function_names import readable
 
     analysis = analyse_binary(binary, jobs=ANALYSIS_JOBS)
     print_notes(analysis.notes)
@@ -49,8 +49,8 @@ def _print_functions(shown: list[dict], every: list[dict], title: str) -> None:
     a body with several names says which other name it has (= ...)."""
     from collections import defaultdict
 
-    from selector.function_names import part_labels, readable, shortened
-    from selector.tables import fit_rows, terminal_width
+    from perf_selector.selector.function_names import part_labels, readable, shortened
+    from perf_selector.selector.tables import fit_rows, terminal_width
 
     names_at = defaultdict(list)
     for row in every:

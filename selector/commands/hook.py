@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import DEFAULT_STORE, on_the_push_path, project_config, repo_option, store_option
-from selector.extras import require
-from selector.tables import stderr, stdout
+from perf_selector.selector.commands.common import DEFAULT_STORE, on_the_push_path, project_config, repo_option, store_option
+from perf_selector.selector.extras import require
+from perf_selector.selector.tables import stderr, stdout
 
 
 @click.group("hook")
@@ -29,9 +29,9 @@ def hook_install(repository: Path, strict: bool, run_benchmarks: bool, store_loc
     ignore the store (.gitignore)."""
     if run_benchmarks:
         require("the hook's --run-benchmarks", "collect")
-    from collectors.repository import Repository
-    from selector.gitignore import ignore_store
-    from selector.hook import install
+    from perf_selector.collectors.repository import Repository
+    from perf_selector.selector.gitignore import ignore_store
+    from perf_selector.selector.hook import install
 
     opened = Repository.open(repository)
     hook, kept = install(opened, strict, run_benchmarks, store_location)
@@ -44,8 +44,8 @@ def hook_install(repository: Path, strict: bool, run_benchmarks: bool, store_loc
 @repo_option("The git repository whose hook it is.")
 def hook_uninstall(repository: Path) -> None:
     """Remove the pre-push hook and restore the one it replaced."""
-    from collectors.repository import Repository
-    from selector.hook import uninstall
+    from perf_selector.collectors.repository import Repository
+    from perf_selector.selector.hook import uninstall
 
     hook, restored = uninstall(Repository.open(repository))
     stdout.print(f"removed {hook}" + ("; the previous hook is back" if restored else ""))
@@ -60,7 +60,7 @@ def hook_uninstall(repository: Path) -> None:
 def hook_run(strict: bool, run_benchmarks: bool, store_location: str | None, git_arguments) -> None:
     """What the installed hook (or pre-commit at the pre-push stage) runs; reads git's
     pre-push lines on stdin. Advisory: exits 0 unless --strict and selector failed."""
-    from selector.hook import pushed_commits
+    from perf_selector.selector.hook import pushed_commits
 
     on_the_push_path()
     lines = [] if sys.stdin.isatty() else sys.stdin.read().splitlines()
@@ -79,8 +79,8 @@ def hook_run(strict: bool, run_benchmarks: bool, store_location: str | None, git
 def _hook_select(commit: str, store_location: str | None, strict: bool, run_benchmarks: bool) -> int:
     """Select for one pushed commit, with the working tree's build when it is the commit's; one
     that cannot be analysed (stripped, say) is set aside for a build in a clean worktree."""
-    from collectors.errors import BinaryError
-    from selector.commands.select import select_and_print
+    from perf_selector.collectors.errors import BinaryError
+    from perf_selector.selector.commands.select import select_and_print
 
     binary = _working_tree_binary(commit)
     try:
@@ -97,8 +97,8 @@ def _hook_select(commit: str, store_location: str | None, strict: bool, run_benc
 
 def _working_tree_binary(revision: str) -> Path | None:
     """The developer's build of `revision` when the working tree holds it (saying so, or why not)."""
-    from collectors.repository import Repository
-    from selector.working_tree_build import working_tree_build
+    from perf_selector.collectors.repository import Repository
+    from perf_selector.selector.working_tree_build import working_tree_build
 
     repository = Repository.open(Path("."))
     sha = repository.resolve(revision)
@@ -112,8 +112,8 @@ def _working_tree_binary(revision: str) -> Path | None:
 
 def _hook_advice(error: Exception) -> str:
     """The hook's message for a failure: a failed build gets advice a hook user can act on."""
-    from selector.hook import build_failure_advice
-    from selector.selection import BuildFailed
+    from perf_selector.selector.hook import build_failure_advice
+    from perf_selector.selector.selection import BuildFailed
 
     if isinstance(error, BuildFailed):
         return build_failure_advice(error.sha, error.reason, error.command, error.log_tail)

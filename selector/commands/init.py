@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import repo_option
+from perf_selector.selector.commands.common import repo_option
 
 
 @click.command("init")
@@ -25,8 +25,8 @@ def init_command(repository: Path, yes: bool) -> None:
     repetitions on a pinned CPU) and the paths no build reads. Guesses are marked
     CHECK. Never overwrites an existing selector.toml.
     """
-    from collectors.repository import Repository
-    from selector.init_config import initial_config, refuse_existing, write_new_config
+    from perf_selector.collectors.repository import Repository
+    from perf_selector.selector.init_config import initial_config, refuse_existing, write_new_config
 
     top = Repository.open(repository).top
     refuse_existing(top)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from selector.commands.common import DEFAULT_STORE, repo_option, store_option
-from selector.tables import print_json, print_rows
+from perf_selector.selector.commands.common import DEFAULT_STORE, repo_option, store_option
+from perf_selector.selector.tables import print_json, print_rows
 
 COLUMNS = ["new", "old", "benchmark", "metric", "label", "effect", "p_value", "spread", "decided_by", "reason"]
 STATES = {"changed": True, "unchanged": False, "undecided": None}
@@ -48,7 +48,7 @@ def labels_command(repository: Path, store_location: str | None, commit: str | N
     each benchmark, whether it changed (changed, unchanged or undecided), the relative effect of
     the median, the test's p-value, the spread the effect had to exceed, what decided the label
     (`exact`, `test`, `equivalence`, a confirmation, perturbed contexts) and why."""
-    from selector.commands.common import open_store
+    from perf_selector.selector.commands.common import open_store
 
     store = open_store(repository, store_location)
     rows = label_rows(store, _resolved(repository, commit), benchmark, state)
@@ -70,8 +70,8 @@ def _resolved(repository: Path, commit: str | None) -> str | None:
     """A revision as the full id it names, or the text itself (a prefix) where git does not know it."""
     if not commit:
         return None
-    from collectors.errors import UserError
-    from collectors.repository import Repository
+    from perf_selector.collectors.errors import UserError
+    from perf_selector.collectors.repository import Repository
 
     try:
         found = Repository.open(repository).commit(commit)

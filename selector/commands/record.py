@@ -6,15 +6,15 @@ from pathlib import Path
 
 import click
 
-from collectors.frameworks import RESULTS_FORMATS
-from selector.commands.common import (
+from perf_selector.collectors.frameworks import RESULTS_FORMATS
+from perf_selector.selector.commands.common import (
     exit_without_teardown,
     format_option,
     open_project,
     repository_options,
 )
-from selector.extras import require
-from selector.tables import print_json, print_rows, stderr, stdout
+from perf_selector.selector.extras import require
+from perf_selector.selector.tables import print_json, print_rows, stderr, stdout
 
 
 @click.command("record")
@@ -40,7 +40,7 @@ def record_command(revision, repository, config_path, store_location, results, i
     measures real_time, cpu_time or a counter (a suite counting instructions runs here).
     """
     require("selector record", "collect")
-    from selector.record import record
+    from perf_selector.selector.record import record
 
     top, config, store = open_project(repository, config_path, store_location, writes=True)
     exit_without_teardown()  # it runs benchmark processes beside Arrow's thread pools (see there)

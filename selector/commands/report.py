@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from collectors.errors import UserError
-from selector.commands.common import local_root, open_store
-from selector.extras import require
-from selector.tables import stderr, stdout
+from perf_selector.collectors.errors import UserError
+from perf_selector.selector.commands.common import local_root, open_store
+from perf_selector.selector.extras import require
+from perf_selector.selector.tables import stderr, stdout
 
 
 @click.command("report")
@@ -23,7 +23,7 @@ def report_command(backtest_dir: Path | None, store_location: str | None, output
     and feature importances.
     """
     require("selector report", "collect", "report")
-    from selector.report import write_report
+    from perf_selector.selector.report import write_report
 
     if backtest_dir is None:
         store = open_store(Path("."), store_location)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from collectors.errors import UserError
-from selector.commands.common import on_the_push_path, open_project, repository_options
-from selector.extras import require
-from selector.tables import records, stderr
+from perf_selector.collectors.errors import UserError
+from perf_selector.selector.commands.common import on_the_push_path, open_project, repository_options
+from perf_selector.selector.extras import require
+from perf_selector.selector.tables import records, stderr
 
 
 def select_and_print(repository, config_path, store_location, revision, binary, against, bundle_path, strict,
@@ -21,14 +21,14 @@ def select_and_print(repository, config_path, store_location, revision, binary, 
     if binary is not None:
         # First of all: the compiled core analyses the binary on the other core while the
         # imports below (pyarrow, numpy, onnxruntime) take their time on this one.
-        from collectors.static_analysis import AnalysisInProgress
+        from perf_selector.collectors.static_analysis import AnalysisInProgress
 
         analysis = AnalysisInProgress(binary)
-    from selector.arrow_without_pandas import keep_pandas_out
+    from perf_selector.selector.arrow_without_pandas import keep_pandas_out
 
     keep_pandas_out()  # selecting needs pyarrow, not pandas (whose import alone is a third of a selection)
-    from selector.selection import BUNDLE_REFUSED, SelectionFailed, select_failing_open
-    from selector.selection_output import (
+    from perf_selector.selector.selection import BUNDLE_REFUSED, SelectionFailed, select_failing_open
+    from perf_selector.selector.selection_output import (
         EXIT_INTERNAL,
         exit_status,
         print_filter,
@@ -56,7 +56,7 @@ def select_and_print(repository, config_path, store_location, revision, binary, 
         click.echo(f"selector: {refused[0]}", err=True)
         return EXIT_INTERNAL
     if verifying:
-        from selector.verify import print_verification
+        from perf_selector.selector.verify import print_verification
 
         print_verification(compare_with_ancestor(repository, config, store, selection))
     return exit_status(selection)
@@ -65,7 +65,7 @@ def select_and_print(repository, config_path, store_location, revision, binary, 
 
 def compare_with_ancestor(repository, config, store, selection):
     """`--run-benchmarks`: the selected benchmarks run on the commit, against the ancestor."""
-    from selector.verify import verify
+    from perf_selector.selector.verify import verify
 
     with stderr.status("running the selected benchmarks"):
         return verify(Path(repository), config, store, selection)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from models.names import MODEL_NAMES
-from selector.commands.common import (comma_list, format_option, open_project, operating_point_option,
+from perf_selector.models.names import MODEL_NAMES
+from perf_selector.selector.commands.common import (comma_list, format_option, open_project, operating_point_option,
                                       repository_options, tracking_location, tracking_option)
-from selector.extras import require
-from selector.tables import print_json, print_table, records, stderr, stdout
+from perf_selector.selector.extras import require
+from perf_selector.selector.tables import print_json, print_table, records, stderr, stdout
 
 
 @click.command("train")
@@ -45,7 +45,7 @@ def train_command(repository, config_path, store_location, model, scope, benchma
     require("selector train", "train")
     if not no_tracking:
         require("selector train's MLflow run", "tracking", otherwise="pass --no-tracking")
-    from selector.training import NothingToLearnYet, default_bundle_path, train_bundle
+    from perf_selector.selector.training import NothingToLearnYet, default_bundle_path, train_bundle
 
     _, config, store = open_project(repository, config_path, store_location)
     bundle_path = bundle_path or default_bundle_path(store)
@@ -63,7 +63,7 @@ def train_command(repository, config_path, store_location, model, scope, benchma
         return
     run_id = None
     if not no_tracking:
-        from selector.store_backtest import track_training
+        from perf_selector.selector.store_backtest import track_training
 
         run_id = track_training(bundle_path, bundle, *tracking_location(store, tracking_uri))
     if output_format == "json":
@@ -83,7 +83,7 @@ def train_command(repository, config_path, store_location, model, scope, benchma
 
 
 def _policy_words(policy: str | None) -> str:
-    from models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
+    from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 
     return {STEPPING_ASIDE_RULE: "select lets the executed-changed rule decide instead of this model",
             WITHIN_RULE: "select lets this model decide only among what the executed-changed rule runs"}.get(
@@ -94,7 +94,7 @@ def _policy_words(policy: str | None) -> str:
 def _say_what_decides(summary) -> None:
     """After training: which benchmarks the new bundle decides, and for which the shipped model
     keeps deciding (its own model learnt from too few changes)."""
-    from selector.shipped_model import OWN_POSITIVES_NEEDED, shipped_bundle_path
+    from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED, shipped_bundle_path
 
     thin = summary[summary["positives"] < OWN_POSITIVES_NEEDED]
     if thin.empty or shipped_bundle_path() is None:

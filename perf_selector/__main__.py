@@ -1,0 +1,3 @@
+from perf_selector.selector.cli import main
+
+main()
