@@ -265,15 +265,18 @@ def main() -> None:
         if arguments.baseline:
             baseline = arguments.baseline.resolve()
             environment = {**os.environ, "PYTHONPATH": str(baseline)}
+            # a checkout from before the one install namespace has top-level packages (selector, storage, ...)
+            ours = "perf_selector." if (baseline / "perf_selector").is_dir() else ""
             # that tree's bundle, trained by its own code on its own feature list
             subprocess.run([sys.executable, "-c", (
                 f"import sys; sys.path.insert(0, {str(baseline / 'benchmarks')!r}); import select_latency as s\n"
-                f"try:\n    from perf_selector.storage.store import Store\n"
-                f"except ImportError:  # a checkout from before the store layer\n    from perf_selector.selector.store import Store\n"
-                f"from perf_selector.selector.config import load_config\n"
+                f"try:\n    from {ours}storage.store import Store\n"
+                f"except ImportError:  # a checkout from before the store layer\n    from {ours}selector.store import Store\n"
+                f"from {ours}selector.config import load_config\n"
                 f"s.make_bundle(Store({str(root / 'baseline')!r}), load_config({str(repository / 'selector.toml')!r}), {first!r})")],
                 check=True, env=environment, cwd=root)
-            baseline_select = [*select, "--bundle", str(root / "baseline" / "models")]
+            baseline_select = [sys.executable, "-m", "perf_selector" if ours else "selector", *select[3:],
+                               "--bundle", str(root / "baseline" / "models")]
             baseline_outputs: list[subprocess.CompletedProcess] = []
 
             def run_baseline() -> None:
