@@ -21,12 +21,12 @@ from perf_selector.collectors.metrics import INSTRUCTIONS
 from perf_selector.selector.build_recipes import Recipe, build_recipe
 from perf_selector.selector.config import CONFIG_NAME
 from perf_selector.collectors.frameworks import FRAMEWORKS
-from perf_selector.selector.survey import DRIVER, PROGRAM, Candidate, Survey, survey
+from perf_selector.selector.survey import DRIVER, HARNESS, PROGRAM, Candidate, Survey, survey
 
 BUILD_SYSTEM_NAMES = {"cmake": "CMake (CMakeLists.txt)", "meson": "Meson (meson.build)", "make": "make (Makefile)",
                       "autotools": "autotools (configure.ac)", "configure": "a configure script and make"}
 KIND_NAMES = {DRIVER: "a db_bench-like driver", **{f.name: f.title for f in FRAMEWORKS.values() if f.lists_itself},
-              PROGRAM: "a benchmark program"}
+              HARNESS: "a benchmark program", PROGRAM: "a benchmark program"}
 TIMED_REPETITIONS = 10
 DRIVER_RECORDS = 10_000  # --num: enough work to measure, little enough to run under callgrind
 
@@ -157,6 +157,8 @@ def _benchmarks(candidate: Candidate | None, measurement: Measurement, seen: Sur
         return _framework_suite(candidate, measurement)
     if candidate.kind == DRIVER:
         return _driver(candidate, measurement)
+    if candidate.kind == HARNESS and candidate.names:
+        return _harness_suite(candidate, measurement)
     return (f"# {candidate.source} runs as one benchmark. CHECK: the arguments it needs (inputs can live in a\n"
             "# folder outside the history: [project] suite, then {suite}/file in the command).\n"
             f"[[benchmark]]\nname = {_string(_benchmark_name(candidate.stem))}\ncommand = \"{{binary}}\"\n"
@@ -186,6 +188,34 @@ def _driver(candidate: Candidate, measurement: Measurement) -> str:
             + (_entry('setup = "rm -rf db"', "a fresh database for every run") if "--db=" in candidate.flags else "")
             + _entry("isolate = false", "CHECK: counts the whole run; a callgrind pattern of each benchmark's own",
                      'function ("*Benchmark::{name}*") leaves the shared set-up out')
+            + _measured(measurement))
+
+
+def _harness_suite(candidate: Candidate, measurement: Measurement) -> str:
+    """A command suite of the benchmarks a source registers for the project's own harness, each
+    run alone by a regex argument anchored on its name, isolated by its function's name as
+    callgrind demangles it (`ns::BM_Foo(long)`)."""
+    patterns = [f"{scope}::{{name}}(*" if scope else "{name}(*" for scope in candidate.scopes]
+    common = max(patterns, key=patterns.count)
+    members = [_string(name) if pattern == common else
+               f"{{name = {_string(name)}, isolate = {_string(pattern.replace('{name}', name))}}}"
+               for name, pattern in zip(candidate.names, patterns)]
+    listed = "".join(f"    {member},\n" for member in members)
+    scope = next((s for s, p in zip(candidate.scopes, patterns) if p == common), "")
+    sized = candidate.parameterised
+    shown = ", ".join(sized[:4]) + (f" and {len(sized) - 4} more" if len(sized) > 4 else "")
+    return (f"# {candidate.source} registers {len(candidate.names)} benchmark{'s' * (len(candidate.names) > 1)} "
+            f"(BENCHMARK(...)) for the project's own harness,\n# whose main is elsewhere in {candidate.target}: "
+            "run without an argument it runs them all. Each runs alone here,\n"
+            "# picked by a regex argument anchored on its name.\n"
+            + (f"# CHECK: {shown} run{'s' * (len(sized) == 1)} with sizes (BENCHMARK_RANGE, ->Arg): `^name$` may run "
+               "every size in one run,\n# or none where the harness names each size (name/size): list those then.\n"
+               if sized else "")
+            + "[[suite]]\nname = \"bench\"\nframework = \"command\"\n"
+            + _entry("command = \"{binary} '^{name}$'\"", "CHECK: how the harness picks one benchmark (a regex on its name)")
+            + f"names = [\n{listed}]\n"
+            + _entry(f"isolate = {_string(common)}", "CHECK: callgrind's name of each benchmark's function"
+                     + (f" (namespace {scope})" if scope else ""), "(its own count, without the harness's)")
             + _measured(measurement))
 
 
@@ -250,7 +280,10 @@ def _checks(seen: Survey, candidate: Candidate | None, recipe: Recipe, measureme
         checks.append("no benchmark found: fill in the commented [[benchmark]] and [project] binary")
     elif not candidate.defined:
         checks.append(f"the target {candidate.target} is guessed from {candidate.source}'s name")
-    elif candidate.kind == PROGRAM:
+    elif candidate.kind == HARNESS and candidate.names:
+        checks.append(f"how {candidate.target} picks one benchmark (its [[suite]] runs it with '^name$') and the "
+                      "callgrind pattern of each benchmark's function (isolate)")
+    elif candidate.kind in (PROGRAM, HARNESS):
         checks.append(f"the arguments {candidate.stem} needs (its [[benchmark]] command runs it without any)")
     if measurement.metric != INSTRUCTIONS.name:
         checks.append("valgrind is not installed: benchmarks are timed (10 repetitions, a pinned CPU); "

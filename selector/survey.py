@@ -31,8 +31,10 @@ LARGEST_SOURCE = 2_000_000  # bytes: a generated table is no benchmark's main
 # Benchmark kinds, in the order init prefers them as the project's binary: a db_bench-like
 # driver is usually the project's main harness, a framework's binaries (collectors/frameworks:
 # a kind is the framework's name) its micro benchmarks, and a program named like a benchmark a guess.
-DRIVER, PROGRAM = "driver", "program"
-KIND_ORDER = (DRIVER, *(framework.name for framework in DETECTED), PROGRAM)
+# HARNESS: a source registering benchmarks (BENCHMARK(fn)) for a harness of the project's own,
+# its main elsewhere in the same program (RE2's util/benchmark.cc), which picks them by argument.
+DRIVER, HARNESS, PROGRAM = "driver", "harness", "program"
+KIND_ORDER = (DRIVER, *(framework.name for framework in DETECTED), HARNESS, PROGRAM)
 _MAIN = re.compile(r"\bint\s+main\s*\(|^main\s*\(", re.MULTILINE)
 _DRIVER_FLAG = re.compile(r'"--benchmarks=')
 # db_bench's list of benchmarks: `FLAGS_benchmarks = "fillseq," "fillrandom," ...;` (LevelDB)
@@ -51,6 +53,8 @@ class Candidate:
     defined: bool  # a build file names the source (else the target is guessed from the file name)
     names: tuple[str, ...] = ()  # a framework's: the benchmarks registered; driver: its default --benchmarks
     flags: tuple[str, ...] = ()  # driver: the flags its source parses among --num= and --db=
+    scopes: tuple[str, ...] = ()  # harness: the C++ namespace each of `names` is registered in ("a::b", "" global)
+    parameterised: tuple[str, ...] = ()  # harness: those of `names` run with sizes (BENCHMARK_RANGE, ->Arg)
 
     @property
     def stem(self) -> str:
@@ -160,7 +164,10 @@ def _candidate(top: Path, name: str, build_system: str | None, build_files: list
         # benchmarks registered for a harness of the project's own, its main in another source
         # of the same program (util/benchmark.cc): a candidate only where a build file names it
         target, directory, defined = _target(name, build_system, build_files, makefiles)
-        return Candidate(PROGRAM, name, target, directory, True) if defined else None
+        if not defined:
+            return None
+        names, scopes, parameterised = _registrations(text)
+        return Candidate(HARNESS, name, target, directory, True, names, scopes=scopes, parameterised=parameterised)
     else:
         return None
     target, directory, defined = _target(name, build_system, build_files, makefiles)
@@ -172,12 +179,47 @@ def _without_harnesses(top: Path, candidates: list[Candidate], build_system: str
     """The candidates less the main sources of a harness: a source with main that a program
     shares with a source registering benchmarks (util/benchmark.cc in add_executable(
     foo_benchmark util/benchmark.cc lib/foo_benchmark.cc)) is the harness, not a benchmark."""
-    registering = {c.source for c in candidates if c.kind == PROGRAM and not _MAIN.search(_read(top / c.source))}
+    registering = {c.source for c in candidates if c.kind == HARNESS}
     if not registering:
         return candidates
     programs = _program_sources(build_system, build_files)
     harnesses = {source for sources in programs if sources & registering for source in sources - registering}
     return [c for c in candidates if c.source not in harnesses]
+
+
+_HARNESS_REGISTRATION = re.compile(r"^[ \t]*BENCHMARK(_[A-Z0-9_]+)?\s*\(\s*(\w+)[^;]*;", re.MULTILINE)
+_SIZED = re.compile(r"->\s*(Arg|Args|Range|Ranges|DenseRange|RangeMultiplier|ArgPair)\s*\(|^_(RANGE|WITH_ARG)")
+_SCOPE = re.compile(r"\bnamespace\b\s*([\w:]*)\s*\{|[{}]")
+_NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
+
+
+def _registrations(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(names, the namespace each is registered in, those run with sizes) of the BENCHMARK(fn)
+    lines of a source registering benchmarks for a harness of the project's own."""
+    code = _NOT_CODE.sub(lambda found: " " * len(found.group()), text)  # same offsets, no braces of comments
+    names: dict[str, str] = {}
+    sized = []
+    for found in _HARNESS_REGISTRATION.finditer(code):
+        name = found.group(2)
+        names.setdefault(name, _scope(code, found.start()))
+        if _SIZED.search(found.group(1) or "") or _SIZED.search(found.group()):
+            sized.append(name)
+    return tuple(names), tuple(names.values()), tuple(dict.fromkeys(sized))
+
+
+def _scope(code: str, position: int) -> str:
+    """The C++ namespace open at `position` of `code` ("a::b", "" when global), anonymous ones
+    as callgrind names them."""
+    stack: list[str | None] = []
+    for found in _SCOPE.finditer(code, 0, position):
+        if found.group() == "}":
+            if stack:
+                stack.pop()
+        elif found.group().startswith("namespace"):
+            stack.append(found.group(1) or "(anonymous namespace)")
+        else:
+            stack.append(None)
+    return "::".join(name for name in stack if name)
 
 
 def _program_sources(build_system: str | None, build_files: list[tuple[str, str]]) -> list[set[str]]:

@@ -88,6 +88,14 @@ HARNESS_CC = ('#include <cstdio>\n#include "util/benchmark.h"\n'
 FOO_BENCHMARK = ('#include "util/benchmark.h"\n#include "lib/foo.h"\n'
                  "static void BM_Foo(long n) { volatile long s = 0; for (long i = 0; i < n; i++) s += foo(i); }\n"
                  "BENCHMARK(BM_Foo);\n")
+# foo, its library and a program of the harness's main and foo's benchmarks (test_init_harness.py too)
+FOO_PROJECT = {
+    "CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(foo CXX)\n"
+                      "include_directories(${CMAKE_SOURCE_DIR})\nadd_library(foo STATIC lib/foo.cc)\n"
+                      "add_executable(foo_benchmark util/benchmark.cc lib/foo_benchmark.cc)\n"
+                      "target_link_libraries(foo_benchmark foo)\n",
+    "lib/foo.h": "long foo(long x);\n", "lib/foo.cc": '#include "lib/foo.h"\nlong foo(long x) { return x % 7; }\n',
+}
 BAR_BENCHMARK = FOO_BENCHMARK.replace("BM_Foo", "BM_Bar").replace("foo(i)", "foo(i + 1)")
 
 
@@ -96,18 +104,11 @@ def test_a_cmake_program_whose_benchmark_source_has_no_main_is_its_target(tmp_pa
     """The harness's main (util/benchmark.cc) is shared by every benchmark program: the
     program is the add_executable that names the source registering the benchmarks."""
     root = tmp_path / "project"
-    files = {
-        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(foo CXX)\n"
-                          "include_directories(${CMAKE_SOURCE_DIR})\nadd_library(foo STATIC lib/foo.cc)\n"
-                          "add_executable(foo_benchmark util/benchmark.cc lib/foo_benchmark.cc)\n"
-                          "target_link_libraries(foo_benchmark foo)\n",
-        "util/benchmark.h": HARNESS_H, "util/benchmark.cc": HARNESS_CC,
-        "lib/foo.h": "long foo(long x);\n", "lib/foo.cc": '#include "lib/foo.h"\nlong foo(long x) { return x % 7; }\n',
-        "lib/foo_benchmark.cc": FOO_BENCHMARK,
-    }
+    files = {**FOO_PROJECT, "util/benchmark.h": HARNESS_H, "util/benchmark.cc": HARNESS_CC,
+             "lib/foo_benchmark.cc": FOO_BENCHMARK}
     sha = commit(root, files, "foo and its benchmark")
     config, result = init(root)
-    assert "a benchmark program: lib/foo_benchmark.cc (target foo_benchmark)" in result.stderr
+    assert "a benchmark program: lib/foo_benchmark.cc (target foo_benchmark, naming 1 benchmark)" in result.stderr
     assert "util/benchmark.cc" not in result.stderr  # the harness is no benchmark of its own
     assert config.build.command.endswith("--target foo_benchmark -j$(nproc)")
     assert config.project.binary == "build/foo_benchmark"
@@ -129,7 +130,7 @@ def test_among_several_harnessed_cmake_programs_each_benchmark_source_has_its_ow
         "lib/foo_benchmark.cc": FOO_BENCHMARK, "lib/bar_benchmark.cc": BAR_BENCHMARK,
     }, "two benchmark programs")
     config, result = init(root)
-    assert "lib/bar_benchmark.cc (target bar_benchmark)" in result.stderr
+    assert "lib/bar_benchmark.cc (target bar_benchmark, naming 1 benchmark)" in result.stderr
     assert "lib/foo_benchmark.cc: a benchmark program, target foo_benchmark" in (root / "selector.toml").read_text()
     assert "util/benchmark.cc" not in result.stderr
     assert config.project.binary == "build/bar_benchmark"
