@@ -23,7 +23,9 @@ def core_python() -> str | None:
 
 def selector_command(*arguments: str) -> list[str]:
     """`python -m perf_selector ARGUMENTS`, through the core install for the push-path commands."""
-    python = core_python() if arguments and arguments[0] in CORE_COMMANDS else None
+    # --run-benchmarks needs the collect extra: those runs are the full install's
+    core = arguments and arguments[0] in CORE_COMMANDS and "--run-benchmarks" not in arguments
+    python = core_python() if core else None
     return [python or sys.executable, "-m", "perf_selector", *arguments]
 
 
