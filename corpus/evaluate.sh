@@ -5,7 +5,9 @@
 # the markers, each project's report under WORKDIR/evaluation/, and the cross-project
 # model trained on all of them into selector/data/cross-project (the shipped model); then
 # the day-one table: each project decided by that model trained as shipped on the other
-# projects only (`selector evaluate --shipped --held-out`), beside the rules.
+# projects only (`selector evaluate --shipped --held-out`), beside the rules; the replay of every
+# history with that held-out model among the policies (`selector evaluate --replay --held-out`);
+# and how many changed labels held under perturbed run contexts (corpus/perturbation_counts.py).
 # Usage: corpus/evaluate.sh [WORKDIR [PROJECT...]]   (default: the current directory, every corpus project)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +15,7 @@ top=$(dirname "$corpus")
 work=$(cd "${1:-.}" && pwd)
 stores=()
 projects=("${@:2}")
-[ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo git leveldb snappy)
+[ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo git leveldb snappy quickjs nlohmann-json mbedtls)
 for project in "${projects[@]}"; do
     if [ -d "$work/$project/store" ]; then
         stores+=("$work/$project/store")
@@ -28,3 +30,5 @@ fi
 time selector evaluate "${stores[@]}" --out "$work/evaluation" --markdown "$top/docs/evaluation.md" \
     --write-model "$top/selector/data/cross-project" --model perphecy
 time selector evaluate --shipped --held-out "${stores[@]}" --out "$work/day-one" --markdown "$top/docs/evaluation.md"
+time selector evaluate --replay --held-out "${stores[@]}" --out "$work/replay" --markdown "$top/docs/evaluation.md"
+python3 "$corpus/perturbation_counts.py" --markdown "${stores[@]}"

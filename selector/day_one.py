@@ -29,6 +29,7 @@ from perf_selector.models.design import design_matrix
 from perf_selector.models.evaluation import score_predictions
 from perf_selector.models.registry import model_spec, positive_scores
 from perf_selector.models.decision import decide_rows
+from perf_selector.selector.markdown_section import number, write_section
 from perf_selector.selector.project_evaluation import Project
 from perf_selector.selector.tables import records
 
@@ -132,8 +133,8 @@ def markdown(document: dict) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in table.itertuples(index=False):
-        lines.append(f"| {row.project} | {row.model} | {row.tuples} | {row.positives} | {_number(row.hit_rate)} | "
-                     f"{_number(row.dismiss_rate)} | {_number(row.time_saved)} | {row.missed} | {_number(row.forced_by_build)} |")
+        lines.append(f"| {row.project} | {row.model} | {row.tuples} | {row.positives} | {number(row.hit_rate)} | "
+                     f"{number(row.dismiss_rate)} | {number(row.time_saved)} | {row.missed} | {number(row.forced_by_build)} |")
     missed = pd.DataFrame(document["missed"])
     if len(missed):
         lines += ["", "Changes the shipped model would have skipped (effect measured; what it saw):", "",
@@ -149,17 +150,7 @@ def markdown(document: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _number(value) -> str:
-    return "-" if value != value else f"{value:.3f}"
-
-
 def write_markdown(path: Path, document: dict) -> None:
-    """Write the day-one tables into `path` between their markers, keeping the prose around them;
-    without markers they are appended, the markers included (for next time)."""
-    generated = f"{BEGIN}\n{markdown(document)}{END}"
-    text = path.read_text() if path.exists() else ""
-    if BEGIN in text and END in text:
-        before, rest = text.split(BEGIN, 1)
-        path.write_text(before + generated + rest.split(END, 1)[1])
-    else:
-        path.write_text(f"{text.rstrip()}\n\n## Day one: the shipped model on every labelled pair\n\n{generated}\n")
+    """The tables into `path`, between their markers (selector/markdown_section.py)."""
+    
+    write_section(path, BEGIN, END, markdown(document), "Day one: the shipped model on every labelled pair")

@@ -79,14 +79,23 @@ def open_project(store_path: Path, config_path: Path | None = None) -> tuple[str
     return store_path.parent.name, Store(store_path, create=False), load_config(config_path)
 
 
-def load_projects(stores: Sequence[tuple[Path, Path | None]], options: dict,
-                  on_project: Callable[[str], None] = lambda name: None) -> list[Project]:
-    projects, names = [], set()
+def open_projects(stores: Sequence[tuple[Path, Path | None]]) -> list[tuple[str, Store, Config]]:
+    """Every store's project (open_project), each under a name of its own: a folder name met
+    again gets a suffix (two repositories' `.selector` stores are both named by their folder)."""
+    opened, names = [], set()
     for store_path, config_path in stores:
         name, store, config = open_project(store_path, config_path)
         if name in names:
             name = f"{name}-{len(names)}"
         names.add(name)
+        opened.append((name, store, config))
+    return opened
+
+
+def load_projects(stores: Sequence[tuple[Path, Path | None]], options: dict,
+                  on_project: Callable[[str], None] = lambda name: None) -> list[Project]:
+    projects = []
+    for name, store, config in open_projects(stores):
         on_project(name)
         projects.append(Project(name, store, config, evaluation_data(store, config, "method4", options)))
     return projects
@@ -429,13 +438,6 @@ def _markdown_number(value) -> str:
 
 
 def write_markdown(path: Path, document: dict) -> None:
-    """Write the tables into `path` between the BEGIN and END markers, keeping the prose around
-    them; a file without markers is written whole (the markers included, for next time)."""
-    generated = f"{BEGIN}\n{markdown(document)}{END}"
-    text = path.read_text() if path.exists() else ""
-    if BEGIN in text and END in text:
-        before, rest = text.split(BEGIN, 1)
-        after = rest.split(END, 1)[1]
-        path.write_text(before + generated + after)
-    else:
-        path.write_text(f"# Evaluation\n\n{generated}\n")
+    """The tables into `path`, between their markers (selector/markdown_section.py)."""
+    from perf_selector.selector.markdown_section import write_section
+    write_section(path, BEGIN, END, markdown(document), "Every project, and each left out in turn")

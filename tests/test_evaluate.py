@@ -127,3 +127,38 @@ def test_evaluate_shipped_held_out_needs_two_stores(collected_sample, tmp_path):
     assert result.returncode == 2 and "at least two" in result.stderr and "Traceback" not in result.stderr
     result = subprocess.run(selector_command("evaluate", "--held-out", store), capture_output=True, text=True)
     assert result.returncode == 2 and "--shipped" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_evaluate_replay_held_out_decides_each_project_by_a_bundle_trained_without_it(collected_sample, evolved_sample,
+                                                                                     tmp_path):
+    """The replay's shipped policy, honest for corpus projects: each store walked with a bundle
+    trained as the shipped one on the other stores only; its table written between markers."""
+    from perf_selector.selector.replay import BEGIN as REPLAY_BEGIN, END as REPLAY_END
+
+    stores = [str(collected_sample[0] / ".selector"), str(evolved_sample[0] / ".selector")]
+    markdown = tmp_path / "evaluation.md"
+    markdown.write_text("# Evaluation\n\nprose before\n")
+    out = tmp_path / "replay"
+    document = cli("evaluate", "--replay", "--held-out", *stores, "--out", str(out), "--markdown", str(markdown))
+    assert document["held_out"]
+    names = [project["name"] for project in document["projects"]]
+    assert len(set(names)) == 2
+    for project in document["projects"]:
+        shipped = project["bundles"]["shipped"]
+        assert shipped["bundle"] == str(out / "held-out" / project["name"])
+        other = next(name for name in names if name != project["name"])
+        assert shipped["trained_on"].endswith(f"1 projects: {other})"), shipped  # never on itself
+    # the rules need no bundle: the same walk as the plain replay's
+    plain = cli("evaluate", "--replay", *stores)
+    rules = lambda d: sorted((p["name"], r["policy"], r["runs"], r["at_commit"], r["never"])  # noqa: E731
+                             for p in d["projects"] for r in p["summary"] if r["policy"] != "shipped")
+    assert rules(document) == rules(plain) and rules(plain)
+    text = markdown.read_text()
+    assert text.startswith("# Evaluation\n\nprose before\n") and REPLAY_BEGIN in text and REPLAY_END in text
+    for name in names:
+        assert f"| {name} | shipped |" in text and f"| {name} | executed-changed |" in text
+    # written again in place, the prose kept
+    markdown.write_text(text + "\nprose after\n")
+    cli("evaluate", "--replay", *stores, "--markdown", str(markdown))
+    again = markdown.read_text()
+    assert again.count(REPLAY_BEGIN) == 1 and again.endswith("\nprose after\n") and "(`--held-out`)" not in again

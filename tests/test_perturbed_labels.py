@@ -125,6 +125,15 @@ def test_changed_labels_hold_under_perturbed_contexts_or_are_undecided(tmp_path)
     assert {sha: (label["label"], label["reason"]) for sha, label in _labels(root).items()} == \
         {sha: (label["label"], label["reason"]) for sha, label in after.items()}
 
+    # corpus/perturbation_counts.py, the corpus's figures: what held, what the relabelling changed
+    counted = subprocess.run(["python3", str(Path(__file__).parents[1] / "corpus" / "perturbation_counts.py"),
+                              str(root / ".selector"), "--markdown"], capture_output=True, text=True)
+    assert counted.returncode == 0, counted.stderr
+    row = counted.stdout.strip().splitlines()[-1]
+    changed, held = len(changed_before), {sha for sha, label in after.items() if label["label"] is True}
+    assert held == {doubled}
+    assert row == f"| project | 3 | {changed} | {changed} | 1 | {1 / changed:.3f} | {changed - 1} | 0 |", counted.stdout
+
 
 RULES = LabelRules(alpha=0.05, min_effect=0.01, metrics={"b": "instructions"}, directions={"b": "lower"},
                    profiled=False, perturbed_contexts=LABEL_PERTURBATIONS[:2])

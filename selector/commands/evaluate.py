@@ -56,8 +56,9 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
 @click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="With --shipped or --replay: this model bundle instead of the shipped one.")
 @click.option("--held-out", is_flag=True,
-              help="With --shipped: decide each project with a bundle trained as the shipped one (its model and settings) "
-                   "on the other stores given only: honest day-one figures for the projects the shipped model learnt from.")
+              help="With --shipped or --replay: decide each project with a bundle trained as the shipped one (its model "
+                   "and settings) on the other stores given only: honest day-one figures for the projects the shipped "
+                   "model learnt from.")
 @operating_point_option
 @format_option
 def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, report,
@@ -77,22 +78,10 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
         _evaluate_day_one(stores, bundle_path, held_out, out_dir, markdown_path, output_format)
         return
     if replay:
-        if held_out:
-            raise click.UsageError("--held-out goes with --shipped")
-        from perf_selector.selector.replay import replay_document, summary_frame, unseen_frame
-
-        with stderr.status("replaying the history"):
-            document = replay_document(stores, bundle_path)
-        if output_format == "json":
-            print_json(document)
-            return
-        print_table(summary_frame(document).round(3), title="replay: select from day one, skipped runs really skipped")
-        unseen = unseen_frame(document)
-        if len(unseen):
-            print_table(unseen, title="changes not caught at their commit")
+        _evaluate_replay(stores, bundle_path, held_out, out_dir, markdown_path, output_format)
         return
     if bundle_path or held_out:
-        raise click.UsageError("--bundle and --held-out go with --shipped")
+        raise click.UsageError("--bundle and --held-out go with --shipped or --replay")
     if report:
         require("selector evaluate's reports", "report", otherwise="pass --no-report")
     from perf_selector.models.backtest import count_fits
@@ -164,7 +153,6 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
 
     import pandas as pd
 
-    from perf_selector.models.bundle import BundleError, load_bundle
     from perf_selector.selector.day_one import (
         day_one_document,
         day_one_predictions,
@@ -172,26 +160,11 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
         held_out_bundle,
         write_markdown,
     )
-    from perf_selector.selector.project_evaluation import Project, open_project
-    from perf_selector.selector.shipped_model import shipped_bundle_path
-    from perf_selector.selector.store_backtest import evaluation_data
 
-    bundle_path = bundle_path or shipped_bundle_path()
-    if bundle_path is None:
-        raise UserError("this install carries no shipped model; give one with --bundle")
-    try:
-        bundle = load_bundle(bundle_path, portable=True)
-    except BundleError as error:
-        raise UserError(f"{bundle_path}: {error}") from None
-    projects, frames = [], []
-    with stderr.status("building every labelled pair's features") as status:
-        for store_path, config_path in stores:
-            name, store, config = open_project(store_path, config_path)
-            status.update(f"building every labelled pair's features: {name}")
-            # every closest-ancestor pair: k-fold's tuples (its folds are not used)
-            projects.append(Project(name, store, config, evaluation_data(store, config, "kfold", {"folds": 2})))
-    if held_out and len(projects) < 2:
+    if held_out and len(stores) < 2:
         raise UserError("--held-out trains on the other stores given: give at least two")
+    bundle = _shipped_or_given(bundle_path)
+    projects, frames = _labelled_projects(stores), []
     with stderr.status("deciding") as status:
         for project in projects:
             deciding = bundle
@@ -217,3 +190,65 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
         print_table(missed.assign(new=missed["new"].str[:10], old=missed["old"].str[:10]).round(4),
                     title="changes the shipped model would have skipped")
     stdout.print(f"results in {out_dir}" + (f"; tables written into {markdown_path}" if markdown_path else ""))
+
+
+def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: Path, markdown_path: Path | None,
+                     output_format: str) -> None:
+    """`evaluate --replay`: each store's history walked as a team using select from day one."""
+    from perf_selector.selector.day_one import held_out_bundle
+    from perf_selector.selector.replay import replay_document, summary_frame, unseen_frame, write_markdown
+
+    bundle_for = None
+    if held_out:
+        if len(stores) < 2:
+            raise UserError("--held-out trains on the other stores given: give at least two")
+        bundle = _shipped_or_given(bundle_path)
+        projects = _labelled_projects(stores)
+        bundle_for = {}
+        with stderr.status("training") as status:
+            for project in projects:
+                status.update(f"training without {project.name}")
+                directory = out_dir / "held-out" / project.name
+                held_out_bundle(projects, project, bundle, directory)
+                bundle_for[project.name] = directory
+    with stderr.status("replaying the history"):
+        document = replay_document(stores, bundle_path, bundle_for)
+    if markdown_path:
+        write_markdown(markdown_path, document)
+    if output_format == "json":
+        print_json(document)
+        return
+    print_table(summary_frame(document).round(3), title="replay: select from day one, skipped runs really skipped")
+    unseen = unseen_frame(document)
+    if len(unseen):
+        print_table(unseen, title="changes not caught at their commit")
+    if markdown_path:
+        stdout.print(f"tables written into {markdown_path}")
+
+
+def _shipped_or_given(bundle_path: Path | None):
+    """The bundle given, else the shipped one, loaded as select loads it."""
+    from perf_selector.models.bundle import BundleError, load_bundle
+    from perf_selector.selector.shipped_model import shipped_bundle_path
+
+    bundle_path = bundle_path or shipped_bundle_path()
+    if bundle_path is None:
+        raise UserError("this install carries no shipped model; give one with --bundle")
+    try:
+        return load_bundle(bundle_path, portable=True)
+    except BundleError as error:
+        raise UserError(f"{bundle_path}: {error}") from None
+
+
+def _labelled_projects(stores) -> list:
+    """Every store's project with every labelled closest-ancestor pair's features."""
+    from perf_selector.selector.project_evaluation import Project, open_projects
+    from perf_selector.selector.store_backtest import evaluation_data
+
+    projects = []
+    with stderr.status("building every labelled pair's features") as status:
+        for name, store, config in open_projects(stores):
+            status.update(f"building every labelled pair's features: {name}")
+            # every closest-ancestor pair: k-fold's tuples (its folds are not used)
+            projects.append(Project(name, store, config, evaluation_data(store, config, "kfold", {"folds": 2})))
+    return projects
