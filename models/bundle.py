@@ -50,6 +50,7 @@ TRUSTED_TYPES = frozenset({
     "perf_selector.models.baselines.AlwaysRun", "perf_selector.models.baselines.HistoryOnly", "perf_selector.models.baselines.ReachedChanged",
     "perf_selector.models.baselines.PredictedEffect", "perf_selector.models.effect.EffectBound",
     "perf_selector.models.perphecy.PerphecyPredictor", "perf_selector.models.registry.BalancedXGBClassifier", "perf_selector.models.registry.PlattSVC",
+    "perf_selector.models.registry.MonotoneXGBClassifier",
     "sklearn.tree._tree.Tree", "xgboost.core.Booster",
 })
 

@@ -1,6 +1,6 @@
 """Model names, importable without loading scikit-learn or XGBoost (the CLI starts faster)."""
 
-MODEL_NAMES = ("random-forest", "svm", "xgboost", "logistic", "perphecy", "perphecy-extended", "effect", "always-run",
+MODEL_NAMES = ("random-forest", "svm", "xgboost", "xgboost-monotone", "logistic", "perphecy", "perphecy-extended", "effect", "always-run",
                "reached-changed", "executed-changed", "history-only", "predicted-effect")
 SCOPES = ("per-benchmark", "pooled")
 OPERATING_POINTS = ("quantile", "conformal")  # models.evaluation says what each means

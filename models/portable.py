@@ -78,9 +78,9 @@ def _convert(classifier, features: int):
     from onnxmltools.convert.xgboost.operator_converters.XGBoost import convert_xgboost
     from xgboost import XGBClassifier
 
-    from perf_selector.models.registry import BalancedXGBClassifier
+    from perf_selector.models.registry import BalancedXGBClassifier, MonotoneXGBClassifier
 
-    for kind in (XGBClassifier, BalancedXGBClassifier):
+    for kind in (XGBClassifier, BalancedXGBClassifier, MonotoneXGBClassifier):
         update_registered_converter(
             kind, f"Selector{kind.__name__}", calculate_linear_classifier_output_shapes, convert_xgboost,
             options={"nocl": [True, False], "zipmap": [True, False, "columns"]},

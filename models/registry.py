@@ -9,6 +9,7 @@ probabilities, so every one has an ROC curve and an operating point.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -86,6 +87,50 @@ class BalancedXGBClassifier(XGBClassifier):
         return super().fit(X, y, sample_weight=sample_weight, **kwargs)
 
 
+# Features whose larger values can only make a change more likely, on any project: how much of
+# the changed code ran, how hot it was, how much its effect is predicted to be, and the hazards.
+# A model held monotone in them cannot learn a project's accident (a change that happened to
+# come with little executed change) as a rule that a larger executed change matters less, and
+# it scores in fine steps where Perphecy's thresholds give a handful of values (issue 37).
+INCREASING_FEATURES = (
+    "relevance_by_cycles", "relevance_by_calls", "relevance_by_instructions", "changed_in_top_cycles",
+    "deleted_in_top_cycles", "changed_in_top_calls", "deleted_in_top_calls", "changed_in_top_instructions",
+    "deleted_in_top_instructions", "reached_functions_deleted", "top_changed_rank_by_instructions",
+    "top_changed_rank_by_calls", "top_changed_rank_by_calls_big_change", "top_changed_rank_by_counter",
+    "changed_inclusive_share", "changed_startup_share", "changed_data_reached", "build_config_changed",
+    "changed_calls_allocator", "reached_changed_allocating", "executed_changed_share", "predicted_effect_size",
+    "changed_writes_hot_data", "executed_constant_change", "changed_field_constant_readers", "changed_cpu_dispatch",
+)
+
+
+class MonotoneXGBClassifier(BalancedXGBClassifier):
+    """Balanced XGBoost whose score never falls as a feature of `increasing` rises (XGBoost's
+    ``monotone_constraints``), the others free.  The constraints are set by column name at each
+    fit (`constrained_` lists them), from a DataFrame (the design matrix, or a pipeline whose
+    scaler outputs pandas); an array has no names, so nothing is constrained, with a warning.
+    The booster itself is fitted on the values, as every other model is."""
+
+    def __init__(self, *, increasing: tuple[str, ...] = INCREASING_FEATURES, **kwargs):
+        super().__init__(**kwargs)
+        self.increasing = increasing
+
+    def fit(self, X, y, *, sample_weight=None, **kwargs):
+        names = [str(name) for name in getattr(X, "columns", [])]
+        if not names and self.increasing:
+            warnings.warn("MonotoneXGBClassifier sets its constraints by feature name; an array has none, so no "
+                          "feature is held monotone", UserWarning, stacklevel=2)
+        chosen = set(self.increasing)
+        self.constrained_ = [name for name in names if name in chosen]
+        self.set_params(monotone_constraints=tuple(int(name in chosen) for name in names) or None)
+        return super().fit(np.asarray(X) if names else X, y, sample_weight=sample_weight, **kwargs)
+
+    def predict_proba(self, X, **kwargs):
+        return super().predict_proba(np.asarray(X) if hasattr(X, "columns") else X, **kwargs)
+
+    def predict(self, X, **kwargs):
+        return super().predict(np.asarray(X) if hasattr(X, "columns") else X, **kwargs)
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     name: str
@@ -116,6 +161,13 @@ MODELS: dict[str, ModelSpec] = {
                   lambda seed: scaled_pipeline(BalancedXGBClassifier(
                       n_estimators=200, max_depth=4, learning_rate=0.1, subsample=1.0, random_state=seed,
                       n_jobs=1, eval_metric="logloss", verbosity=0)),
+                  search={"classifier__max_depth": [2, 4, 6], "classifier__n_estimators": [100, 300]}),
+        ModelSpec("xgboost-monotone", "ml", "XGBoost held monotone in the features that can only make a change more "
+                  "likely (executed change, hotness, predicted effect, hazards), scale_pos_weight = negatives/positives",
+                  lambda seed: Pipeline([("scale", MaxAbsScaler().set_output(transform="pandas")),
+                                         ("classifier", MonotoneXGBClassifier(
+                                             n_estimators=200, max_depth=4, learning_rate=0.1, random_state=seed,
+                                             n_jobs=1, eval_metric="logloss", verbosity=0))]),
                   search={"classifier__max_depth": [2, 4, 6], "classifier__n_estimators": [100, 300]}),
         ModelSpec("logistic", "ml", "Logistic regression, balanced class weights",
                   lambda seed: scaled_pipeline(LogisticRegression(class_weight="balanced", max_iter=2000, random_state=seed)),

@@ -99,6 +99,31 @@ def test_every_model_fits_scores_and_clones(name):
         assert scores[y].mean() > scores[~y].mean()  # learned the planted rule
 
 
+def test_the_monotone_model_never_scores_more_executed_change_lower():
+    """Planted: changes where the executed changed share lies between 50 and 80 only (a
+    project's accident above 80).  The free XGBoost learns the dip; the monotone one cannot,
+    and still separates; a constrained feature's score never falls as it rises."""
+    from perf_selector.models.registry import INCREASING_FEATURES
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.random((400, len(FEATURE_NAMES))) * 100, columns=FEATURE_NAMES)
+    share = X["executed_changed_share"]
+    y = ((share > 50) & (share < 80)).to_numpy()
+    sweep = X.iloc[[0] * 21].copy()
+    sweep["executed_changed_share"] = np.linspace(0, 100, 21)
+    monotone = fit_model(clone(MODELS["xgboost-monotone"].build(0)), X, y, np.ones(len(y)))
+    free = fit_model(clone(MODELS["xgboost"].build(0)), X, y, np.ones(len(y)))
+    assert (np.diff(positive_scores(monotone, sweep)) >= 0).all()
+    assert (np.diff(positive_scores(free, sweep)) < -0.1).any()  # the dip above 80
+    scores = positive_scores(monotone, X)
+    assert scores[y].mean() > scores[~y & (share < 50)].mean() + 0.5
+    constraints = monotone.steps[-1][1].get_params()["monotone_constraints"]
+    assert [name for name, c in zip(X.columns, constraints) if c] == [n for n in FEATURE_NAMES if n in INCREASING_FEATURES]
+    assert monotone.steps[-1][1].constrained_ == [n for n in FEATURE_NAMES if n in INCREASING_FEATURES]
+    with pytest.warns(UserWarning, match="no feature is held monotone"):  # an array has no names to constrain
+        assert MODELS["xgboost-monotone"].build(0).steps[-1][1].fit(X.to_numpy(), y).constrained_ == []
+
+
 def test_effect_bound_decides_at_min_effect_and_follows_a_new_min_effect_without_refitting():
     rng = np.random.default_rng(4)
     X = pd.DataFrame(0.0, index=range(400), columns=FEATURE_NAMES)
@@ -313,7 +338,7 @@ def test_rerooting_moves_only_the_locations_under_the_old_store(tmp_path):
 
 
 # ------------------------------------------------------------------- bundles
-@pytest.mark.parametrize("model", ["random-forest", "perphecy"])
+@pytest.mark.parametrize("model", ["random-forest", "perphecy", "xgboost-monotone"])
 def test_a_bundle_stays_current_when_the_catalogue_gains_features(tmp_path, model):
     """A bundle trained before features were added (here every 5th feature is "new", and the
     catalogue lists them in another order) scores rows of the new catalogue exactly as rows of
