@@ -198,6 +198,10 @@ def test_confirmation_finds_no_change_between_identical_binaries_and_finds_a_pla
     (calibration,) = store.read("calibration").to_pylist()
     rounds = resumed["pairs"][0]["rounds"]
     noisy = repetitions_needed(calibration["cv"], 0.10, 0.05) > rounds or calibration["layout_spread"] >= 0.10
+    # The load can also rise after calibration (a CI rehearsal beside a corpus collection did):
+    # the confirmation then says itself that its rounds could not decide, and never "unchanged".
+    assert labels[slower]["label"] is not False, labels[slower]["reason"]
+    noisy = noisy or (labels[slower]["label"] is None and "borderline" in labels[slower]["reason"])
     if noisy and labels[slower]["label"] is not True:
         pytest.skip(f"this machine's timing noise (cv {calibration['cv']:.1%}, layout spread "
                     f"{calibration['layout_spread']:.1%}) is too high for {rounds} rounds to detect 10%: "
