@@ -3,8 +3,8 @@ context labels changed, how many hold in every perturbed context `collect` re-me
 in (`[labels] perturbed_contexts`, selector/perturbed_labels.py), and how many labels the
 relabelling changed.
 
-The labels are made twice from the store's tables (storage.labels.history_labels, which reads
-and writes nothing): once without the `perturbed` table, as the store would label with no
+The labels are made twice from the store's tables (selector.confirmation.current_labels, which
+writes nothing): once without the `perturbed` table, as the store would label with no
 perturbed runs, and once with it, as `collect` labels now.  A changed label the perturbed runs
 turn undecided is one the relabelling changed; a changed label without runs in every
 configured context was not checked (a collection stopped before its checks ran).
@@ -19,28 +19,24 @@ from pathlib import Path
 import pandas as pd
 
 from perf_selector.selector.config import label_rules
+from perf_selector.selector.confirmation import current_labels
+from perf_selector.selector.markdown_section import number
 from perf_selector.selector.perturbed_labels import TABLE, configured_contexts, stored_contexts
 from perf_selector.selector.project_evaluation import open_project
-from perf_selector.storage.labels import history_labels
-from perf_selector.storage.store import Store
 
 
-def changed_pairs(store: Store, rules, perturbed) -> set[tuple[str, str, str]]:
-    """(new, old, benchmark) of every changed closest-ancestor label the tables make."""
-    by_commit = history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"),
-                               store.read("calibration"), rules, store.read("confirmations"), perturbed)
-    return {(row["new"], row["old"], row["benchmark"]) for table in by_commit.values() for row in table.to_pylist()
-            if row["label"] is True}
+def changed_pairs(labels: list[dict]) -> set[tuple[str, str, str]]:
+    """(new, old, benchmark) of every changed closest-ancestor label."""
+    return {(row["new"], row["old"], row["benchmark"]) for row in labels if row["label"] is True}
 
 
 def project_counts(store_path: Path, config_path: Path | None) -> dict:
     name, store, config = open_project(store_path, config_path)
     rules = label_rules(config)
-    perturbed = store.read(TABLE)
-    before = changed_pairs(store, rules, None)
-    after = changed_pairs(store, rules, perturbed)
+    before = changed_pairs(current_labels(store, rules, perturbed=False))
+    after = changed_pairs(current_labels(store, rules))
     contexts = set(configured_contexts(config))
-    stored = stored_contexts(perturbed)
+    stored = stored_contexts(store.read(TABLE))
     checked = {pair for pair in before if contexts and contexts <= stored.get(pair, set())}
     held = checked & after
     return {"project": name, "contexts": len(contexts), "changed_normalised": len(before), "checked": len(checked),
@@ -52,9 +48,8 @@ def markdown(table: pd.DataFrame) -> str:
     lines = ["| project | perturbed contexts | changed (normalised context) | checked in every context | held in all | "
              "share held | relabelled (changed to undecided) | not checked |", "|---|---|---|---|---|---|---|---|"]
     for row in table.itertuples(index=False):
-        share = "-" if row.held_share != row.held_share else f"{row.held_share:.3f}"
         lines.append(f"| {row.project} | {row.contexts} | {row.changed_normalised} | {row.checked} | {row.held_in_all} | "
-                     f"{share} | {row.relabelled} | {row.unchecked} |")
+                     f"{number(row.held_share)} | {row.relabelled} | {row.unchecked} |")
     return "\n".join(lines)
 
 

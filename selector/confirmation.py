@@ -179,12 +179,14 @@ def chosen_specs(config: Config, benchmarks: Sequence[str] | None, stored: Seque
 
 
 # ------------------------------------------------------------------ which pairs
-def current_labels(store: Store, rules: LabelRules) -> list[dict]:
+def current_labels(store: Store, rules: LabelRules, perturbed: bool = True) -> list[dict]:
     """The labels the store's tables make now, confirmations included: not the labels as last
     written, which a confirmation deleted to be run again, or a calibration made since, has
-    made stale."""
+    made stale.  `perturbed=False`: as if no changed label had been re-measured under
+    perturbed contexts (corpus/perturbation_counts.py compares the two)."""
     by_commit = history_labels(store.read("commits"), store.read("measurements"), store.read("profiles"),
-                               store.read("calibration"), rules, store.read("confirmations"), store.read("perturbed"))
+                               store.read("calibration"), rules, store.read("confirmations"),
+                               store.read("perturbed") if perturbed else None)
     return [row for sha in sorted(by_commit) for row in by_commit[sha].to_pylist()]
 
 

@@ -152,5 +152,4 @@ def markdown(document: dict) -> str:
 
 def write_markdown(path: Path, document: dict) -> None:
     """The tables into `path`, between their markers (selector/markdown_section.py)."""
-    
     write_section(path, BEGIN, END, markdown(document), "Day one: the shipped model on every labelled pair")

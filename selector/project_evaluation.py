@@ -440,4 +440,5 @@ def _markdown_number(value) -> str:
 def write_markdown(path: Path, document: dict) -> None:
     """The tables into `path`, between their markers (selector/markdown_section.py)."""
     from perf_selector.selector.markdown_section import write_section
+
     write_section(path, BEGIN, END, markdown(document), "Every project, and each left out in turn")

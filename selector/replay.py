@@ -361,7 +361,6 @@ def markdown(document: dict) -> str:
 
 def write_markdown(path: Path, document: dict) -> None:
     """The tables into `path`, between their markers (selector/markdown_section.py)."""
-    
     write_section(path, BEGIN, END, markdown(document), "The history replayed: every policy from day one")
 
 

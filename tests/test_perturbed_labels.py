@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -126,7 +127,7 @@ def test_changed_labels_hold_under_perturbed_contexts_or_are_undecided(tmp_path)
         {sha: (label["label"], label["reason"]) for sha, label in after.items()}
 
     # corpus/perturbation_counts.py, the corpus's figures: what held, what the relabelling changed
-    counted = subprocess.run(["python3", str(Path(__file__).parents[1] / "corpus" / "perturbation_counts.py"),
+    counted = subprocess.run([sys.executable, str(Path(__file__).parents[1] / "corpus" / "perturbation_counts.py"),
                               str(root / ".selector"), "--markdown"], capture_output=True, text=True)
     assert counted.returncode == 0, counted.stderr
     row = counted.stdout.strip().splitlines()[-1]
