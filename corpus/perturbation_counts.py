@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from perf_selector.collectors.errors import UserError
 from perf_selector.selector.config import label_rules
 from perf_selector.selector.confirmation import current_labels
 from perf_selector.selector.markdown_section import number
@@ -61,7 +62,10 @@ def main() -> None:
     rows = []
     for given in arguments.stores:
         store, _, config = given.partition("=")
-        rows.append(project_counts(Path(store), Path(config) if config else None))
+        try:
+            rows.append(project_counts(Path(store), Path(config) if config else None))
+        except UserError as error:
+            parser.exit(2, f"perturbation_counts.py: {error}\n")
     table = pd.DataFrame(rows)
     print(markdown(table) if arguments.markdown else table.to_string(index=False))
 
