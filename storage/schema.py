@@ -275,9 +275,10 @@ CALIBRATION = TableSchema("calibration", "One row per benchmark: its latest A/A 
     Column("fit", BOOL, "the metric can label this benchmark: false when A/A runs of one build differ by more than "
                         "min_effect, or a timed benchmark's repetitions cannot detect min_effect"),
     Column("unfit_reason", STRING, "why not, and what to do; empty when fit"),
-    Column("clock_change", FLOAT, "a count's relative change with the clock at a quarter speed against the same clock "
-                                  "library at full speed (libfaketime): beyond "
-                                  "the tolerance, the harness loops for a time and the count is neither exact nor fit; "
+    Column("clock_change", FLOAT, "a count's relative growth with the clock at a quarter speed against the same clock "
+                                  "library at full speed (libfaketime; the least slow-clock run against the largest "
+                                  "true-clock one): beyond the tolerance, the harness loops for a time and the count is "
+                                  "neither exact nor fit; "
                                   "0 when not checked (a timed metric, [run] fixed_clock, no libfaketime)"),
     Column("repetitions_needed", INT, "runs a side for the Mann-Whitney test to detect min_effect at alpha with 80% "
                                       "power given the noise (`cv`); 1 for a repeatable metric"),

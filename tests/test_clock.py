@@ -49,3 +49,16 @@ def test_with_a_fixed_clock_the_count_repeats_and_is_exact(tmp_path):
     row = _calibrated(tmp_path, fixed_clock=True)
     assert row["exact"] and row["fit"] is not False, row
     assert row["clock_change"] == 0.0  # a fixed clock needs no check
+
+
+def test_only_a_growth_every_slow_run_shows_is_taken_for_a_timed_loop():
+    """A timed loop does more work under a slower clock, in every run: a count that shrinks
+    (the clock library's start-up, a machine whose whole-process counts wander by a percent)
+    or that grew once and not again is not one."""
+    from perf_selector.selector.calibrate import clock_growth
+
+    assert clock_growth([100_000], [400_000]) == pytest.approx(3.0)  # four times the iterations
+    assert clock_growth([330_521], [325_563]) < 0  # -1.5%: smaller, not a loop that ran longer
+    assert clock_growth([330_521, 335_000], [336_000, 331_000]) < 0  # grew once, not in the second pair
+    assert clock_growth([100_000, 100_000], [103_000, 104_000]) == pytest.approx(0.03)
+    assert clock_growth([0], [5]) == 0.0
