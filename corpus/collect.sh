@@ -23,15 +23,19 @@ work=${2:-$PWD/$project}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 [ -d "$work/$project" ] || git clone -q "$url" "$work/$project"
+# A suite is whole only once its make_suite.sh has finished (the marker beside it): one cut
+# off half way, by a stop or a failure, is made again from nothing.
 stale=no
-[ -d "$here/suite" ] || stale=yes
+[ -d "$here/suite" ] && [ -f "$here/.suite-made" ] || stale=yes
 for driver in "$here"/*.c "$here"/build_*.sh; do   # drivers and build scripts copied into the suite
     if [ -e "$driver" ] && ! cmp -s "$driver" "$here/suite/$(basename "$driver")"; then
         stale=yes
     fi
 done
 if [ "$stale" = yes ]; then
+    rm -rf "$here/suite" "$here/.suite-made"
     "$here/make_suite.sh" "$work/$project"
+    touch "$here/.suite-made"
 fi
 suite=$(printf '%s' "$here/suite" | sed 's/[\\|&]/\\&/g')     # escaped for sed's replacement
 sed -e "s|SUITE_DIR|$suite|g" -e "s|^suite = \"suite\"|suite = \"$suite\"|" "$here/selector.toml" > "$work/selector.toml"

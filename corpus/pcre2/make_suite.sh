@@ -7,6 +7,11 @@ set -euo pipefail
 repo=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$here/suite"
+text=$(mktemp)
+trap 'rm -f "$text"' EXIT
+# The whole text first, then its head: `head -c` closing a pipe early kills the writer with
+# SIGPIPE, which pipefail turns into a failure.
 { git -C "$repo" ls-tree -r --name-only pcre2-10.44 -- src | grep -E '\.(c|h)$' | sort
   git -C "$repo" ls-tree -r --name-only pcre2-10.44 -- doc | grep -E '\.txt$' | sort; } \
-    | while read -r path; do git -C "$repo" show "pcre2-10.44:$path"; done | head -c 400000 > "$here/suite/data.txt"
+    | while read -r path; do git -C "$repo" show "pcre2-10.44:$path"; done > "$text"
+head -c 400000 "$text" > "$here/suite/data.txt"
