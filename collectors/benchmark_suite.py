@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
 from perf_selector.collectors.frameworks import Member, framework
 from perf_selector.collectors.frameworks.base import with_name as _with_name
-from perf_selector.collectors.frameworks.google_benchmark import ere_escape
 from perf_selector.collectors.metrics import INSTRUCTIONS
 
 SEPARATOR = "/"  # between a suite's name and its benchmark's
@@ -84,12 +83,6 @@ def member_spec(suite: SuiteSpec, name: str) -> BenchmarkSpec:
     without listing it: its settings for planning; what runs it (the iteration flag a Google
     Benchmark binary takes) is known only from the binary (:func:`discover`)."""
     return _spec(suite, name.removeprefix(suite.name + SEPARATOR), None, "")
-
-
-def filter_regex(benchmarks: list[str]) -> str:
-    """A Google Benchmark ``--benchmark_filter`` that runs exactly these benchmarks (names
-    within one suite, without the suite's prefix)."""
-    return "^(" + "|".join(ere_escape(name) for name in sorted(benchmarks)) + ")$"
 
 
 def kept_by(suite: SuiteSpec, name: str) -> bool:

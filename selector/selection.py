@@ -98,6 +98,8 @@ class Selection:
     # a local copy of the analysed binary (given, the working tree's, or built here), for
     # --run-benchmarks to run rather than build it again; not in the document
     local_binary: str | None = field(default=None, repr=False)
+    # each [[suite]]'s framework, for the filter its benchmarks run by (not in the document)
+    suite_frameworks: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def run(self) -> list[str]:
@@ -118,7 +120,11 @@ def run_everything(config: Config, commit: str, reason: str, notes: list[str] | 
     A suite whose benchmarks are not known here is one decision, "<suite>/*": all of them."""
     decisions = [Decision(b.name, "run", reason) for b in config.benchmark]
     decisions += [Decision(member_name(suite.name, EVERY_MEMBER), "run", reason) for suite in config.suite]
-    return Selection(commit, None, decisions, None, notes or [])
+    return Selection(commit, None, decisions, None, notes or [], suite_frameworks=suite_frameworks(config))
+
+
+def suite_frameworks(config: Config) -> dict[str, str]:
+    return {suite.name: suite.framework for suite in config.suite}
 
 
 class SelectionFailed(Exception):
@@ -172,7 +178,7 @@ def select(top: Path, config: Config, store: Store, revision: str = "HEAD", bina
     stored_ok = stored.filter(pc.equal(stored["build_status"], "ok")) if stored.num_rows else stored
     new = _new_analysis(repository, config, store, sha, binary, stored_ok, notes, analysis, working_tree)
     functions, objects, binary_label, new_binary = new.functions, new.objects, new.label, new.binary
-    done = {"build": new.build, "local_binary": new_binary}
+    done = {"build": new.build, "local_binary": new_binary, "suite_frameworks": suite_frameworks(config)}
 
     known = _KnownVersions(store, config, stored_ok)
     parents = _parents(repository, sha, stored)

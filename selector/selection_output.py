@@ -13,7 +13,8 @@ import os
 import re
 from pathlib import Path
 
-from perf_selector.collectors.benchmark_suite import EVERY_MEMBER, filter_regex, member_name, suite_of
+from perf_selector.collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
+from perf_selector.collectors.frameworks import COMMAND, FRAMEWORKS
 from perf_selector.collectors.errors import UserError
 from perf_selector.selector.function_names import readable, shortened
 from perf_selector.selector.selection import Decision, Selection
@@ -98,9 +99,9 @@ def _text_row(d: Decision) -> dict:
 
 
 def suite_filters(selection: Selection) -> dict[str, str]:
-    """suite -> the regex of its selected benchmarks, for the framework's filter flag (Google
-    Benchmark's --benchmark_filter; names without the suite's prefix): every suite, those
-    with nothing selected included (a regex that matches no name)."""
+    """suite -> what its framework's filter option takes to run its selected benchmarks (Google
+    Benchmark's --benchmark_filter regex, Catch2's test spec: `Framework.filter`): every
+    suite, those with nothing selected included (a filter that runs none)."""
     selected: dict[str, list[str]] = {}
     for d in selection.benchmarks:
         suite = suite_of(d.name)
@@ -108,8 +109,8 @@ def suite_filters(selection: Selection) -> dict[str, str]:
             names = selected.setdefault(suite, [])
             if d.decision == "run":
                 names.append(d.name[len(suite) + 1:])
-    return {suite: ".*" if EVERY_MEMBER in names else filter_regex(names) if names else "^$"
-            for suite, names in selected.items()}
+    return {suite: FRAMEWORKS.get(selection.suite_frameworks.get(suite, ""), COMMAND).filter(
+                None if EVERY_MEMBER in names else names) for suite, names in selected.items()}
 
 
 def print_filter(selection: Selection, suite: str) -> None:
@@ -173,14 +174,16 @@ def write_github_outputs(selection: Selection) -> None:
 def print_gitlab_dotenv(selection: Selection) -> None:
     """A dotenv report for GitLab CI on stdout (`> selector.env`, artifacts:reports:dotenv): later
     jobs read SELECTOR_ANY (true/false), SELECTOR_RUN (the names, space-separated) and, per
-    [[suite]], SELECTOR_FILTER_<SUITE> (the regex of its selected benchmarks)."""
+    [[suite]], SELECTOR_FILTER_<SUITE> (the filter of its selected benchmarks, in its framework's form)."""
     text = gitlab_dotenv(selection.run, suite_filters(selection))
     if len(text.encode()) > GITLAB_DOTENV_LIMIT:
         # Too many names for GitLab to take: everything runs, in the form of a selection that
         # could not be made ("<suite>/*": all its benchmarks), which the jobs read already.
         plain = [d.name for d in selection.benchmarks if suite_of(d.name) is None]
         suites = sorted({suite_of(d.name) for d in selection.benchmarks} - {None})
-        text = gitlab_dotenv(plain + [member_name(suite, EVERY_MEMBER) for suite in suites], {suite: ".*" for suite in suites})
+        every = Selection(selection.commit, None, [Decision(member_name(suite, EVERY_MEMBER), "run", "")
+                                                    for suite in suites], None, [], suite_frameworks=selection.suite_frameworks)
+        text = gitlab_dotenv(plain + every.run, suite_filters(every))
         stderr.print(f"note: the selection is too large for a GitLab dotenv report ({GITLAB_DOTENV_LIMIT} bytes): "
                      "every benchmark runs; `--format json` has it whole")
     stdout.print(text, end="", markup=False, highlight=False, soft_wrap=True)

@@ -15,6 +15,7 @@ import pytest
 
 from perf_selector.collectors.benchmark_runner import BenchmarkRunner
 from perf_selector.collectors.benchmark_suite import SuiteSpec, discover
+from perf_selector.collectors.frameworks.catch2 import _benchmarks as catch2_benchmarks
 from perf_selector.selector.benchmarks import build_benchmarks
 from perf_selector.selector.config import load_config
 from perf_selector.storage.store import Store
@@ -144,6 +145,30 @@ def test_a_catch2_suite_collected_labelled_and_selected_end_to_end(tmp_path, cat
     assert set(decisions) == set(NAMES)
     assert decisions[NAMES[0]]["decision"] == "run", decisions[NAMES[0]]  # fib's code changed, and it runs it
     assert {decisions[name]["decision"] for name in NAMES[1:]} == {"skip"}, decisions
+    spec = run_selector("select", "--repo", str(repo), "--filter", pushed)
+    assert spec.returncode == 0 and spec.stdout.strip() == "Fibonacci", spec  # fib's test case: a Catch2 test spec
+
+
+def test_the_filter_select_prints_is_a_test_spec_that_runs_the_selected_test_cases(tmp_path, catch_main):
+    """`select --filter` for a Catch2 suite: the test cases of the selected benchmarks (Catch2
+    runs a test case whole), the hidden ones too; none selected runs none."""
+    from perf_selector.collectors.frameworks import CATCH2
+
+    root = project(tmp_path / "project", catch_main)
+    commit(root, catch_main, "", "base")
+    binary = build(root)
+
+    def benchmarks_run(spec: str) -> list[str]:
+        report = subprocess.run([str(binary), "-r", "xml", "--benchmark-samples", "1", "--benchmark-no-analysis", spec],
+                                capture_output=True, text=True)
+        return [f"{case}/{name}" for case, name, _, _ in catch2_benchmarks(report.stdout)]
+
+    assert benchmarks_run(CATCH2.filter(["Fibonacci/sum"])) == ["Fibonacci/fib", "Fibonacci/sum"]
+    assert benchmarks_run(CATCH2.filter(["Summing/sum 5000", "Fibonacci/fib"])) == [name.removeprefix("catch2/")
+                                                                                    for name in NAMES]
+    assert benchmarks_run(CATCH2.filter(None)) == [name.removeprefix("catch2/") for name in NAMES]
+    assert benchmarks_run(CATCH2.filter([])) == []
+    assert CATCH2.filter(["a, b [x]/fib"]) == r"a\, b \[x\]"  # its spec syntax escaped
 
 
 def test_record_imports_a_catch2_xml_report_as_the_suites(tmp_path, catch_main):

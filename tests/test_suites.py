@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from perf_selector.collectors.benchmark_runner import BenchmarkRunner
-from perf_selector.collectors.benchmark_suite import SuiteSpec, discover, filter_regex
+from perf_selector.collectors.benchmark_suite import SuiteSpec, discover
+from perf_selector.collectors.frameworks import GOOGLE_BENCHMARK
 from perf_selector.collectors.callgrind import TimedLoop, read_callgrind
 from perf_selector.collectors.symbols import demangle
 from perf_selector.selector.selection import Decision, Selection
@@ -176,12 +177,13 @@ def test_google_benchmark_times_come_from_its_json_report(tmp_path):
 
 
 def test_the_filter_regex_runs_exactly_the_selected_benchmarks(tmp_path):
-    regex = filter_regex(["BM_b/5000", "BM_a", "BM_t<int>"])
+    regex = GOOGLE_BENCHMARK.filter(["BM_b/5000", "BM_a", "BM_t<int>"])
     assert regex == r"^(BM_a|BM_b/5000|BM_t<int>)$"
     import re
 
     assert [name for name in ["BM_a", "BM_ab", "BM_b/500", "BM_b/5000", "BM_t<int>"] if re.search(regex, name)] == \
         ["BM_a", "BM_b/5000", "BM_t<int>"]
+    assert (GOOGLE_BENCHMARK.filter([]), GOOGLE_BENCHMARK.filter(None)) == ("^$", ".*")  # none, every one
 
 
 SUITE_CONFIG = """

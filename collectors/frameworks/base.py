@@ -124,6 +124,15 @@ class Framework:
         """The metric read from what the benchmark printed, or why it could not be."""
         return None, f"{self.title} reports no {metric!r}"
 
+    def filter(self, names: list[str] | None) -> str:
+        """What the framework's own filter option takes to run exactly these members (names
+        within the suite, without its prefix; None: every member), for `select --filter` and
+        CI outputs: a POSIX extended regex of whole names, as Google Benchmark's
+        --benchmark_filter and most drivers take one."""
+        if names is None:
+            return ".*"
+        return "^(" + "|".join(ere_escape(name) for name in sorted(names)) + ")$" if names else "^$"
+
     def metric_problem(self, metric: str) -> str | None:
         """What is wrong with a suite's metric for this framework, or None."""
         if registered(metric) is not None:
@@ -163,3 +172,10 @@ def literal(text: str) -> str:
 def arguments(command: str, *words: str) -> str:
     """`command` (a template the runner fills in) with literal `words` after it, quoted."""
     return " ".join([command, *(literal(shlex.quote(word)) for word in words)])
+
+
+def ere_escape(name: str) -> str:
+    """`name` as a POSIX extended regular expression that matches it alone: what Google Benchmark's
+    --benchmark_filter compiles (regcomp, REG_EXTENDED).  Python's re.escape also escapes spaces
+    and '-', which ERE leaves undefined and Google Benchmark rejects ("Dump/jeopardy / -")."""
+    return re.sub(r"([.\[\]{}()*+?^$|\\])", r"\\\1", name)

@@ -110,6 +110,14 @@ class Catch2(Framework):
     def import_field(self, metric: str | None) -> str:
         return MEAN
 
+    def filter(self, names: list[str] | None) -> str:
+        """A test spec of the test cases that hold these benchmarks (Catch2 runs a test case
+        whole: its other benchmarks run too), hidden ones included; "~*" runs none."""
+        if names is None:
+            return _EVERY_TEST_CASE
+        test_cases = sorted({split(name)[0] for name in names})
+        return ",".join(spec_of(test_case) for test_case in test_cases) if test_cases else "~*"
+
 
 def member_name(test_case: str, benchmark: str) -> str:
     return f"{test_case}{SEPARATOR}{benchmark}"

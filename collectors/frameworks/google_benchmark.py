@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from perf_selector.collectors.frameworks.base import TimedLoop
-from perf_selector.collectors.frameworks.base import LISTING_TIMEOUT, Framework, Member, Result, Runs, arguments
+from perf_selector.collectors.frameworks.base import LISTING_TIMEOUT, Framework, Member, Result, Runs, arguments, ere_escape
 from perf_selector.collectors.metrics import INSTRUCTIONS, METRICS, PRINTED, WALL_TIME, registered
 
 _FIXED_ITERATIONS = ("--benchmark_min_time=1x", "--benchmark_min_time=0")  # >= 1.8, then older
@@ -119,13 +119,6 @@ class GoogleBenchmark(Framework):
         if metric is None or metric in (WALL_TIME.name, "real_time", INSTRUCTIONS.name):
             return "real_time"
         return metric
-
-
-def ere_escape(name: str) -> str:
-    """`name` as a POSIX extended regular expression that matches it alone: what Google Benchmark's
-    --benchmark_filter compiles (regcomp, REG_EXTENDED).  Python's re.escape also escapes spaces
-    and '-', which ERE leaves undefined and Google Benchmark rejects ("Dump/jeopardy / -")."""
-    return re.sub(r"([.\[\]{}()*+?^$|\\])", r"\\\1", name)
 
 
 GOOGLE_BENCHMARK = GoogleBenchmark()

@@ -91,8 +91,9 @@ def compare_with_ancestor(repository, config, store, selection):
                    "filters) to $GITHUB_OUTPUT; gitlab prints a dotenv report: SELECTOR_ANY, SELECTOR_RUN, "
                    "SELECTOR_FILTER_<SUITE>.")
 @click.option("--filter", "print_filter", is_flag=True,
-              help="Print only the regex of a suite's selected benchmarks, for Google Benchmark's --benchmark_filter: "
-                   "`$(selector select --filter)`.")
+              help="Print only a suite's filter of its selected benchmarks, in its framework's form: Google "
+                   "Benchmark's --benchmark_filter regex (`--benchmark_filter=\"$(selector select --filter)\"`), a "
+                   "Catch2 test spec of their test cases.")
 @click.option("--suite", metavar="NAME", help="The [[suite]] --filter is for [default: the only one].")
 def select_command(revision, repository, config_path, store_location, binary, against, bundle_path, strict, run_benchmarks,
                    output_format, print_filter, suite):
