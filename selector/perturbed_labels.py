@@ -10,9 +10,10 @@ each of `[labels] perturbed_contexts` contexts (collectors/run_context.py
 LABEL_PERTURBATIONS, the first N: none of them one calibration perturbs with), old and new in
 turn within each context (selector/confirmation.py's interleaved session, in that context),
 so the machine's drift cancels as it does for `selector confirm`.  storage/labels.py then
-keeps the label changed only if, in every context, the effect of the medians keeps its sign
-and exceeds max(min_effect, spread); otherwise the pair is undecided, the reason naming the
-context and its effect.
+keeps the label changed only if it holds in every context (a count: the effect keeps its
+sign and exceeds max(min_effect, spread); a noisy metric: the paired test there shows
+neither equivalence nor the other sign); otherwise the pair is undecided, the reason naming
+the context and its effect.
 
 Only changed pairs run, each (pair, context) once: the runs are stored in the `perturbed`
 table (one file per new commit, written after each pair), and a pair whose contexts are

@@ -321,8 +321,9 @@ PERTURBED = TableSchema("perturbed", "One row per run of a changed label's re-me
                         "context (selector/perturbed_labels.py; `[labels] perturbed_contexts`): the stored binaries of "
                         "the label's two commits run in turn, in one session, in each context. One file per new commit "
                         "(its pairs, each context once: collection and relabelling never run a stored one again); a "
-                        "changed label stays changed only if its effect keeps its sign and exceeds max(min_effect, "
-                        "spread) in every configured context.", (
+                        "changed label stays changed only if it holds in every configured context: a count keeps its "
+                        "sign and exceeds max(min_effect, spread); a noisy metric's rounds are not shown, by the paired "
+                        "test, within min_effect or changed the other way.", (
     Column("new", STRING, "the commit labelled"),
     Column("old", STRING, "the ancestor it is labelled against"),
     Column("benchmark", STRING, _BENCHMARK),

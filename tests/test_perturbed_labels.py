@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -180,3 +181,45 @@ def test_holds_under():
     assert not holds_under(-0.05, 0.04, 0.01, 0.02)  # the sign
     assert not holds_under(0.02, 0.04, 0.01, 0.02)  # not beyond the spread
     assert not holds_under(0.005, 0.04, 0.01, 0.0)  # below min_effect
+
+
+TIMED_RULES = LabelRules(alpha=0.05, min_effect=0.01, metrics={"b": "wall_time"}, directions={"b": "lower"},
+                         profiled=False, perturbed_contexts=LABEL_PERTURBATIONS[:1])
+TIMED_CALIBRATION = pa.Table.from_pylist([{"benchmark": "b", "metric": "wall_time", "exact": False, "tolerance": 0.3,
+                                           "layout_spread": 0.0, "cv": 0.1, "session_drift": 0.0}])
+OLD_ROUNDS = [1.00, 1.20, 0.90, 1.10, 1.00, 0.95, 1.05, 1.15]
+
+
+def _timed(old_rounds: list[float], new_rounds: list[float]) -> tuple[pa.Table, pa.Table]:
+    """A wall-clock pair 30% slower in two sessions, and its rounds in one perturbed context."""
+    measurements = pa.Table.from_pylist([
+        {"commit": commit, "benchmark": "b", "metric": "wall_time", "repetition": i, "warmup": False,
+         "value": value * scale, "status": "ok"}
+        for commit, scale in (("o", 1.0), ("n", 1.30)) for i, value in enumerate(OLD_ROUNDS)])
+    context = LABEL_PERTURBATIONS[0]
+    perturbed = pa.Table.from_pylist([
+        {"new": "n", "old": "o", "benchmark": "b", "metric": "wall_time", "environment_padding": context.environment_padding,
+         "path_padding": context.path_padding, "side": side, "round": i, "status": "ok", "value": value}
+        for side, values in (("old", old_rounds), ("new", new_rounds)) for i, value in enumerate(values)])
+    return measurements, perturbed
+
+
+@pytest.mark.parametrize("new_rounds, label", [
+    # noisy rounds whose median effect falls short of min_effect, too few and scattered to show it within: held
+    ([1.15, 1.00, 1.04, 0.95, 1.20, 0.90, 1.02, 1.14], True),
+    # the same time within 0.1%, round by round: shown within min_effect, the change is layout's
+    ([value * 1.001 for value in OLD_ROUNDS], None),
+    # 15% faster in every round: a change of the other sign
+    ([value * 0.85 for value in OLD_ROUNDS], None),
+])
+def test_a_noisy_label_falls_under_perturbation_only_where_the_paired_test_refutes_it(new_rounds, label):
+    measurements, perturbed = _timed(OLD_ROUNDS, new_rounds)
+    assert PairLabeller(measurements, TIMED_CALIBRATION, TIMED_RULES).label("n", "o", "b").label is True  # as collected
+    found = PairLabeller(measurements, TIMED_CALIBRATION, TIMED_RULES, perturbed=perturbed).label("n", "o", "b")
+    assert found.label is label, found.reason
+    if label is None:
+        assert found.reason.startswith(NOT_CONFIRMED) and "paired" in found.reason
+    else:
+        assert "held in 1 perturbed contexts" in found.reason
+        # ... where the medians' +0.49% alone, as a count is judged, would have turned it undecided
+        assert not holds_under(float(np.median(new_rounds) / np.median(OLD_ROUNDS) - 1), 0.3, 0.01, 0.0)
