@@ -106,7 +106,8 @@ class SuiteSection(_Runs, kw_only=True):
     include: str | None = None  # regex: keep the discovered benchmarks whose names it finds
     exclude: str | None = None  # regex: drop those whose names it finds
     # Count only the benchmark's own code under callgrind: true (a framework's: its timed
-    # part), false, or (command) a callgrind function pattern with {name}.
+    # part), false, or (command) a callgrind function pattern with {name} (or {function}: the
+    # name up to its first '/', for a benchmark listed by size, "BM_Find/64").
     isolate: bool | str = True
     names: list[str | SuiteMember] = msgspec.field(default_factory=list)  # command: the benchmarks' names
     list_command: str | None = None  # command: prints the names, one a line

@@ -209,7 +209,9 @@ def _harness_suite(candidate: Candidate, measurement: Measurement) -> str:
             "run without an argument it runs them all. Each runs alone here,\n"
             "# picked by a regex argument anchored on its name.\n"
             + (f"# CHECK: {shown} run{'s' * (len(sized) == 1)} with sizes (BENCHMARK_RANGE, ->Arg): `^name$` may run "
-               "every size in one run,\n# or none where the harness names each size (name/size): list those then.\n"
+               "every size in one run,\n# or none where the harness names each size (name/size): then list each size "
+               f"as a name of its own\n# (\"{sized[0]}/8\", \"{sized[0]}/64\", as the harness prints them) and isolate "
+               f"by {_string(common.replace('{name}', '{function}'))},\n# {{function}} being the name up to its '/'.\n"
                if sized else "")
             + "[[suite]]\nname = \"bench\"\nframework = \"command\"\n"
             + _entry("command = \"{binary} '^{name}$'\"", "CHECK: how the harness picks one benchmark (a regex on its name)")

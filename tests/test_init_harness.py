@@ -21,7 +21,8 @@ HARNESS_H = ("#pragma once\n"
              "int register_benchmark(const char *name, bench_fn fn, long lo, long hi);\n"
              "#define BENCHMARK(f) static int registered_##f = register_benchmark(#f, f, 1000, 1000)\n"
              "#define BENCHMARK_RANGE(f, lo, hi) static int registered_##f = register_benchmark(#f, f, lo, hi)\n")
-# Picks by regex (std::regex_search on the name), every benchmark when given no argument.
+# Picks by regex (std::regex_search on the name: every size; or on "name/size": that size
+# alone), every benchmark when given no argument.
 HARNESS_CC = ('#include <cstdio>\n#include <regex>\n#include "util/benchmark.h"\n'
               "struct Entry { const char *name; bench_fn fn; long lo, hi; };\n"
               "static Entry entries[64]; static int count;\n"
@@ -33,9 +34,11 @@ HARNESS_CC = ('#include <cstdio>\n#include <regex>\n#include "util/benchmark.h"\
               "  return false; }\n"
               "int main(int argc, char **argv) {\n"
               "  for (int i = 0; i < count; i++) {\n"
-              "    if (!wanted(entries[i].name, argc, argv)) continue;\n"
-              "    for (long n = entries[i].lo; n <= entries[i].hi; n *= 2) entries[i].fn(n);\n"
-              '    std::printf("%s\\n", entries[i].name); }\n'
+              "    bool every = wanted(entries[i].name, argc, argv), any = false;\n"
+              "    for (long n = entries[i].lo; n <= entries[i].hi; n *= 2) {\n"
+              "      char sized[128]; std::snprintf(sized, sizeof sized, \"%s/%ld\", entries[i].name, n);\n"
+              "      if (every || (entries[i].lo < entries[i].hi && wanted(sized, argc, argv))) { entries[i].fn(n); any = true; } }\n"
+              '    if (any) std::printf("%s\\n", entries[i].name); }\n'
               "  return 0; }\n")
 FOO_BENCHMARK = ('#include "util/benchmark.h"\n#include "lib/foo.h"\n\n'
                  "namespace mylib {\n\n"
@@ -99,3 +102,17 @@ def test_each_member_runs_alone_and_counts_its_own_function_exactly(tmp_path):
     # process's start (a C++ program's runtime set-up alone is well over 100,000)
     assert rows["bench/BM_Find"]["median"] < 30_000, rows["bench/BM_Find"]
     assert rows["bench/BM_Sum"]["median"] > 15 * rows["bench/BM_Find"]["median"]
+
+    # A sized benchmark listed by size, as the CHECK comment says: each size its own member,
+    # isolated by its function ({function}: the name up to its '/'), counted alone.
+    text = (root / "selector.toml").read_text()
+    assert 'isolate by "mylib::{function}(*"' in text
+    (root / "selector.toml").write_text(text + '\n[[suite]]\nname = "sized"\nframework = "command"\n'
+                                        'command = "{binary} \'^{name}$\'"\nnames = ["BM_Sized/8", "BM_Sized/64"]\n'
+                                        'isolate = "mylib::{function}(*"\nrepetitions = 2\n')
+    calibrated = run_selector("calibrate", "--repo", str(root), "--rounds", "1", "--format", "json")
+    assert calibrated.returncode == 0, calibrated.stderr
+    rows = {row["benchmark"]: row for row in json.loads(calibrated.stdout)}
+    small, large = rows["sized/BM_Sized/8"], rows["sized/BM_Sized/64"]
+    assert small["exact"] and large["exact"] and small["median"] > 0, (small, large)
+    assert 6 * small["median"] < large["median"] < 10 * small["median"]  # eight times the loop, one size each
