@@ -276,8 +276,8 @@ CALIBRATION = TableSchema("calibration", "One row per benchmark: its latest A/A 
                         "min_effect, or a timed benchmark's repetitions cannot detect min_effect"),
     Column("unfit_reason", STRING, "why not, and what to do; empty when fit"),
     Column("clock_change", FLOAT, "a count's relative growth with the clock at a quarter speed against the same clock "
-                                  "library at full speed (libfaketime; the least slow-clock run against the largest "
-                                  "true-clock one): beyond the tolerance, the harness loops for a time and the count is "
+                                  "library at full speed (libfaketime; each slow-clock run against the true-clock run before "
+                                  "it, the least growth): beyond the tolerance, the harness loops for a time and the count is "
                                   "neither exact nor fit; "
                                   "0 when not checked (a timed metric, [run] fixed_clock, no libfaketime)"),
     Column("repetitions_needed", INT, "runs a side for the Mann-Whitney test to detect min_effect at alpha with 80% "

@@ -61,4 +61,6 @@ def test_only_a_growth_every_slow_run_shows_is_taken_for_a_timed_loop():
     assert clock_growth([330_521], [325_563]) < 0  # -1.5%: smaller, not a loop that ran longer
     assert clock_growth([330_521, 335_000], [336_000, 331_000]) < 0  # grew once, not in the second pair
     assert clock_growth([100_000, 100_000], [103_000, 104_000]) == pytest.approx(0.03)
+    # a loaded machine: the second pair ran at half the speed, and the slow clock still grew it
+    assert clock_growth([100_000, 50_000], [400_000, 200_000]) == pytest.approx(3.0)
     assert clock_growth([0], [5]) == 0.0
