@@ -160,13 +160,14 @@ def _candidate(top: Path, name: str, build_system: str | None, build_files: list
         flags = tuple(flag for flag in ("--num=", "--db=") if f'"{flag}' in text)
     elif _MAIN.search(text) and named_like_one:
         kind, names, flags = PROGRAM, (), ()
-    elif named_like_one and any(framework.registration and framework.registration.search(text) for framework in DETECTED):
+    elif named_like_one and (registered := _registrations(text))[0]:
         # benchmarks registered for a harness of the project's own, its main in another source
         # of the same program (util/benchmark.cc): a candidate only where a build file names it
+        # (the same BENCHMARK(fn) lines decide that it is one and give its names)
         target, directory, defined = _target(name, build_system, build_files, makefiles)
         if not defined:
             return None
-        names, scopes, parameterised = _registrations(text)
+        names, scopes, parameterised = registered
         return Candidate(HARNESS, name, target, directory, True, names, scopes=scopes, parameterised=parameterised)
     else:
         return None

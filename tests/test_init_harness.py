@@ -116,3 +116,18 @@ def test_each_member_runs_alone_and_counts_its_own_function_exactly(tmp_path):
     small, large = rows["sized/BM_Sized/8"], rows["sized/BM_Sized/64"]
     assert small["exact"] and large["exact"] and small["median"] > 0, (small, large)
     assert 6 * small["median"] < large["median"] < 10 * small["median"]  # eight times the loop, one size each
+
+
+def test_a_source_is_a_harness_candidate_only_by_its_own_benchmark_lines(tmp_path):
+    """The BENCHMARK(fn) lines of the code (not of its comments or strings) both make a source a
+    harness's and name its benchmarks: a source that only mentions them is no candidate."""
+    from perf_selector.selector.survey import HARNESS, survey
+
+    mentions = ('#include "util/benchmark.h"\n// BENCHMARK(BM_Find); was here\n'
+                'static const char *why = "BENCHMARK(BM_Sum);";\nBENCHMARK("quoted");\n')
+    root = tmp_path / "project"
+    commit(root, {**FILES, "lib/foo_benchmark.cc": mentions}, "no benchmark registered")
+    assert [c for c in survey(root).candidates if c.kind == HARNESS] == []
+    commit(root, FILES, "registered")
+    (found,) = [c for c in survey(root).candidates if c.kind == HARNESS]
+    assert found.names == ("BM_Find", "BM_Sum", "BM_Sized") and found.parameterised == ("BM_Sized",)
