@@ -288,6 +288,21 @@ def _labels(table) -> Finding:
     return Finding("labels", OK, found)
 
 
+def _shipped_policy(path: Path) -> str:
+    """", which steps aside for the executed-changed rule: <why>" when the shipped bundle's evidence
+    does not let it prune (what `select` then says in its notes), else ""."""
+    from perf_selector.models.bundle import BundleError, load_bundle
+    from perf_selector.models.decision import steps_aside
+
+    try:
+        bundle = load_bundle(path, load_models=False)
+    except BundleError:
+        return ""  # select refuses it and says so; the model check is not the place
+    if not steps_aside(bundle):
+        return ""
+    return f", which steps aside for the executed-changed rule: {bundle.settings.get('policy_reason', '')}"
+
+
 def _model(store) -> Finding:
     """Which model `select` would use (selector/selection.py chooses the same way): the
     project's own bundle, the shipped cross-project model where the own one learnt from
@@ -309,6 +324,6 @@ def _model(store) -> Finding:
                                         f"{OWN_POSITIVES_NEEDED} labelled changes)")
         return Finding("model", OK, model)
     if shipped:
-        return Finding("model", OK, "the shipped cross-project model (no model of this project yet)",
-                       "selector train, once labels exist")
+        return Finding("model", OK, f"the shipped cross-project model (no model of this project yet)"
+                                    f"{_shipped_policy(shipped)}", "selector train, once labels exist")
     return Finding("model", WARN, "none: select runs every benchmark", "selector train")

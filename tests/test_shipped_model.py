@@ -25,6 +25,24 @@ def test_the_package_ships_a_sealed_cross_project_bundle():
     assert not any(path.suffix in (".pkl", ".pickle", ".joblib") for path in SHIPPED_BUNDLE.iterdir())
 
 
+def test_the_shipped_bundle_records_its_policy_with_its_evidence_and_doctor_says_it(tmp_path):
+    """The bundle carries the policy its evidence earned (conformal risk control over the
+    projects held out in turn), and where that is the rule, `doctor` says so with the reason."""
+    from perf_selector.models.decision import steps_aside
+    from perf_selector.selector.doctor import _model
+
+    bundle = load_bundle(SHIPPED_BUNDLE, load_models=False)
+    control = bundle.settings["risk_control"]
+    # the units are the training projects with a labelled change (a project with none has no miss rate)
+    assert 0 < control["projects"] <= len(bundle.trained_on["projects"])
+    assert control["least_certifiable"] == pytest.approx(1 / (control["projects"] + 1))
+    assert set(control["realized"]) <= set(bundle.trained_on["projects"])
+    if not control["controlled"]:
+        assert steps_aside(bundle), bundle.settings["policy_reason"]  # no certified threshold: the rule decides
+    found = _model(None).found
+    assert ("steps aside for the executed-changed rule: " + bundle.settings["policy_reason"] in found) == steps_aside(bundle)
+
+
 def test_the_shipped_bundle_applies_to_this_catalogue():
     """Features added since it was trained leave it current (it reads its own columns by name);
     one it was trained on that this catalogue lost would not."""
