@@ -3,7 +3,9 @@ git, valgrind; real scikit-learn, XGBoost, MLflow), through the real CLI."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -150,16 +152,39 @@ def test_every_roc_panel_has_a_legend_and_the_deciding_policies_stand_out(backte
         assert len(labels) <= len(deciding) + 1  # the other models under one faint entry
 
 
-def test_the_report_draws_the_replay_timeline_with_a_change_caught_late(backtest_run):
+def _pruning_bundle(directory: Path, policy: str = "model-within-rule") -> Path:
+    """The shipped bundle with `policy` in its settings, sealed as `selector train` seals one."""
+    from perf_selector.selector.shipped_model import SHIPPED_BUNDLE
+
+    shutil.copytree(SHIPPED_BUNDLE, directory)
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["settings"] |= {"policy": policy, "policy_reason": "a test's bundle that prunes"}
+    text = json.dumps(manifest, indent=1).encode()
+    (directory / "manifest.json").write_bytes(text)
+    seal_path(directory).write_text(hashlib.sha256(text).hexdigest() + "\n")
+    return directory
+
+
+def test_the_report_draws_the_replay_timeline_with_a_change_caught_late(backtest_run, tmp_path):
     """`selector backtest` replays the same store (replay.json) and the report draws it: commits by
     benchmark for the policy select applies, the others below; a change skipped at its commit and
     seen at a later run is drawn as late, with how many commits later."""
-    from perf_selector.selector.replay import AT_COMMIT, LATE, NEVER, OWN, SHIPPED
+    from perf_selector.selector.replay import AT_COMMIT, LATE, NEVER, OWN, SHIPPED, timeline_document
     from perf_selector.selector.report import (CAUGHT_AT_COMMIT, CAUGHT_LATE, NEVER_CAUGHT, RAN, SKIPPED, _replay_policies,
                                  _timeline_figure)
 
-    _, out, document = backtest_run
-    replay = json.loads((out / "replay.json").read_text())
+    root, backtested, document = backtest_run
+    replay = json.loads((backtested / "replay.json").read_text())
+    assert {"always", "executed-changed", SHIPPED} <= {row["policy"] for row in replay["summary"]}
+    # The shipped bundle may step aside for the rule, which catches every change here; the
+    # timeline is drawn from a replay whose shipped bundle prunes within the rule (the
+    # shipped one with that policy, sealed anew), as a bundle with the evidence would.
+    out = tmp_path / "backtest"
+    shutil.copytree(backtested, out)
+    replay = timeline_document(backtested.name, Store(root / ".selector"), load_config(root / "selector.toml"),
+                               bundle_path=_pruning_bundle(tmp_path / "pruning"))
+    (out / "replay.json").write_text(json.dumps(replay))
+    cli("report", str(out), "--output", str(out / "report.html"))
     policies = {row["policy"] for row in replay["summary"]}
     assert {"always", "executed-changed", SHIPPED} <= policies
     assert replay["decides"] == (OWN if OWN in policies else SHIPPED)  # the model select applies
