@@ -152,10 +152,14 @@ def test_the_push_path_imports_neither_pandas_nor_scikit_learn(evolved_sample, t
     """select reads the store as Arrow tables, builds the features from them and scores with
     the ONNX form: pandas (0.3-0.5 s to import) and scikit-learn are never loaded.  The collected
     sample has no model of its own (the `project` fixture's steps aside for the rule, which
-    scores nothing): the shipped cross-project model decides."""
+    scores nothing): the shipped cross-project model decides, within the rule as `[select]
+    policy` asks (the shipped bundle may step aside for the rule, and then scores nothing)."""
     project = tmp_path / "project"
     shutil.copytree(evolved_sample[0], project, symlinks=True)
     assert not (project / ".selector" / "models").exists()
+    config = project / "selector.toml"
+    assert "[select]" not in config.read_text()
+    config.write_text(config.read_text() + '\n[select]\npolicy = "within-rule"\n')
     result = cli("select", "HEAD~1", "--repo", str(project), "--format", "json", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.returncode in (0, 1), result.stderr
     imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
