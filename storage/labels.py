@@ -391,7 +391,7 @@ class PairLabeller:
             return label
         effects = []
         for context, (old, new) in contexts:
-            effect = _relative_change(float(np.median(old)), float(np.median(new))) if old and new else None
+            effect = _median_effect(old, new)
             refuted = self._refuted_in_context(label, benchmark, old, new, effect)
             if refuted:
                 # Undecided, not unchanged: the effect depends on the layout, so neither "changed" nor
@@ -404,7 +404,7 @@ class PairLabeller:
         effects = ", ".join(f"{effect:+.3%}" for effect in effects)
         return replace(label, reason=f"{label.reason}; held in {len(contexts)} perturbed contexts ({effects})")
 
-    def _refuted_in_context(self, label: Label, benchmark: str, old: list[float], new: list[float],
+    def _refuted_in_context(self, label: Label, benchmark: str, old: dict[int, float], new: dict[int, float],
                             effect: float | None) -> str:
         """Why one perturbed context's runs refute a changed `label`, or "" when they do not.
 
@@ -422,9 +422,9 @@ class PairLabeller:
                 return ""
             return (f"the effect was {effect:+.3%} (a change keeps its sign and exceeds max(min_effect, spread) = "
                     f"{threshold:.3g} in every context)")
-        rounds = min(len(old), len(new))
-        paired = label_paired(old[:rounds], new[:rounds], self.rules.alpha, self.rules.min_effect, False,
-                              self.rules.directions[benchmark], label.spread)
+        rounds = sorted(old.keys() & new.keys())  # a round pairs only where both its sides ran
+        paired = label_paired([old[r] for r in rounds], [new[r] for r in rounds], self.rules.alpha, self.rules.min_effect,
+                              False, self.rules.directions[benchmark], label.spread)
         opposite = paired.label is True and (paired.effect > 0) != (label.effect > 0)
         if paired.label is False or opposite:
             return f"the effect was {effect:+.3%} ({paired.reason})"
@@ -521,16 +521,22 @@ def perturbed_effects(perturbed: pa.Table | None, rules: LabelRules
     """(new, old, benchmark) -> each perturbed context it was re-measured in -> the relative
     effect of the medians there (new over old, measured rounds of the configured metric; None
     when a side has no successful run there)."""
-    return {pair: {context: _relative_change(float(np.median(old)), float(np.median(new))) if old and new else None
-                   for context, (old, new) in contexts.items()}
+    return {pair: {context: _median_effect(old, new) for context, (old, new) in contexts.items()}
             for pair, contexts in perturbed_rounds(perturbed, rules).items()}
 
 
+def _median_effect(old: dict[int, float], new: dict[int, float]) -> float | None:
+    """The relative effect of the medians of each side's runs; None when a side has none."""
+    if not old or not new:
+        return None
+    return _relative_change(float(np.median(list(old.values()))), float(np.median(list(new.values()))))
+
+
 def perturbed_rounds(perturbed: pa.Table | None, rules: LabelRules
-                     ) -> dict[tuple[str, str, str], dict[Perturbation, tuple[list[float], list[float]]]]:
+                     ) -> dict[tuple[str, str, str], dict[Perturbation, tuple[dict[int, float], dict[int, float]]]]:
     """(new, old, benchmark) -> each perturbed context it was re-measured in -> (old, new): the
-    successful measured rounds of the configured metric on each side, in round order (the
-    sides of one round ran one after the other: they pair)."""
+    successful measured rounds of the configured metric on each side, by round (the sides of
+    one round ran one after the other: they pair)."""
     if perturbed is None or not perturbed.num_rows:
         return {}
     sides: dict[tuple, dict[str, dict[int, float]]] = defaultdict(lambda: {"old": {}, "new": {}})
@@ -542,10 +548,9 @@ def perturbed_rounds(perturbed: pa.Table | None, rules: LabelRules
         values = sides[(row["new"], row["old"], row["benchmark"], context)]
         if row["status"] == "ok" and row["round"] >= 0 and row["value"] is not None and not math.isnan(row["value"]):
             values[row["side"]][row["round"]] = row["value"]
-    rounds: dict[tuple[str, str, str], dict[Perturbation, tuple[list[float], list[float]]]] = defaultdict(dict)
+    rounds: dict[tuple[str, str, str], dict[Perturbation, tuple[dict[int, float], dict[int, float]]]] = defaultdict(dict)
     for (new, old, benchmark, context), values in sides.items():
-        rounds[(new, old, benchmark)][context] = tuple([values[side][r] for r in sorted(values[side])]
-                                                       for side in ("old", "new"))
+        rounds[(new, old, benchmark)][context] = (values["old"], values["new"])
     return dict(rounds)
 
 

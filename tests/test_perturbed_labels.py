@@ -223,3 +223,15 @@ def test_a_noisy_label_falls_under_perturbation_only_where_the_paired_test_refut
         assert "held in 1 perturbed contexts" in found.reason
         # ... where the medians' +0.49% alone, as a count is judged, would have turned it undecided
         assert not holds_under(float(np.median(new_rounds) / np.median(OLD_ROUNDS) - 1), 0.3, 0.01, 0.0)
+
+
+def test_a_noisy_context_pairs_its_rounds_by_number_when_a_side_failed_one():
+    """A round that failed on one side leaves the other side's run of it unpaired: the rest pair
+    by round, not by position (shifted, the same times would look like scatter, not equivalence)."""
+    measurements, perturbed = _timed(OLD_ROUNDS, [value * 1.001 for value in OLD_ROUNDS])
+    rows = perturbed.to_pylist()
+    for row in rows:
+        if row["side"] == "old" and row["round"] == 0:
+            row["status"], row["value"] = "failed", None
+    found = PairLabeller(measurements, TIMED_CALIBRATION, TIMED_RULES, perturbed=pa.Table.from_pylist(rows)).label("n", "o", "b")
+    assert found.label is None and "paired, equivalent" in found.reason, found.reason
