@@ -109,8 +109,13 @@ def suite_filters(selection: Selection) -> dict[str, str]:
             names = selected.setdefault(suite, [])
             if d.decision == "run":
                 names.append(d.name[len(suite) + 1:])
-    return {suite: FRAMEWORKS.get(selection.suite_frameworks.get(suite, ""), COMMAND).filter(
-                None if EVERY_MEMBER in names else names) for suite, names in selected.items()}
+    return {suite: _framework(selection, suite).filter(None if EVERY_MEMBER in names else names)
+            for suite, names in selected.items()}
+
+
+def _framework(selection: Selection, suite: str):
+    """The framework of a [[suite]] of the selection (a plain command's where it is not known)."""
+    return FRAMEWORKS.get(selection.suite_frameworks.get(suite, ""), COMMAND)
 
 
 def print_filter(selection: Selection, suite: str) -> None:
@@ -181,9 +186,8 @@ def print_gitlab_dotenv(selection: Selection) -> None:
         # could not be made ("<suite>/*": all its benchmarks), which the jobs read already.
         plain = [d.name for d in selection.benchmarks if suite_of(d.name) is None]
         suites = sorted({suite_of(d.name) for d in selection.benchmarks} - {None})
-        every = Selection(selection.commit, None, [Decision(member_name(suite, EVERY_MEMBER), "run", "")
-                                                    for suite in suites], None, [], suite_frameworks=selection.suite_frameworks)
-        text = gitlab_dotenv(plain + every.run, suite_filters(every))
+        text = gitlab_dotenv(plain + [member_name(suite, EVERY_MEMBER) for suite in suites],
+                             {suite: _framework(selection, suite).filter(None) for suite in suites})
         stderr.print(f"note: the selection is too large for a GitLab dotenv report ({GITLAB_DOTENV_LIMIT} bytes): "
                      "every benchmark runs; `--format json` has it whole")
     stdout.print(text, end="", markup=False, highlight=False, soft_wrap=True)
