@@ -26,7 +26,7 @@ from perf_selector.collectors.child_processes import die_with_parent, process_al
 from perf_selector.collectors.frameworks import TEXT, framework
 from perf_selector.collectors.metrics import dhat_command, dhat_totals, metric_unit, peak_rss, registered, rss_command  # noqa: F401 - metric_unit re-exported
 from perf_selector.collectors.metrics import CPU_TIME as _CPU_TIME, HEAP_BYTES, INSTRUCTIONS as _INSTRUCTIONS, WALL_TIME as _WALL_TIME
-from perf_selector.collectors.run_context import RunContext, tool_path
+from perf_selector.collectors.run_context import RunContext, remove_faketime_leftovers, tool_path
 
 # The registered metrics' names (collectors/metrics.py), as the configuration spells them.
 # A command's CPU time: user + system seconds of the benchmark process and every descendant it
@@ -243,6 +243,8 @@ class BenchmarkRunner:
     def execute(self, arguments: list[str], timeout: float) -> "_Outcome":
         """Run a process in the checkout (through the context's link, with its environment) with a
         timeout; its wall time counts as child time."""
+        if self.context.settings.clock:
+            remove_faketime_leftovers()  # else a process given a leftover's pid reads the real clock
         started = time.perf_counter()
         try:
             process = _AccountedPopen(

@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from perf_selector.collectors.child_processes import process_alive
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.slots import claim_slot
 
@@ -96,6 +98,39 @@ FAKETIME_LIBRARIES = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/u
 def faketime_library() -> str | None:
     """libfaketime's preload library (Debian package faketime), or None."""
     return next((path for path in FAKETIME_LIBRARIES if os.path.exists(path)), None)
+
+
+# libfaketime (0.9.10, Debian 12) gives each process a semaphore and a shared memory object named by
+# its pid (/dev/shm/sem.faketime_sem_<pid>, /dev/shm/faketime_shm_<pid>) and removes them only when
+# that process exits normally.  One replaced by exec leaves them behind, and valgrind's launcher
+# execs the tool, so every callgrind run under a fake clock leaves a pair.  A later process that
+# gets one of those pids fails to create its own, silently, and then reads the real clock: a
+# fixed-clock count that is not fixed, and libfaketime's own count changes with it (it skips the
+# semaphore).  With a few thousand left (pid_max 32768) that was one run in twenty here.
+FAKETIME_LEFTOVER = re.compile(r"(?:sem\.faketime_sem|faketime_shm)_(\d+)")
+SHARED_MEMORY = Path("/dev/shm")
+
+
+def remove_faketime_leftovers(directory: Path = SHARED_MEMORY) -> int:
+    """Remove libfaketime's objects of processes that are no longer alive and that this user
+    owns (another user's are theirs to keep); the number removed."""
+    try:
+        names = os.listdir(directory)
+    except OSError:  # no /dev/shm: libfaketime cannot have left anything there
+        return 0
+    removed = 0
+    for name in names:
+        match = FAKETIME_LEFTOVER.fullmatch(name)
+        if match is None or process_alive(int(match.group(1))):
+            continue
+        path = directory / name
+        try:
+            if path.stat().st_uid == os.getuid():
+                path.unlink()
+                removed += 1
+        except OSError:  # gone already (another collector's sweep), or not ours to remove
+            continue
+    return removed
 
 # The contexts a changed label is re-measured in before it stays changed (selector/perturbed_labels.py;
 # `[labels] perturbed_contexts` takes the first N): none of them one that calibration perturbs with

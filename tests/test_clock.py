@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +66,65 @@ def test_only_a_growth_every_slow_run_shows_is_taken_for_a_timed_loop():
     # a loaded machine: the second pair ran at half the speed, and the slow clock still grew it
     assert clock_growth([100_000, 50_000], [400_000, 200_000]) == pytest.approx(3.0)
     assert clock_growth([0], [5]) == 0.0
+
+
+def test_leftovers_of_processes_no_longer_alive_are_removed_and_no_other_file(tmp_path):
+    """libfaketime's semaphore and shared memory of a process that has ended go; those of a live
+    process, and anything not libfaketime's, stay."""
+    from perf_selector.collectors.run_context import remove_faketime_leftovers
+
+    ended = _ended_pid()
+    names = [f"sem.faketime_sem_{ended}", f"faketime_shm_{ended}", f"sem.faketime_sem_{os.getpid()}",
+             f"faketime_shm_{os.getpid()}", f"faketime_shm_{ended}.bak", "sem.other_7"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"\0" * 32)
+    assert remove_faketime_leftovers(tmp_path) == 2
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(names[2:])
+
+
+def _ended_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def _next_pids(count: int) -> list[int]:
+    """The pids the next processes will most likely be given (the kernel hands them out in order)."""
+    last = int(Path("/proc/sys/kernel/ns_last_pid").read_text())
+    limit = int(Path("/proc/sys/kernel/pid_max").read_text())
+    return [(last + step) % limit for step in range(1, count + 1)]
+
+
+@needs_faketime
+def test_a_fixed_clock_holds_when_leftovers_of_ended_processes_carry_the_next_pids(tmp_path):
+    """libfaketime leaves its objects behind after a process replaced by exec (valgrind's launcher
+    does that), and a later process given one of their pids silently reads the real clock. With
+    leftovers planted for every pid the next runs can get, the timed loop under the fixed clock
+    still counts what it counts on a clean machine: the runner removes them before each run."""
+    from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
+    from perf_selector.collectors.run_context import SHARED_MEMORY, ContextSettings, RunContext, fixed_clock
+
+    if not Path("/proc/sys/kernel/ns_last_pid").exists():
+        pytest.skip("no /proc/sys/kernel/ns_last_pid: the next pids cannot be foreseen")
+    source = tmp_path / "timed_loop.c"
+    source.write_text(program_text("timed_loop.c"))
+    binary = tmp_path / "timed_loop"
+    subprocess.run(["gcc", "-O2", "-g", "-o", str(binary), str(source)], check=True)
+    spec = BenchmarkSpec("timed", "{binary}", metric="instructions", repetitions=1, warmup=0)
+    (tmp_path / "runs").mkdir()
+    runner = BenchmarkRunner([spec], binary, tmp_path, workdir=tmp_path / "runs",
+                             context=RunContext(ContextSettings(clock=fixed_clock())))
+    clean = runner.run_once(spec, 0, 0)
+    assert clean.status == "ok", clean.error
+    counts = []
+    for repetition in range(1, 4):
+        planted = [SHARED_MEMORY / f"{kind}_{pid}" for pid in _next_pids(300)
+                   for kind in ("sem.faketime_sem", "faketime_shm")]
+        try:
+            for path in planted:
+                path.write_bytes(b"\0" * 32)
+            counts.append(runner.run_once(spec, repetition, repetition).value)
+        finally:
+            for path in planted:
+                path.unlink(missing_ok=True)
+    assert counts == [clean.value] * 3
