@@ -251,9 +251,11 @@ def _clock_change(spec: BenchmarkSpec, config: Config, checkout: Path, suite, wo
 def clock_growth(true_clock: list[float], slow_clock: list[float]) -> float:
     """How much more work the slow clock's run did than the true clock's run just before it, in
     the pair where it did least, relative.  A harness that loops until a time has passed only
-    ever does more under a slower clock, so a count that shrinks is not one (whole-process
-    counts on some machines move by a percent or two from run to run, the clock library's own
-    start-up included), and a growth one pair of runs showed must show in every pair.  Pairs,
+    ever does more under a slower clock, so a count that shrinks is not one (a run libfaketime
+    failed to fake reads the real clock and skips the library's own locking: the runner now
+    removes what made that happen, run_context.remove_faketime_leftovers, and a stray run of any
+    cause cannot call a benchmark clocked), and a growth one pair of runs showed must show in
+    every pair.  Pairs,
     not all runs against all: a timed loop's count also follows the machine's load, which
     drifts between pairs more than within one."""
     growths = [(slow - true) / abs(true) if true else 0.0 for true, slow in zip(true_clock, slow_clock)]

@@ -92,8 +92,8 @@ def test_a_make_project_with_a_driver_goes_from_init_to_a_doctor_with_nothing_mi
     assert after.returncode == 0, after.stdout
     assert checks["symbols"]["found"].endswith("symbol table and debug information")
     assert "stored build" in checks["symbols"]["found"]
-    # exact here; near-exact on a machine whose whole-process counts move by a few instructions
-    # (the CI machine's do): either labels by the count, and none is unfit or noisy
+    # exact, or near-exact should a run move by a few instructions: either labels by the count,
+    # and none is unfit or noisy
     found = checks["calibration"]["found"]
     assert found.startswith("2 benchmarks: ") and found.endswith(", 0 noisy") and "unfit" not in found, found
     assert sum(int(part.split()[0]) for part in found.removeprefix("2 benchmarks: ").split(", ")[:2]) == 2, found
