@@ -104,8 +104,8 @@ def test_a_fixed_clock_holds_when_leftovers_of_ended_processes_carry_the_next_pi
     from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
     from perf_selector.collectors.run_context import SHARED_MEMORY, ContextSettings, RunContext, fixed_clock
 
-    if not Path("/proc/sys/kernel/ns_last_pid").exists():
-        pytest.skip("no /proc/sys/kernel/ns_last_pid: the next pids cannot be foreseen")
+    if not Path("/proc/sys/kernel/ns_last_pid").exists() or not SHARED_MEMORY.is_dir():
+        pytest.skip("no /proc/sys/kernel/ns_last_pid or no /dev/shm: the next pids cannot be foreseen, or nothing is left")
     source = tmp_path / "timed_loop.c"
     source.write_text(program_text("timed_loop.c"))
     binary = tmp_path / "timed_loop"
