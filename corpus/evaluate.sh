@@ -28,7 +28,7 @@ if [ "${#stores[@]}" -lt 2 ]; then
     exit 2
 fi
 time selector evaluate "${stores[@]}" --out "$work/evaluation" --markdown "$top/docs/evaluation.md" \
-    --write-model "$top/selector/data/cross-project" --model perphecy
+    --write-model "$top/selector/data/cross-project" --model perphecy --jobs "$(nproc)"
 time selector evaluate --shipped --held-out "${stores[@]}" --out "$work/day-one" --markdown "$top/docs/evaluation.md"
 time selector evaluate --replay --held-out "${stores[@]}" --out "$work/replay" --markdown "$top/docs/evaluation.md"
 python3 "$corpus/perturbation_counts.py" --markdown "${stores[@]}"

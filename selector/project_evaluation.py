@@ -17,7 +17,10 @@ tuples, not its labels, not its threshold.  The other projects' histories are wh
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,10 +29,13 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from perf_selector.collectors.child_processes import die_with_parent
 from perf_selector.collectors.errors import UserError
 from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.features.tuples import TUPLE_KEYS
-from perf_selector.models.backtest import PREDICTION_COLUMNS, BacktestResult, FittedModel, measured_effects, prediction_frame, train_one
+from perf_selector.models.backtest import (
+    PREDICTION_COLUMNS, BacktestResult, FittedModel, count_fits, measured_effects, prediction_frame, train_one,
+)
 from perf_selector.models.design import design_matrix
 from perf_selector.models.evaluation import score_predictions
 from perf_selector.models.registry import model_spec, positive_scores
@@ -103,31 +109,79 @@ def load_projects(stores: Sequence[tuple[Path, Path | None]], options: dict,
 
 def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: float, seed: int, leave_one_out: bool = True,
              progress: Callable[[int], None] | None = None, threshold_by_project: bool = True,
-             operating_point: str = "quantile") -> ProjectEvaluation:
+             operating_point: str = "quantile", jobs: int = 1) -> ProjectEvaluation:
     """Every project's own Method 4 backtest, then (with several projects) leave-one-project-out.
     `threshold_by_project`: the cross-project models place their operating point on scores of
-    each training project held out in turn (else on stratified random folds, as a project's own)."""
+    each training project held out in turn (else on stratified random folds, as a project's own).
+    `jobs` projects are evaluated side by side, each in a process of its own; the figures are the
+    same whatever `jobs` is (every fit has its own seed)."""
+    portable = [_portable(p) for p in projects] if jobs > 1 else projects
+    backtests = in_turn(_own_backtest, [(p.data, models, target_hit_rate, seed, operating_point) for p in portable],
+                        [count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects], jobs, progress)
     frames, importances, notes = [], {}, []
-    for project in projects:
-        result = run_backtest(project.data, models, SCOPES, target_hit_rate, seed, progress=progress,
-                              operating_point=operating_point)
+    for project, result in zip(projects, backtests):
         frames.append(result.predictions.assign(project=project.name))
         importances[project.name] = result.importances
         notes += [f"{project.name}: {note}" for note in result.notes]
     if leave_one_out and len(projects) > 1:
-        for held_out in projects:
-            others = [p for p in projects if p is not held_out]
-            crossed = cross_project_predictions(others, held_out, models, target_hit_rate, seed, threshold_by_project,
-                                                operating_point)
-            own = frames[projects.index(held_out)]
-            frames += [crossed, own_or_shipped(held_out, own, crossed)]
-            if progress:
-                progress(len(models))
+        held_out_runs = [(portable, index, models, target_hit_rate, seed, threshold_by_project, operating_point)
+                         for index in range(len(projects))]
+        crossed = in_turn(_held_out_predictions, held_out_runs, [len(models)] * len(projects), jobs, progress)
+        for held_out, crossed_frame, own in zip(projects, crossed, frames[:len(projects)]):
+            frames += [crossed_frame, own_or_shipped(held_out, own, crossed_frame)]
     settings = {"models": list(models), "target_hit_rate": target_hit_rate, "seed": seed, "leave_one_out": leave_one_out,
                 "threshold_by_project": threshold_by_project, "operating_point": operating_point,
                 "projects": [p.name for p in projects], "protocol": projects[0].data.plan.parameters if projects else {}}
     predictions = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*PREDICTION_COLUMNS, "project"])
     return ProjectEvaluation(projects, predictions, importances, settings, notes)
+
+
+def _portable(project: Project) -> Project:
+    """What a worker process reads of a project (its name, configuration, plan and tuples), without
+    the store and the history, whose file handles and lookups do not cross processes."""
+    return dataclasses.replace(project, store=None, data=dataclasses.replace(project.data, history=None))
+
+
+def _own_backtest(data: EvaluationData, models: Sequence[str], target_hit_rate: float, seed: int, operating_point: str,
+                  progress: Callable[[int], None] | None = None) -> BacktestResult:
+    return run_backtest(data, models, SCOPES, target_hit_rate, seed, progress=progress, operating_point=operating_point)
+
+
+def _held_out_predictions(projects: Sequence[Project], index: int, models: Sequence[str], target_hit_rate: float, seed: int,
+                          threshold_by_project: bool, operating_point: str,
+                          progress: Callable[[int], None] | None = None) -> pd.DataFrame:
+    held_out = projects[index]
+    others = [p for p in projects if p is not held_out]
+    crossed = cross_project_predictions(others, held_out, models, target_hit_rate, seed, threshold_by_project, operating_point)
+    if progress:
+        progress(len(models))
+    return crossed
+
+
+def in_turn(work: Callable, arguments: Sequence[tuple], weights: Sequence[int], jobs: int,
+            progress: Callable[[int], None] | None = None) -> list:
+    """`work(*arguments[i])` for every i, the results in that order.  With `jobs` > 1, that many
+    processes side by side, the heaviest work (by `weights`) handed out first so that the last
+    to finish is a light one, and `progress` advanced by each one's weight as it ends; alone,
+    `work` advances `progress` itself, fit by fit."""
+    if jobs <= 1 or len(arguments) <= 1:
+        return [work(*each, progress=progress) for each in arguments]
+    results: list = [None] * len(arguments)
+    heaviest_first = sorted(range(len(arguments)), key=lambda index: -weights[index])
+    # spawned, not forked: a fork of this process, whose threads (Arrow's, the learners') may hold
+    # a lock at that moment, waits on that lock for ever
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(arguments)), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=die_with_parent)
+    try:
+        pending = {pool.submit(work, *arguments[index]): index for index in heaviest_first}
+        for done in as_completed(pending):
+            index = pending[done]
+            results[index] = done.result()
+            if progress:
+                progress(weights[index])
+    finally:
+        pool.shutdown(cancel_futures=True)  # a failure stops the rest, not only what waited
+    return results
 
 
 def own_or_shipped(project: Project, own: pd.DataFrame, crossed: pd.DataFrame) -> pd.DataFrame:

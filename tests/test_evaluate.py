@@ -162,3 +162,23 @@ def test_evaluate_replay_held_out_decides_each_project_by_a_bundle_trained_witho
     cli("evaluate", "--replay", *stores, "--markdown", str(markdown))
     again = markdown.read_text()
     assert again.count(REPLAY_BEGIN) == 1 and again.endswith("\nprose after\n") and "(`--held-out`)" not in again
+
+
+def test_evaluate_side_by_side_gives_the_figures_it_gives_alone(collected_sample, evolved_sample):
+    """`--jobs 2` evaluates the projects in two processes: every prediction, own and left out
+    in turn, is the one a single process makes."""
+    from perf_selector.selector.project_evaluation import evaluate, load_projects
+
+    stores = [(root / ".selector", None) for root in (collected_sample[0], evolved_sample[0])]
+    projects = load_projects(stores, {"k": 5, "first": None, "epoch_days": None})
+    models = ["xgboost", "perphecy", "executed-changed"]
+    advanced = []
+    alone = evaluate(projects, models, 0.95, 0)
+    side_by_side = evaluate(projects, models, 0.95, 0, progress=advanced.append, jobs=2)
+    assert len(side_by_side.predictions) and {CROSS_PROJECT, OWN_OR_SHIPPED} <= set(side_by_side.predictions["scope"])
+    pd.testing.assert_frame_equal(alone.predictions, side_by_side.predictions)
+    assert side_by_side.notes == alone.notes
+    # the progress bar reaches its total: every fit of every project, and each held-out project's models
+    from perf_selector.models.backtest import count_fits
+    from perf_selector.selector.project_evaluation import SCOPES
+    assert sum(advanced) == sum(count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects) + 2 * len(models)

@@ -36,6 +36,8 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
                    "scores, each project held out in turn, or on random folds of all their tuples.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("evaluation"),
               show_default=True, help="Where results go: evaluation.json, and per project a backtest folder with its report.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Projects evaluated side by side, each in a process of its own (the figures do not depend on it).")
 @click.option("--report/--no-report", default=True, show_default=True, help="Write each project's report.html.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the tables into this Markdown file (between its 'selector evaluate' markers, keeping the prose).")
@@ -61,7 +63,7 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
                    "model learnt from.")
 @operating_point_option
 @format_option
-def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, report,
+def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, jobs, report,
                      markdown_path, model_path, shipped_model, day_one, replay, bundle_path, held_out, operating_point,
                      output_format):
     """Method 4 on one or several projects' stores, and leave-one-project-out across them.
@@ -113,7 +115,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
                 log.advance(n)
 
         evaluation = evaluate(projects, models, target_hit_rate, seed, leave_one_out, progress=fitted,
-                              threshold_by_project=threshold_from == "projects", operating_point=operating_point)
+                              threshold_by_project=threshold_from == "projects", operating_point=operating_point, jobs=jobs)
     document = save_evaluation(out_dir, evaluation)
     if report:
         from perf_selector.selector.report import write_report
