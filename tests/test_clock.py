@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from perf_selector.collectors.child_processes import process_alive
 from perf_selector.collectors.run_context import faketime_library
 from perf_selector.selector.sample_history import commit_all
-from tests.helpers import gcc_config, new_project, program_text, run_selector
+from tests.helpers import compile_c, gcc_config, new_project, program_text, run_selector
 
 needs_faketime = pytest.mark.skipif(
     faketime_library() is None and not os.environ.get("SELECTOR_REQUIRE_FAKETIME"),
@@ -106,10 +107,7 @@ def test_a_fixed_clock_holds_when_leftovers_of_ended_processes_carry_the_next_pi
 
     if not Path("/proc/sys/kernel/ns_last_pid").exists() or not SHARED_MEMORY.is_dir():
         pytest.skip("no /proc/sys/kernel/ns_last_pid or no /dev/shm: the next pids cannot be foreseen, or nothing is left")
-    source = tmp_path / "timed_loop.c"
-    source.write_text(program_text("timed_loop.c"))
-    binary = tmp_path / "timed_loop"
-    subprocess.run(["gcc", "-O2", "-g", "-o", str(binary), str(source)], check=True)
+    binary = compile_c(program_text("timed_loop.c"), tmp_path / "timed_loop", "-O2 -g")
     spec = BenchmarkSpec("timed", "{binary}", metric="instructions", repetitions=1, warmup=0)
     (tmp_path / "runs").mkdir()
     runner = BenchmarkRunner([spec], binary, tmp_path, workdir=tmp_path / "runs",
@@ -118,8 +116,10 @@ def test_a_fixed_clock_holds_when_leftovers_of_ended_processes_carry_the_next_pi
     assert clean.status == "ok", clean.error
     counts = []
     for repetition in range(1, 4):
-        planted = [SHARED_MEMORY / f"{kind}_{pid}" for pid in _next_pids(300)
-                   for kind in ("sem.faketime_sem", "faketime_shm")]
+        # never a live process's objects, nor a file already there: the test removes what it planted
+        planted = [path for pid in _next_pids(300) if not process_alive(pid)
+                   for path in (SHARED_MEMORY / f"{kind}_{pid}" for kind in ("sem.faketime_sem", "faketime_shm"))
+                   if not path.exists()]
         try:
             for path in planted:
                 path.write_bytes(b"\0" * 32)
