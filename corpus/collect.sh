@@ -8,8 +8,13 @@
 # a driver kept in the suite (the tool fills placeholders into benchmark commands only).
 # SELECTOR names the command to run (default `selector`), e.g. "python3 -m perf_selector" to run
 # the code PYTHONPATH points at.
-# Usage: corpus/collect.sh PROJECT [WORKDIR]      (PROJECT: lz4, zlib, cjson, yyjson, libdeflate, zstd, pcre2, libjpeg-turbo, git, leveldb, snappy, quickjs, nlohmann-json, mbedtls, zlib-timed;
-#        WORKDIR default ./PROJECT, where corpus/evaluate.sh looks for it)
+# Before anything else it checks what the builds and the measurement need (gcc, g++, make,
+# git, valgrind, python3, and the recipe's `packages` and `python_modules`): a commit whose
+# build fails for a missing package is stored as failed, and a later run skips it.
+# Usage: corpus/collect.sh PROJECT [WORKDIR [COLLECT-OPTION...]]
+#        (PROJECT: lz4, zlib, cjson, yyjson, libdeflate, zstd, pcre2, libjpeg-turbo, git, leveldb, snappy, quickjs, nlohmann-json, mbedtls, zlib-timed;
+#        WORKDIR default ./PROJECT, where corpus/evaluate.sh looks for it; options go to `selector collect`,
+#        e.g. --retry-failed to build again the commits that failed before)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
 project=${1:?usage: $0 PROJECT [WORKDIR]}
@@ -18,7 +23,24 @@ if [ ! -f "$here/recipe" ]; then
     echo "collect.sh: no corpus project '$project' (no $here/recipe)" >&2
     exit 2
 fi
-source "$here/recipe"   # url, range (and calibration_rounds, default 2)
+source "$here/recipe"   # url, range (and calibration_rounds, default 2; packages, python_modules)
+missing=()
+for command in gcc g++ make git valgrind python3; do
+    command -v "$command" >/dev/null || missing+=("$command")
+done
+if command -v dpkg-query >/dev/null; then   # Debian's packages; elsewhere the builds will say
+    for package in ${packages:-}; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+fi
+for module in ${python_modules:-}; do
+    python3 -c "import $module" 2>/dev/null || missing+=("python3's $module")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "collect.sh: $project cannot be built and measured here, missing: ${missing[*]} (apt-get install the" \
+         "commands and packages, pip install python3's modules); nothing collected" >&2
+    exit 2
+fi
 work=${2:-$PWD/$project}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -41,4 +63,4 @@ suite=$(printf '%s' "$here/suite" | sed 's/[\\|&]/\\&/g')     # escaped for sed'
 sed -e "s|SUITE_DIR|$suite|g" -e "s|^suite = \"suite\"|suite = \"$suite\"|" "$here/selector.toml" > "$work/selector.toml"
 cd "$work/$project"
 ${SELECTOR:-selector} calibrate "${range%%..*}" --config "$work/selector.toml" --store "$work/store" --rounds "${calibration_rounds:-2}"
-time ${SELECTOR:-selector} collect "$range" --first-parent -j 2 --config "$work/selector.toml" --store "$work/store"
+time ${SELECTOR:-selector} collect "$range" --first-parent -j 2 --config "$work/selector.toml" --store "$work/store" "${@:3}"

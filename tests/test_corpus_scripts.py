@@ -34,3 +34,21 @@ def test_every_corpus_project_has_what_collect_sh_needs():
         assert (folder / "selector.toml").is_file() and (folder / "make_suite.sh").is_file(), project
         for script in [folder / "make_suite.sh", *folder.glob("build_*.sh")]:
             assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0, script
+
+
+def test_collect_refuses_a_project_whose_packages_are_missing_before_it_clones(tmp_path):
+    """A build that fails for a missing package would be stored as a failed commit, and a later
+    run would skip it: collect.sh checks the recipe's packages and python3 modules first."""
+    corpus = tmp_path / "corpus"
+    (corpus / "needy").mkdir(parents=True)
+    (corpus / "collect.sh").write_text((CORPUS / "collect.sh").read_text())
+    (corpus / "needy" / "recipe").write_text('url=/nonexistent/repository\nrange=a..b\n'
+                                             'packages="bash no-such-package-0xdead"\npython_modules="json no_such_module_0xdead"\n')
+    ran = subprocess.run(["bash", str(corpus / "collect.sh"), "needy", str(tmp_path / "work")],
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 2
+    missing = ran.stderr.split("missing: ", 1)[1].split(" (", 1)[0]
+    expected = ["no-such-package-0xdead", "python3's", "no_such_module_0xdead"] if subprocess.run(
+        ["sh", "-c", "command -v dpkg-query"], capture_output=True).returncode == 0 else ["python3's", "no_such_module_0xdead"]
+    assert missing.split() == expected  # what is there (bash, json) is not named
+    assert "nothing collected" in ran.stderr and not (tmp_path / "work" / "needy").exists()
