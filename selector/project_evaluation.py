@@ -40,6 +40,7 @@ from perf_selector.models.design import design_matrix
 from perf_selector.models.evaluation import score_predictions
 from perf_selector.models.registry import model_spec, positive_scores
 from perf_selector.selector.config import Config, load_config
+from perf_selector.selector.evaluation_parts import Parts, project_digest
 from perf_selector.selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
 from perf_selector.selector.policy import (
     backtest_evidence, feature_rows, features_of, own_model_epochs, policy_evidence, policy_from,
@@ -109,15 +110,21 @@ def load_projects(stores: Sequence[tuple[Path, Path | None]], options: dict,
 
 def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: float, seed: int, leave_one_out: bool = True,
              progress: Callable[[int], None] | None = None, threshold_by_project: bool = True,
-             operating_point: str = "quantile", jobs: int = 1) -> ProjectEvaluation:
+             operating_point: str = "quantile", jobs: int = 1, parts: Parts | None = None) -> ProjectEvaluation:
     """Every project's own Method 4 backtest, then (with several projects) leave-one-project-out.
     `threshold_by_project`: the cross-project models place their operating point on scores of
     each training project held out in turn (else on stratified random folds, as a project's own).
     `jobs` projects are evaluated side by side, each in a process of its own; the figures are the
-    same whatever `jobs` is (every fit has its own seed)."""
+    same whatever `jobs` is (every fit has its own seed).  With `parts` (a folder), each project's
+    backtest and each project held out is kept there as it finishes, and one kept by an earlier
+    run with the same inputs and code is taken as it is: a run cut off half way resumes."""
+    parts = parts or Parts(None)
     portable = [_portable(p) for p in projects] if jobs > 1 else projects
-    backtests = in_turn(_own_backtest, [(p.data, models, target_hit_rate, seed, operating_point) for p in portable],
-                        [count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects], jobs, progress)
+    digests = [project_digest(p) for p in projects] if parts.directory else [None] * len(projects)
+    backtests = kept_or_computed(
+        parts, [parts.key("own", digest, models, target_hit_rate, seed, operating_point) for digest in digests],
+        _own_backtest, [(p.data, models, target_hit_rate, seed, operating_point) for p in portable],
+        [count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects], jobs, progress)
     frames, importances, notes = [], {}, []
     for project, result in zip(projects, backtests):
         frames.append(result.predictions.assign(project=project.name))
@@ -126,9 +133,13 @@ def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: fl
     if leave_one_out and len(projects) > 1:
         held_out_runs = [(portable, index, models, target_hit_rate, seed, threshold_by_project, operating_point)
                          for index in range(len(projects))]
-        crossed = in_turn(_held_out_predictions, held_out_runs, [len(models)] * len(projects), jobs, progress)
+        crossed = kept_or_computed(
+            parts, [parts.key("held-out", digests, index, models, target_hit_rate, seed, threshold_by_project,
+                              operating_point) for index in range(len(projects))],
+            _held_out_predictions, held_out_runs, [len(models)] * len(projects), jobs, progress)
         for held_out, crossed_frame, own in zip(projects, crossed, frames[:len(projects)]):
             frames += [crossed_frame, own_or_shipped(held_out, own, crossed_frame)]
+    parts.forget_others()
     settings = {"models": list(models), "target_hit_rate": target_hit_rate, "seed": seed, "leave_one_out": leave_one_out,
                 "threshold_by_project": threshold_by_project, "operating_point": operating_point,
                 "projects": [p.name for p in projects], "protocol": projects[0].data.plan.parameters if projects else {}}
@@ -158,14 +169,38 @@ def _held_out_predictions(projects: Sequence[Project], index: int, models: Seque
     return crossed
 
 
+def kept_or_computed(parts: Parts, keys: Sequence[str], work: Callable, arguments: Sequence[tuple],
+                     weights: Sequence[int], jobs: int, progress: Callable[[int], None] | None = None) -> list:
+    """in_turn, each result kept in `parts` under its key as it finishes, and those kept by an
+    earlier run taken instead of computed (their weight advances `progress` at once)."""
+    results = [parts.load(key) for key in keys]
+    missing = [index for index, result in enumerate(results) if result is None]
+    if progress and len(missing) < len(keys):
+        progress(sum(weight for index, weight in enumerate(weights) if index not in missing))
+
+    def keep(position: int, result) -> None:
+        parts.save(keys[missing[position]], result)
+
+    computed = in_turn(work, [arguments[index] for index in missing], [weights[index] for index in missing], jobs,
+                       progress, on_result=keep)
+    for index, result in zip(missing, computed):
+        results[index] = result
+    return results
+
+
 def in_turn(work: Callable, arguments: Sequence[tuple], weights: Sequence[int], jobs: int,
-            progress: Callable[[int], None] | None = None) -> list:
-    """`work(*arguments[i])` for every i, the results in that order.  With `jobs` > 1, that many
-    processes side by side, the heaviest work (by `weights`) handed out first so that the last
-    to finish is a light one, and `progress` advanced by each one's weight as it ends; alone,
-    `work` advances `progress` itself, fit by fit."""
+            progress: Callable[[int], None] | None = None,
+            on_result: Callable[[int, object], None] = lambda index, result: None) -> list:
+    """`work(*arguments[i])` for every i, the results in that order, each handed to `on_result`
+    as it ends.  With `jobs` > 1, that many processes side by side, the heaviest work (by
+    `weights`) handed out first so that the last to finish is a light one, and `progress`
+    advanced by each one's weight as it ends; alone, `work` advances `progress` itself, fit by fit."""
     if jobs <= 1 or len(arguments) <= 1:
-        return [work(*each, progress=progress) for each in arguments]
+        results = []
+        for index, each in enumerate(arguments):
+            results.append(work(*each, progress=progress))
+            on_result(index, results[-1])
+        return results
     results: list = [None] * len(arguments)
     heaviest_first = sorted(range(len(arguments)), key=lambda index: -weights[index])
     # spawned, not forked: a fork of this process, whose threads (Arrow's, the learners') may hold
@@ -177,6 +212,7 @@ def in_turn(work: Callable, arguments: Sequence[tuple], weights: Sequence[int], 
         for done in as_completed(pending):
             index = pending[done]
             results[index] = done.result()
+            on_result(index, results[index])
             if progress:
                 progress(weights[index])
     finally:

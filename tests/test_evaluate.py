@@ -182,3 +182,59 @@ def test_evaluate_side_by_side_gives_the_figures_it_gives_alone(collected_sample
     from perf_selector.models.backtest import count_fits
     from perf_selector.selector.project_evaluation import SCOPES
     assert sum(advanced) == sum(count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects) + 2 * len(models)
+
+
+def test_evaluate_cut_off_half_way_resumes_from_the_parts_it_kept(collected_sample, evolved_sample, tmp_path,
+                                                                   monkeypatch):
+    """Each project's backtest and each project held out is kept under the output's parts/ as it
+    finishes: a run stopped half way leaves what it finished, the next run takes those and
+    computes the rest, with the figures of an uninterrupted run; other inputs take nothing."""
+    import dataclasses
+
+    from perf_selector.selector import project_evaluation
+    from perf_selector.selector.evaluation_parts import Parts, project_digest
+    from perf_selector.selector.project_evaluation import evaluate, load_projects
+
+    stores = [(root / ".selector", None) for root in (collected_sample[0], evolved_sample[0])]
+    projects = load_projects(stores, {"k": 5, "first": None, "epoch_days": None})
+    models = ["xgboost", "perphecy", "executed-changed"]
+    whole = evaluate(projects, models, 0.95, 0)
+    folder = tmp_path / "parts"
+
+    held_out_predictions = project_evaluation._held_out_predictions
+
+    def stopped_at_the_second(projects, index, *arguments, **keywords):
+        if index == 1:
+            raise KeyboardInterrupt  # Ctrl-C, or the session's end
+        return held_out_predictions(projects, index, *arguments, **keywords)
+
+    monkeypatch.setattr(project_evaluation, "_held_out_predictions", stopped_at_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(projects, models, 0.95, 0, parts=Parts(folder))
+    kept = sorted(path.name.rsplit("-", 1)[0] for path in folder.iterdir())
+    assert kept == ["held-out", "own", "own"]  # both backtests and the first project held out; nothing half written
+    monkeypatch.undo()
+
+    advanced = []
+    resumed_parts = Parts(folder)
+    resumed = evaluate(projects, models, 0.95, 0, progress=advanced.append, parts=resumed_parts)
+    assert resumed_parts.taken == 3
+    pd.testing.assert_frame_equal(whole.predictions, resumed.predictions)
+    assert resumed.notes == whole.notes
+    from perf_selector.models.backtest import count_fits
+    from perf_selector.selector.project_evaluation import SCOPES
+    assert sum(advanced) == sum(count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects) + 2 * len(models)
+    assert len(list(folder.iterdir())) == 4
+
+    # another model set shares no part, and the folder keeps only the parts of the last run
+    other_parts = Parts(folder)
+    evaluate(projects, ["perphecy"], 0.95, 0, parts=other_parts)
+    assert other_parts.taken == 0 and len(list(folder.iterdir())) == 4
+    # one label changed is another project
+    flipped = projects[0].data.table.copy()
+    position = flipped.index[flipped["label"].notna()][0]
+    flipped.loc[position, "label"] = not flipped.loc[position, "label"]
+    changed = dataclasses.replace(projects[0], data=dataclasses.replace(projects[0].data, table=flipped))
+    assert project_digest(changed) != project_digest(projects[0])
+    assert project_digest(projects[0]) == project_digest(load_projects(stores[:1], {"k": 5, "first": None,
+                                                                                    "epoch_days": None})[0])

@@ -35,9 +35,14 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
               help="Leave-one-project-out: place each cross-project model's operating point on its training projects' "
                    "scores, each project held out in turn, or on random folds of all their tuples.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("evaluation"),
-              show_default=True, help="Where results go: evaluation.json, and per project a backtest folder with its report.")
+              show_default=True,
+              help="Where results go: evaluation.json, per project a backtest folder with its report, and parts/ (each "
+                   "finished project's part, from which a run cut off half way resumes).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Projects evaluated side by side, each in a process of its own (the figures do not depend on it).")
+@click.option("--fresh", is_flag=True,
+              help="Compute every project's part again, not taking those an earlier run with the same inputs and code "
+                   "kept under OUT/parts (a run cut off half way resumes from them).")
 @click.option("--report/--no-report", default=True, show_default=True, help="Write each project's report.html.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the tables into this Markdown file (between its 'selector evaluate' markers, keeping the prose).")
@@ -63,7 +68,7 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
                    "model learnt from.")
 @operating_point_option
 @format_option
-def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, jobs, report,
+def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, jobs, fresh, report,
                      markdown_path, model_path, shipped_model, day_one, replay, bundle_path, held_out, operating_point,
                      output_format):
     """Method 4 on one or several projects' stores, and leave-one-project-out across them.
@@ -87,6 +92,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     if report:
         require("selector evaluate's reports", "report", otherwise="pass --no-report")
     from perf_selector.models.backtest import count_fits
+    from perf_selector.selector.evaluation_parts import Parts
     from perf_selector.selector.project_evaluation import (
         SCOPES,
         evaluate,
@@ -106,6 +112,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     log = FitsLog() if logging_progress() else None
     if log:
         log.start(own + crossed)
+    parts = Parts(out_dir / "parts", reuse=not fresh)
     with Progress(console=stderr.console, transient=True) as progress:
         task = progress.add_task("fitting models", total=own + crossed)
 
@@ -115,7 +122,11 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
                 log.advance(n)
 
         evaluation = evaluate(projects, models, target_hit_rate, seed, leave_one_out, progress=fitted,
-                              threshold_by_project=threshold_from == "projects", operating_point=operating_point, jobs=jobs)
+                              threshold_by_project=threshold_from == "projects", operating_point=operating_point, jobs=jobs,
+                              parts=parts)
+    if parts.taken:
+        stderr.print(f"{parts.taken} of the evaluation's parts taken from an earlier run with the same inputs and code "
+                     f"({parts.directory}; --fresh computes them again)")
     document = save_evaluation(out_dir, evaluation)
     if report:
         from perf_selector.selector.report import write_report
