@@ -19,19 +19,30 @@ MODELS = "xgboost,perphecy,effect,reached-changed"
 
 
 def cli(*arguments: str) -> dict:
+    return cli_and_log(*arguments)[0]
+
+
+def cli_and_log(*arguments: str) -> tuple[dict, str]:
+    """The command's JSON document and what it wrote to stderr (a log, not a terminal)."""
     result = subprocess.run(selector_command(*arguments, "--format", "json"), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return json.loads(result.stdout), result.stderr
 
 
 def test_evaluate_gives_each_store_the_figures_backtest_gives_it(collected_sample, evolved_sample, tmp_path):
     roots = [collected_sample[0], evolved_sample[0]]
     markdown = tmp_path / "evaluation.md"
     markdown.write_text(f"# Evaluation\n\nprose before\n\n{BEGIN}\nold tables\n{END}\n\nprose after\n")
-    evaluated = cli("evaluate", *(str(root / ".selector") for root in roots), "--models", MODELS, "--no-report",
-                    "--out", str(tmp_path / "evaluation"), "--markdown", str(markdown))
+    command = ["evaluate", *(str(root / ".selector") for root in roots), "--models", MODELS, "--no-report",
+               "--out", str(tmp_path / "evaluation"), "--markdown", str(markdown)]
+    evaluated, log = cli_and_log(*command)
     names = [project["name"] for project in evaluated["projects"]]
     assert len(names) == 2 and len(set(names)) == 2
+    assert all(f"building tuples and features: {name}" in log for name in names) and "taken from an earlier" not in log
+    # run again, it takes each project's backtest and each project held out from the parts it kept
+    again, log = cli_and_log(*command)
+    assert "4 of the evaluation's parts taken from an earlier run" in log
+    assert again["results"] == evaluated["results"]
     results = pd.DataFrame(evaluated["results"])
     for root, name in zip(roots, names):
         backtest = cli("backtest", "--repo", str(root), "--models", MODELS, "--no-report", "--no-tracking",

@@ -104,7 +104,12 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     models = models or list(MODEL_NAMES)
     options = {"k": k, "first": first, "epoch_days": None}
     with stderr.status("building tuples and features") as status:
-        projects = load_projects(stores, options, on_project=lambda name: status.update(f"building tuples and features: {name}"))
+        def loading(name: str) -> None:
+            status.update(f"building tuples and features: {name}")
+            if logging_progress():  # the status line shows only on a terminal; a log gets a line per project
+                stderr.print(f"building tuples and features: {name}")
+
+        projects = load_projects(stores, options, on_project=loading)
     from rich.progress import Progress
 
     own = sum(count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects)
