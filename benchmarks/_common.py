@@ -32,6 +32,14 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
+def print_medians(times: dict[str, list[float]], over: str, under: str, label: str) -> None:
+    """Each candidate's median time (interleaved's), then the ratio of `over`'s to `under`'s."""
+    width = max(map(len, times))
+    for name, values in times.items():
+        print(f"  {name:>{width}}: {median(values):8.1f} s")
+    print(f"  ratio ({label}): {median(times[over]) / median(times[under]):.2f}x")
+
+
 def write_frame(store, table: str, key: str, frame) -> None:
     """A DataFrame written to a store as that checkout's store takes it: Arrow, or the
     DataFrame itself for a checkout from before one table type (side_by_side.py runs those)."""

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 import pandas as pd
-from _common import interleaved, median
+from _common import interleaved, print_medians
 
 from perf_selector.selector.project_evaluation import evaluate, load_projects
 
@@ -40,10 +40,7 @@ def main() -> None:
     pd.testing.assert_frame_equal(results[1].predictions, results[arguments.jobs].predictions)
     print(f"{len(projects)} projects ({', '.join(p.name for p in projects)}), models {arguments.models}, "
           f"{arguments.rounds} round(s), load average {os.getloadavg()[0]:.1f} at the end; same predictions")
-    for name, values in times.items():
-        print(f"  {name:>12}: {median(values):8.1f} s")
-    alone, side_by_side = (median(values) for values in times.values())
-    print(f"  ratio (1 process / {arguments.jobs}): {alone / side_by_side:.2f}x")
+    print_medians(times, "1 process", f"{arguments.jobs} processes", f"1 process / {arguments.jobs}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import argparse
 
 import pandas as pd
 import pyarrow as pa
-from _common import interleaved, median
+from _common import interleaved, print_medians
 
 from perf_selector.features.builder import FeatureBuilder
 from perf_selector.features.tuples import closest_tuples
@@ -45,10 +45,7 @@ def main() -> None:
                          "take from the chunks": build(TakeFromChunks, "take from the chunks")}, arguments.rounds)
     pd.testing.assert_frame_equal(tables["one chunk"], tables["take from the chunks"])
     print(f"{arguments.store}: {len(tuples)} tuples, profiles in {chunks} chunks, {arguments.rounds} round(s); same tables")
-    for name, values in times.items():
-        print(f"  {name:>22}: {median(values):8.1f} s")
-    one, chunked = (median(values) for values in times.values())
-    print(f"  ratio (take from the chunks / one chunk): {chunked / one:.2f}x")
+    print_medians(times, "take from the chunks", "one chunk", "take from the chunks / one chunk")
 
 
 if __name__ == "__main__":

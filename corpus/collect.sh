@@ -17,7 +17,7 @@
 #        e.g. --retry-failed to build again the commits that failed before)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
-project=${1:?usage: $0 PROJECT [WORKDIR]}
+project=${1:?usage: $0 PROJECT [WORKDIR [COLLECT-OPTION...]]}
 here="$corpus/$project"
 if [ ! -f "$here/recipe" ]; then
     echo "collect.sh: no corpus project '$project' (no $here/recipe)" >&2
