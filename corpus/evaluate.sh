@@ -7,7 +7,9 @@
 # the day-one table: each project decided by that model trained as shipped on the other
 # projects only (`selector evaluate --shipped --held-out`), beside the rules; the replay of every
 # history with that held-out model among the policies (`selector evaluate --replay --held-out`);
-# and how many changed labels held under perturbed run contexts (corpus/perturbation_counts.py).
+# how many changed labels held under perturbed run contexts (corpus/perturbation_counts.py); and the
+# conformal bound of the shipped model's pruning beside each project's realized miss rate
+# (corpus/risk_bound.py, printed whatever policy the bundle earned).
 # Usage: corpus/evaluate.sh [WORKDIR [PROJECT...]]   (default: the current directory, every corpus project)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
@@ -32,3 +34,4 @@ time selector evaluate "${stores[@]}" --out "$work/evaluation" --markdown "$top/
 time selector evaluate --shipped --held-out "${stores[@]}" --out "$work/day-one" --markdown "$top/docs/evaluation.md"
 time selector evaluate --replay --held-out "${stores[@]}" --out "$work/replay" --markdown "$top/docs/evaluation.md"
 python3 "$corpus/perturbation_counts.py" --markdown "${stores[@]}"
+python3 "$corpus/risk_bound.py" --markdown "${stores[@]}"

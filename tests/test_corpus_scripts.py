@@ -1,10 +1,17 @@
 """The corpus's rebuild scripts (corpus/): `collect_all.sh` goes on past a project that fails,
-skips those done, and says both; `collect.sh` refuses a project it has no recipe for."""
+skips those done, and says both; `collect.sh` refuses a project it has no recipe for;
+`risk_bound.py` prints the conformal bound and writes the bundle `evaluate --write-model` writes."""
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 from pathlib import Path
+
+import pytest
+
+from tests.helpers import selector_command
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
@@ -52,3 +59,36 @@ def test_collect_refuses_a_project_whose_packages_are_missing_before_it_clones(t
         ["sh", "-c", "command -v dpkg-query"], capture_output=True).returncode == 0 else ["python3's", "no_such_module_0xdead"]
     assert missing.split() == expected  # what is there (bash, json) is not named
     assert "nothing collected" in ran.stderr and not (tmp_path / "work" / "needy").exists()
+
+
+@pytest.mark.slow
+def test_risk_bound_prints_the_bound_beside_each_projects_miss_rate_and_writes_the_shipped_bundle(
+        collected_sample, evolved_sample, tmp_path):
+    """The table holds, per policy and stated miss rate, each project's realized miss rate where a
+    threshold keeps the bound (its mean within what the bound allows) and none where two projects
+    cannot certify it; the bundle is the one `selector evaluate --write-model` trains."""
+    stores = [str(collected_sample[0] / ".selector"), str(evolved_sample[0] / ".selector")]
+    ran = subprocess.run([sys.executable, str(CORPUS / "risk_bound.py"), *stores, "--miss-rates", "0.05,0.5",
+                          "--markdown", "--write-model", str(tmp_path / "script")], capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in ran.stdout.splitlines()
+            if line.startswith("| model")]
+    assert len(rows) == 2 * 2 * 2  # two policies, two miss rates, two projects
+    for policy, stated, projects, threshold, project, changes, realized in rows:
+        assert projects == "2 (0.333)"  # two projects certify no miss rate below 1/3
+        if stated == "0.050":
+            assert threshold == "none keeps it: the rule decides" and realized == "-"
+    allowed = (0.5 * 3 - 1) / 2  # n/(n+1) * mean + 1/(n+1) <= 0.5, n = 2
+    for policy in ("model", "model-within-rule"):
+        kept = [float(row[6]) for row in rows if row[0] == policy and row[1] == "0.500"]
+        assert len(kept) == 2 and sum(kept) / 2 <= allowed + 1e-9, (policy, kept)
+    assert "shipped bundle written to" in ran.stdout
+    evaluated = subprocess.run(selector_command("evaluate", *stores, "--own-only", "--models", "perphecy", "--no-report",
+                                                "--out", str(tmp_path / "out"), "--write-model", str(tmp_path / "evaluate")),
+                               capture_output=True, text=True)
+    assert evaluated.returncode == 0, evaluated.stderr
+    script, command = (json.loads((tmp_path / name / "manifest.json").read_text()) for name in ("script", "evaluate"))
+    assert script["settings"] == command["settings"] and script["trained_on"] == command["trained_on"]
+    drop = lambda entry: {k: v for k, v in entry.items() if k != "sha256"}  # noqa: E731  (skops bytes vary run to run)
+    assert [drop(e) for e in script["entries"]] == [drop(e) for e in command["entries"]]  # the same ONNX, byte for byte
+    assert (tmp_path / "script.sha256").is_file()  # sealed as the shipped bundle is

@@ -1,0 +1,110 @@
+"""The conformal bound of the shipped model's pruning beside each project's realized miss rate
+(issue 37), and optionally the shipped bundle itself, on the corpus stores.
+
+The shipped model (Perphecy's predictor, trained as `selector evaluate --write-model` trains
+it) is trained on all the projects but one and scores every labelled pair of the one left out,
+each project in turn (selector.project_evaluation.held_out_scores).  Conformal risk control
+over those projects (models.risk_control) then gives, for each stated miss rate and policy,
+the highest pruning threshold whose bound keeps an unseen project's expected miss rate at or
+below it, and the miss rate each project realized at that threshold (none where no threshold
+keeps it: the rule decides there).  The bundle records the
+bound only when the model earned a policy on the evidence first; this prints it whatever the
+policy, so the table also says how close a bound came where the bundle stepped aside.
+
+`--write-model DIR` also writes the shipped bundle, with the function and settings
+`corpus/evaluate.sh`'s `selector evaluate --write-model` uses, without that run's hours of
+backtests (which it does not depend on).
+Usage: python corpus/risk_bound.py STORE[=CONFIG]... [--miss-rates 0.05,0.10] [--write-model DIR] [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from perf_selector.collectors.errors import UserError
+from perf_selector.models.names import WITHIN_RULE
+from perf_selector.selector.markdown_section import number
+from perf_selector.selector.project_evaluation import (
+    held_out_scores,
+    load_projects,
+    policy_risk_bound,
+    train_cross_project_bundle,
+)
+
+SHIPPED = {"model": "perphecy", "target_hit_rate": 0.95, "seed": 0, "operating_point": "quantile",
+           "threshold_by_project": True}  # corpus/evaluate.sh's --write-model, at the command's defaults
+METHOD4 = {"k": 5, "first": None, "epoch_days": None}  # selector evaluate's defaults: the same tuples and features
+POLICIES = ("model", WITHIN_RULE)
+
+
+def bound_rows(scored: dict, miss_rates: list[float]) -> pd.DataFrame:
+    """Per policy and stated miss rate: the bound's threshold, whether one keeps it, the least
+    miss rate the projects can certify, and each project's realized miss rate at the threshold."""
+    rows = []
+    changes = {name: int(s.labels.sum()) for name, s in scored.items()}
+    for policy in POLICIES:
+        for miss_rate in miss_rates:
+            bound = policy_risk_bound(scored, policy, miss_rate)
+            for name, realized in bound.realized.items():
+                rows.append({"policy": policy, "stated_miss_rate": miss_rate, "controlled": bound.controlled,
+                             "threshold": bound.threshold if bound.controlled else np.nan,
+                             "projects": bound.projects, "least_certifiable": bound.least_certifiable,
+                             "project": name, "changes": changes[name],
+                             "realized_miss_rate": realized if bound.controlled else np.nan})
+    return pd.DataFrame(rows)
+
+
+def markdown(table: pd.DataFrame) -> str:
+    lines = ["| policy | stated miss rate | projects (least certifiable) | threshold | project | changes | realized miss rate |",
+             "|---|---|---|---|---|---|---|"]
+    for row in table.itertuples(index=False):
+        controlled = bool(row.controlled)
+        threshold = f"{row.threshold:.4f}" if controlled else "none keeps it: the rule decides"
+        realized = number(row.realized_miss_rate) if controlled else "-"
+        lines.append(f"| {row.policy} | {number(row.stated_miss_rate)} | {row.projects} ({number(row.least_certifiable)}) | "
+                     f"{threshold} | {row.project} | {row.changes} | {realized} |")
+    return "\n".join(lines)
+
+
+def miss_rate_list(text: str) -> list[float]:
+    rates = [float(part) for part in text.split(",") if part.strip()]
+    if not rates or not all(0 < rate < 1 for rate in rates):
+        raise argparse.ArgumentTypeError("miss rates are comma-separated numbers between 0 and 1")
+    return rates
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("stores", nargs="+", help="STORE or STORE=CONFIG (default: selector.toml beside the store)")
+    parser.add_argument("--miss-rates", type=miss_rate_list, default=[0.05, 0.10],
+                        help="stated miss rates, comma-separated (default: 0.05,0.10; 0.05 is the shipped target's)")
+    parser.add_argument("--write-model", type=Path, metavar="DIR", help="also write the shipped bundle here")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    arguments = parser.parse_args()
+    if len(arguments.stores) < 2:
+        parser.error("a bound holds projects out in turn: give at least two stores")
+    given = []
+    for text in arguments.stores:
+        store, _, config = text.partition("=")
+        given.append((Path(store), Path(config) if config else None))
+    try:
+        projects = load_projects(given, METHOD4, on_project=lambda name: print(f"loading {name}", flush=True))
+    except UserError as error:
+        parser.exit(2, f"risk_bound.py: {error}\n")
+    scored = held_out_scores(projects, SHIPPED["model"], SHIPPED["target_hit_rate"], SHIPPED["seed"],
+                             SHIPPED["threshold_by_project"], SHIPPED["operating_point"])
+    table = bound_rows(scored, arguments.miss_rates)
+    print(markdown(table) if arguments.markdown else table.to_string(index=False))
+    if arguments.write_model:
+        bundle = train_cross_project_bundle(projects, arguments.write_model, SHIPPED["model"], SHIPPED["target_hit_rate"],
+                                            SHIPPED["seed"], SHIPPED["operating_point"], SHIPPED["threshold_by_project"])
+        print(f"shipped bundle written to {arguments.write_model}: policy {bundle.settings['policy']} "
+              f"({bundle.settings['policy_reason']})")
+
+
+if __name__ == "__main__":
+    main()
