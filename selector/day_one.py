@@ -27,6 +27,7 @@ from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.models.backtest import prediction_frame
 from perf_selector.models.design import design_matrix
 from perf_selector.models.evaluation import score_predictions
+from perf_selector.models.names import STEPPING_ASIDE_RULE
 from perf_selector.models.registry import model_spec, positive_scores
 from perf_selector.models.decision import decide_rows
 from perf_selector.selector.markdown_section import number, write_section
@@ -100,7 +101,11 @@ def missed_changes(predictions: pd.DataFrame, model: str = SHIPPED) -> pd.DataFr
     return missed[["project", "new", "old", "benchmark", "effect", "score", "threshold", *MISSED_COLUMNS]].reset_index(drop=True)
 
 
-def day_one_document(predictions: pd.DataFrame, bundle, projects: Sequence[Project], held_out: bool = False) -> dict:
+def day_one_document(predictions: pd.DataFrame, bundle, projects: Sequence[Project], held_out: bool = False,
+                     deciding: dict | None = None) -> dict:
+    """The day-one figures, and the policy each project's deciding bundle (`deciding`, by project
+    name; else `bundle` for all) earned: where it steps aside, the rule decided, and the table says why."""
+    deciding = deciding or {}
     return {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "held_out": held_out,
@@ -110,6 +115,8 @@ def day_one_document(predictions: pd.DataFrame, bundle, projects: Sequence[Proje
                      for p in projects],
         "results": records(day_one_table(predictions)),
         "missed": records(missed_changes(predictions)),
+        "policies": [{"project": p.name, "policy": deciding.get(p.name, bundle).settings.get("policy", "model"),
+                      "reason": deciding.get(p.name, bundle).settings.get("policy_reason", "")} for p in projects],
     }
 
 
@@ -135,6 +142,7 @@ def markdown(document: dict) -> str:
     for row in table.itertuples(index=False):
         lines.append(f"| {row.project} | {row.model} | {row.tuples} | {row.positives} | {number(row.hit_rate)} | "
                      f"{number(row.dismiss_rate)} | {number(row.time_saved)} | {row.missed} | {number(row.forced_by_build)} |")
+    lines += _policy_lines(document.get("policies") or [])
     missed = pd.DataFrame(document["missed"])
     if len(missed):
         lines += ["", "Changes the shipped model would have skipped (effect measured; what it saw):", "",
@@ -148,6 +156,17 @@ def markdown(document: dict) -> str:
                          f"{row.changed_writes_hot_data:.3f}, {row.executed_constant_change:.3f}, "
                          f"{row.changed_cpu_dispatch:.0f} |")
     return "\n".join(lines) + "\n"
+
+
+def _policy_lines(policies: list[dict]) -> list[str]:
+    """What each deciding bundle chose: `shipped` rows are the rule's wherever it stepped aside."""
+    if not policies:
+        return []
+    lines = ["", f"The policy each deciding bundle earned on its evidence (`{STEPPING_ASIDE_RULE}`: it steps aside, and "
+             "the `shipped` rows are the rule's decisions):", "", "| project | policy | why |", "|---|---|---|"]
+    for row in policies:
+        lines.append(f"| {row['project']} | {row['policy']} | {row['reason'].replace('|', '/') or '-'} |")
+    return lines
 
 
 def write_markdown(path: Path, document: dict) -> None:

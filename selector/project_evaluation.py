@@ -295,8 +295,9 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     benchmark's identity not an input, its operating point chosen on each project's scores by
     a model trained on the others (what carries over to a project it has never seen), then
     bounded by conformal risk control over the projects held out in turn (models.risk_control)
-    for a miss rate of 1 - `target_hit_rate`: where no threshold keeps it, the rule decides;
-    saved as a bundle (ONNX and skops, manifest, seal) at `directory`."""
+    for a miss rate of 1 - `target_hit_rate`: where no threshold keeps it, the rule decides (the
+    bound is recorded in the settings' `risk_control` whatever the policy); saved as a bundle
+    (ONNX and skops, manifest, seal) at `directory`."""
     from perf_selector.models.bundle import save_bundle
 
     training = cross_project_training(projects)
@@ -309,12 +310,15 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     policy, reason = policy_from(evidence) if evidence else ("model", "trained on one project: no project held out to judge it")
     settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed,
                 "operating_point": operating_point, "threshold_by_project": threshold_by_project, "evidence": evidence}
-    if scored and policy != STEPPING_ASIDE_RULE:
-        bound = policy_risk_bound(scored, policy, 1.0 - target_hit_rate)
-        settings["risk_control"] = bound.as_dict()
-        if bound.controlled:
+    if scored:
+        # The bound is recorded whatever the evidence chose: where the model already stepped aside,
+        # it is the bound of pruning within the rule, the candidate a user would ask about.
+        bounded = WITHIN_RULE if policy == STEPPING_ASIDE_RULE else policy
+        bound = policy_risk_bound(scored, bounded, 1.0 - target_hit_rate)
+        settings["risk_control"] = {"policy": bounded, **bound.as_dict()}
+        if policy != STEPPING_ASIDE_RULE and bound.controlled:
             fitted.threshold = min(fitted.threshold, bound.threshold)
-        else:
+        elif policy != STEPPING_ASIDE_RULE:
             policy, reason = STEPPING_ASIDE_RULE, (
                 f"conformal risk control over the {bound.projects} projects held out in turn cannot keep a miss rate of "
                 f"{bound.miss_rate:g} on a project never seen (the least {bound.projects} projects certify is "

@@ -250,7 +250,7 @@ def replay_project(name: str, store: Store, config: Config, policies: Mapping[st
     stored = history.labels
     neighbours = list(zip(*(stored[k].to_pylist() for k in ("new", "old", "benchmark")))) if stored.num_rows else []
     labeller = PairLabeller(history.measurements, store.read("calibration"), rules, store.read("confirmations"),
-                            binary_digests(history.commits), neighbours)
+                            binary_digests(history.commits), neighbours, store.read("perturbed"))
     labels: dict[tuple[str, str, str], bool | None] = {}
 
     def label(new, old, benchmark):

@@ -87,8 +87,10 @@ def labelled_feature_table(store: Store, config: Config, history: History, tuple
     # The stored labels' pairs say how far identical binaries drift, as they did for the stored labels.
     stored = store.read("labels")
     neighbours = list(zip(*(stored[key].to_pylist() for key in ("new", "old", "benchmark")))) if stored.num_rows else []
+    # And the re-measurements under perturbed contexts: a change they refute is undecided in the
+    # store, so it must not be a change here (issue 37: the relabelling reaches the evaluation).
     labeller = PairLabeller(history.measurements, store.read("calibration"), label_rules(config), store.read("confirmations"),
-                            binary_digests(store.read("commits")), neighbours)
+                            binary_digests(store.read("commits")), neighbours, store.read("perturbed"))
     labels, effects = labeller.labels_and_effects(table[["new", "old", "benchmark"]].itertuples(index=False))
     table["label"] = pd.array(labels, dtype="boolean")
     table["effect"] = effects  # what models.effect learns

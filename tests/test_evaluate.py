@@ -11,7 +11,9 @@ import subprocess
 import pandas as pd
 import pytest
 
+from perf_selector.models.bundle import load_bundle
 from perf_selector.selector.project_evaluation import BEGIN, CROSS_PROJECT, END, OWN_OR_SHIPPED
+from perf_selector.selector.shipped_model import SHIPPED_BUNDLE
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
@@ -117,6 +119,12 @@ def test_evaluate_shipped_decides_every_labelled_pair_as_select_does(collected_s
             assert selection["model"]["shipped"]
     text = markdown.read_text()
     assert text.startswith("# Evaluation\n\nprose") and "selector evaluate --shipped: begin" in text
+    # each project's deciding bundle says which policy it earned, and why: the shipped one here
+    shipped_policy = load_bundle(SHIPPED_BUNDLE, load_models=False).settings["policy"]
+    assert [(p["project"], p["policy"]) for p in document["policies"]] == [(p["name"], shipped_policy)
+                                                                           for p in document["projects"]]
+    for policy in document["policies"]:
+        assert f"| {policy['project']} | {shipped_policy} | {policy['reason'][:40]}" in text
     # the text says which figures rest on fewer than 10 positives, and only those
     text_run = subprocess.run(selector_command("evaluate", "--shipped", *stores, "--out", str(tmp_path / "day-one-text")),
                               capture_output=True, text=True)
@@ -125,6 +133,9 @@ def test_evaluate_shipped_decides_every_labelled_pair_as_select_does(collected_s
     assert [all(f"{project} (" in line for project in few) for line in caution] == ([True] if few else [])
     held_out = cli("evaluate", "--shipped", "--held-out", *stores, "--out", str(tmp_path / "held-out"))
     assert held_out["held_out"] and {r["model"] for r in held_out["results"]} == {"shipped", "executed-changed", "reached-changed"}
+    for policy in held_out["policies"]:  # each decided by its own held-out bundle, whose policy is reported
+        own = load_bundle(tmp_path / "held-out" / "held-out" / policy["project"], load_models=False).settings
+        assert (policy["policy"], policy["reason"]) == (own["policy"], own["policy_reason"])
     # the rules are the same policy whichever bundle decides
     rules = lambda d: sorted((r["project"], r["model"], r["hit_rate"], r["dismiss_rate"])  # noqa: E731
                              for r in d["results"] if r["model"] != "shipped")

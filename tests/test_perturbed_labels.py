@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 
@@ -115,6 +116,16 @@ def test_changed_labels_hold_under_perturbed_contexts_or_are_undecided(tmp_path)
     failed = [after[sha] for sha in layout_only[1:] if sha in changed_before]
     assert failed and all(label["label"] is None and label["reason"].startswith(NOT_CONFIRMED) for label in failed)
     assert all("in the context " in label["reason"] and "the effect was" in label["reason"] for label in failed)
+    # The evaluation labels every pair as the store does (backtest, evaluate, the bundles): a change
+    # the perturbed contexts refuted is no change there either.
+    from perf_selector.selector.config import load_config
+    from perf_selector.selector.store_backtest import evaluation_data
+
+    table = evaluation_data(store, load_config(root / "selector.toml"), "kfold", {"folds": 2}).table
+    evaluated = {row.new: row.label for row in table.itertuples(index=False)}
+    assert {sha: evaluated[sha] if evaluated[sha] is not pd.NA else None for sha in after if sha in evaluated} == \
+        {sha: after[sha]["label"] for sha in after if sha in evaluated}
+    assert bool(evaluated[doubled]) and all(evaluated[label["new"]] is pd.NA for label in failed)
     # Unchanged and undecided pairs kept their labels.
     assert {sha: after[sha]["label"] for sha in before if sha not in changed_before} == \
         {sha: before[sha]["label"] for sha in before if sha not in changed_before}

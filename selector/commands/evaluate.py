@@ -182,16 +182,16 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
     if held_out and len(stores) < 2:
         raise UserError("--held-out trains on the other stores given: give at least two")
     bundle = _shipped_or_given(bundle_path)
-    projects, frames = _labelled_projects(stores), []
+    projects, frames, deciding = _labelled_projects(stores), [], {}
     with stderr.status("deciding") as status:
         for project in projects:
-            deciding = bundle
+            deciding[project.name] = bundle
             if held_out:
                 status.update(f"training without {project.name}")
-                deciding = held_out_bundle(projects, project, bundle, out_dir / "held-out" / project.name)
-            frames.append(day_one_predictions(project, deciding))
+                deciding[project.name] = held_out_bundle(projects, project, bundle, out_dir / "held-out" / project.name)
+            frames.append(day_one_predictions(project, deciding[project.name]))
     predictions = pd.concat(frames, ignore_index=True)
-    document = day_one_document(predictions, bundle, projects, held_out)
+    document = day_one_document(predictions, bundle, projects, held_out, deciding)
     out_dir.mkdir(parents=True, exist_ok=True)
     predictions.to_parquet(out_dir / "day-one.parquet", index=False)
     (out_dir / "day-one.json").write_text(json.dumps(document, indent=2))
@@ -203,6 +203,8 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
     table = day_one_table(predictions)
     print_table(table.round(3), title="day one: every labelled pair, no training on the project")
     caution_few_positives(records(table), lambda row: str(row["project"]))
+    print_table(pd.DataFrame(document["policies"]),
+                title="the policy each deciding bundle earned (executed-changed: it stepped aside, the rule decided)")
     missed = pd.DataFrame(document["missed"])
     if len(missed):
         print_table(missed.assign(new=missed["new"].str[:10], old=missed["old"].str[:10]).round(4),
