@@ -7,9 +7,9 @@ each project in turn (selector.project_evaluation.held_out_scores).  Conformal r
 over those projects (models.risk_control) then gives, for each stated miss rate and policy,
 the highest pruning threshold whose bound keeps an unseen project's expected miss rate at or
 below it, and the miss rate each project realized at that threshold (none where no threshold
-keeps it: the rule decides there).  The bundle records the
-bound only when the model earned a policy on the evidence first; this prints it whatever the
-policy, so the table also says how close a bound came where the bundle stepped aside.
+keeps it: the rule decides there).  The bundle records one bound, at its target's miss rate,
+for the policy it earned (pruning within the rule where it stepped aside); this prints both
+policies at several miss rates, so the table also says what a looser promise would allow.
 
 `--write-model DIR` also writes the shipped bundle, with the function and settings
 `corpus/evaluate.sh`'s `selector evaluate --write-model` uses, without that run's hours of

@@ -316,13 +316,14 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
         bounded = WITHIN_RULE if policy == STEPPING_ASIDE_RULE else policy
         bound = policy_risk_bound(scored, bounded, 1.0 - target_hit_rate)
         settings["risk_control"] = {"policy": bounded, **bound.as_dict()}
-        if policy != STEPPING_ASIDE_RULE and bound.controlled:
-            fitted.threshold = min(fitted.threshold, bound.threshold)
-        elif policy != STEPPING_ASIDE_RULE:
-            policy, reason = STEPPING_ASIDE_RULE, (
-                f"conformal risk control over the {bound.projects} projects held out in turn cannot keep a miss rate of "
-                f"{bound.miss_rate:g} on a project never seen (the least {bound.projects} projects certify is "
-                f"{bound.least_certifiable:.3f}), so the model may not prune: {reason}")
+        if policy != STEPPING_ASIDE_RULE:
+            if bound.controlled:
+                fitted.threshold = min(fitted.threshold, bound.threshold)
+            else:
+                policy, reason = STEPPING_ASIDE_RULE, (
+                    f"conformal risk control over the {bound.projects} projects held out in turn cannot keep a miss rate "
+                    f"of {bound.miss_rate:g} on a project never seen (the least {bound.projects} projects certify is "
+                    f"{bound.least_certifiable:.3f}), so the model may not prune: {reason}")
     settings |= {"policy": policy, "policy_reason": reason}
     return save_bundle(directory, [fitted], list(FEATURE_NAMES), trained_on, settings, training_inputs={None: X})
 
