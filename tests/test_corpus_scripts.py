@@ -89,6 +89,11 @@ def test_risk_bound_prints_the_bound_beside_each_projects_miss_rate_and_writes_t
     assert evaluated.returncode == 0, evaluated.stderr
     script, command = (json.loads((tmp_path / name / "manifest.json").read_text()) for name in ("script", "evaluate"))
     assert script["settings"] == command["settings"] and script["trained_on"] == command["trained_on"]
+    # the bundle records its bound whatever its policy: where it stepped aside, pruning within the rule's
+    control = script["settings"]["risk_control"]
+    assert control["policy"] == ("model-within-rule" if script["settings"]["policy"] == "executed-changed"
+                                 else script["settings"]["policy"])
+    assert control["projects"] == 2 and not control["controlled"]  # two projects cannot certify 0.05
     drop = lambda entry: {k: v for k, v in entry.items() if k != "sha256"}  # noqa: E731  (skops bytes vary run to run)
     assert [drop(e) for e in script["entries"]] == [drop(e) for e in command["entries"]]  # the same ONNX, byte for byte
     assert (tmp_path / "script.sha256").is_file()  # sealed as the shipped bundle is
