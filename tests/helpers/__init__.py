@@ -4,6 +4,12 @@ The push-path commands (`select`, `hook`, `functions`, `diff`) run through the c
 install when SELECTOR_CORE_PYTHON names its interpreter (CI makes one: `pip install -e .`
 without extras), so an import of pandas, scikit-learn or anything else of an extra on
 the push path fails the tests that exercise it.  Every other command runs here.
+
+Beside it, what a few test modules share, so that no test module imports another
+(tests/test_architecture.py checks it): the JSON Schema of select's document (schema), a
+scripted history of one program under tests/programs collected through the CLI
+(scripted_history), the repositories `selector init` and `doctor` run on (onboarding), and
+two small C programs with their configurations (loop_program, stack_alignment).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import sys
 from pathlib import Path
 
 CORE_COMMANDS = frozenset({"select", "hook", "functions", "diff"})
-PROGRAMS = Path(__file__).parent / "programs"  # C and C++ sources the static-analysis tests compile
+PROGRAMS = Path(__file__).parent.parent / "programs"  # C and C++ sources the static-analysis tests compile
 
 
 def core_python() -> str | None:
