@@ -15,7 +15,7 @@ import pytest
 from perf_selector.selector.build_target import build_target_finding
 from perf_selector.selector.machine import FAIL, OK, WARN
 from tests.helpers import run_selector
-from tests.test_onboarding import built, commit, doctor, init, needs_cmake, needs_valgrind
+from tests.helpers.onboarding import FOO_PROJECT, built, commit, doctor, init, needs_cmake, needs_valgrind
 
 HASH_H = "#ifndef HASH_H\n#define HASH_H\nunsigned long hash(const unsigned char *data, unsigned long n);\n#endif\n"
 HASH_C = ('#include "hash.h"\n'
@@ -88,14 +88,6 @@ HARNESS_CC = ('#include <cstdio>\n#include "util/benchmark.h"\n'
 FOO_BENCHMARK = ('#include "util/benchmark.h"\n#include "lib/foo.h"\n'
                  "static void BM_Foo(long n) { volatile long s = 0; for (long i = 0; i < n; i++) s += foo(i); }\n"
                  "BENCHMARK(BM_Foo);\n")
-# foo, its library and a program of the harness's main and foo's benchmarks (test_init_harness.py too)
-FOO_PROJECT = {
-    "CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(foo CXX)\n"
-                      "include_directories(${CMAKE_SOURCE_DIR})\nadd_library(foo STATIC lib/foo.cc)\n"
-                      "add_executable(foo_benchmark util/benchmark.cc lib/foo_benchmark.cc)\n"
-                      "target_link_libraries(foo_benchmark foo)\n",
-    "lib/foo.h": "long foo(long x);\n", "lib/foo.cc": '#include "lib/foo.h"\nlong foo(long x) { return x % 7; }\n',
-}
 BAR_BENCHMARK = FOO_BENCHMARK.replace("BM_Foo", "BM_Bar").replace("foo(i)", "foo(i + 1)")
 
 

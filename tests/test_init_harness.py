@@ -13,8 +13,7 @@ import subprocess
 import pytest
 
 from tests.helpers import run_selector
-from tests.test_init_build_targets import FOO_PROJECT
-from tests.test_onboarding import built, commit, init, needs_cmake, needs_valgrind
+from tests.helpers.onboarding import FOO_PROJECT, built, commit, init, needs_cmake, needs_valgrind
 
 HARNESS_H = ("#pragma once\n"
              "typedef void (*bench_fn)(long n);\n"
