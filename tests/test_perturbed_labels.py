@@ -23,7 +23,7 @@ from perf_selector.selector.sample_history import commit_all
 from perf_selector.storage.labels import LabelRules, PairLabeller, holds_under
 from perf_selector.storage.store import Store
 from tests.helpers import run_selector
-from tests.test_measurement_bias import CONFIG as BIAS_CONFIG, PROGRAM as BIAS_PROGRAM
+from tests.helpers.stack_alignment import CONFIG as BIAS_CONFIG, PROGRAM as BIAS_PROGRAM
 
 # strlen of a buffer: glibc's vectorized strlen takes a different number of instructions for
 # each alignment of its start; a stack buffer's alignment follows the stack's, which the
