@@ -21,7 +21,7 @@ from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.models.decision import (HARMLESS_AFTER, HAZARDS, SCORE_RESOLUTION, decide, fired_hazards, harmless_hazards,
                              harmless_mask)
 from perf_selector.selector.config import SelectSection, load_config
-from tests.test_steering import _collected
+from tests.helpers.scripted_history import scripted_history
 
 CPU_CHECK = "__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX512F) != 0"  # valgrind has no AVX-512
 BASE = {"DISPATCH": "(d & bit_SSE2) != 0", "MODE": "", "CUTOFF": "1024"}
@@ -37,7 +37,7 @@ EXPECTED_HAZARD = {"dispatch": "changed_cpu_dispatch", "mode": "changed_startup_
 
 @pytest.fixture(scope="module")
 def hazards(tmp_path_factory):
-    return _collected(tmp_path_factory.mktemp("hazards") / "project", "hazards.c", BASE, STEPS)
+    return scripted_history(tmp_path_factory.mktemp("hazards") / "project", "hazards.c", BASE, STEPS)
 
 
 def _decisions(store, shas, policy: str) -> dict:

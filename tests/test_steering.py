@@ -20,11 +20,10 @@ from perf_selector.collectors.code_effects import code_effects
 from perf_selector.collectors.code_image import CodeImage
 from perf_selector.features.builder import FeatureBuilder
 from perf_selector.features.steering import names_cpu_features
-from perf_selector.selector.feature_table import feature_table
-from perf_selector.selector.sample_history import commit_all
 from perf_selector.storage.history import load_history
 from perf_selector.storage.store import Store
-from tests.helpers import gcc_config, new_project, compile_c, program_text, run_selector
+from tests.helpers import compile_c
+from tests.helpers.scripted_history import scripted_history, scripted_source
 
 STEERING = ["changed_writes_hot_data", "executed_constant_change", "changed_cpu_dispatch"]
 BASE = {
@@ -41,47 +40,10 @@ STEPS = [  # (name, what changes from the commit before)
     ("unreached", {"OTHER_MODE": "unsigned a, b, c, d; __get_cpuid(7, &a, &b, &c, &d); "
                                  "ops.step = (b & bit_AVX2) ? step_plain : step_mixed;"}),  # argc > 1 only
 ]
-CONFIG = gcc_config("""
-[[benchmark]]
-name = "steered"
-command = "{binary}"
-metric = "instructions"
-repetitions = 2
-warmup = 0
-""")
-
-
-def _source(values: dict[str, str], program: str = "steering.c") -> str:
-    text = program_text(program)
-    for placeholder, value in values.items():
-        text = text.replace(placeholder, value)
-    return text
-
-
-def _collected(root: Path, program: str, base: dict[str, str], steps: list[tuple[str, dict[str, str]]]):
-    """A scripted history of `program` (each step's placeholders over the step before), collected:
-    (store, sha of each step by name, the feature table by step)."""
-    new_project(root, CONFIG)
-    values = dict(base)
-    (root / "prog.c").write_text(_source(values, program))
-    shas = {"base": commit_all(root, "base")}
-    for name, change in steps:
-        values.update(change)
-        (root / "prog.c").write_text(_source(values, program))
-        shas[name] = commit_all(root, name)
-    result = run_selector("collect", "--no-calibrate", "--repo", str(root), "--format", "json")
-    assert result.returncode == 0, result.stderr
-    store = Store(root / ".selector", create=False)
-    step_of = {sha: name for name, sha in shas.items()}
-    table = feature_table(store)
-    table["step"] = table["new"].map(step_of)
-    return store, shas, table.set_index("step")
-
-
 @pytest.fixture(scope="module")
 def steered(tmp_path_factory):
     """The collected history of steering.c: (store, sha of each step by name, the feature table by step)."""
-    return _collected(tmp_path_factory.mktemp("steering") / "project", "steering.c", BASE, STEPS)
+    return scripted_history(tmp_path_factory.mktemp("steering") / "project", "steering.c", BASE, STEPS)
 
 
 FIELD_STEPS = [  # tests/programs/field_params.c: (name, what changes from the commit before)
@@ -94,8 +56,8 @@ FIELD_STEPS = [  # tests/programs/field_params.c: (name, what changes from the c
 @pytest.fixture(scope="module")
 def parameters(tmp_path_factory):
     """The collected history of field_params.c, as `steered` is of steering.c."""
-    return _collected(tmp_path_factory.mktemp("fields") / "project", "field_params.c", {"PASSES": "3", "SEED": "5"},
-                      FIELD_STEPS)
+    return scripted_history(tmp_path_factory.mktemp("fields") / "project", "field_params.c", {"PASSES": "3", "SEED": "5"},
+                            FIELD_STEPS)
 
 
 def _profile(store: Store, sha: str) -> pd.DataFrame:
@@ -335,7 +297,7 @@ def test_a_changed_literal_is_a_changed_constant_and_a_moved_one_no_change(tmp_p
     from perf_selector.collectors.code_effects import field_loads
 
     def build(name: str, passes: str, extra: str = "") -> tuple[CodeImage, dict[str, tuple[int, int]]]:
-        source = extra + _source({"PASSES": passes, "SEED": "5"}, "field_params.c")
+        source = extra + scripted_source({"PASSES": passes, "SEED": "5"}, "field_params.c")
         binary = compile_c(source, tmp_path / name, "-O2")
         return CodeImage.load(str(binary)), _symbols(binary)
 
