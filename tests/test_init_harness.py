@@ -13,7 +13,14 @@ import subprocess
 import pytest
 
 from tests.helpers import run_selector
-from tests.helpers.onboarding import FOO_PROJECT, built, commit, init, needs_cmake, needs_valgrind
+from tests.helpers.onboarding import (
+    FOO_PROJECT,
+    built,
+    commit,
+    init,
+    needs_cmake,
+    needs_valgrind,
+)
 
 HARNESS_H = ("#pragma once\n"
              "typedef void (*bench_fn)(long n);\n"

@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from perf_selector.collectors.builds import OK, run_build
 from perf_selector.selector.config import load_config
+
 from tests.helpers import run_selector
 
 IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "a",

@@ -9,6 +9,7 @@ from pathlib import Path
 from perf_selector.selector.feature_table import feature_table
 from perf_selector.selector.sample_history import commit_all
 from perf_selector.storage.store import Store
+
 from tests.helpers import gcc_config, new_project, program_text, run_selector
 
 CONFIG = gcc_config("""
