@@ -19,6 +19,8 @@ from perf_selector.selector.survey import MAKEFILES, Candidate, Survey
 
 JOBS = "-j$(nproc)"  # the build command runs in a shell
 
+PLACEHOLDER = "CHANGE-ME"  # what init writes where it found nothing; `doctor` refuses it
+
 
 @dataclass
 class Recipe:
@@ -87,6 +89,9 @@ def _make(survey: Survey, candidate: Candidate | None) -> Recipe:
     environment = " ".join(dict.fromkeys(e for e, _, _ in settings if e))
     arguments = " ".join(dict.fromkeys(a for _, a, _ in settings if a))
     how = "; ".join(dict.fromkeys(h for _, _, h in settings))
+    unstripped = strip_overrides(makefile)
+    arguments = " ".join([arguments, *(argument for argument, _ in unstripped)]).strip()
+    how = "; ".join([how, *(why for _, why in unstripped)])
     words = [environment, "make", f"-C {folder}" if folder else "", JOBS, candidate.target if candidate else "", arguments]
     recipe = Recipe(" ".join(w for w in words if w), _binary("", candidate), how)
     recipe.checks.append(f"the Makefile's flags: {how}; `selector doctor` says whether the built program has debug "
@@ -104,7 +109,7 @@ def _binary(build: str, candidate: Candidate | None, survey: Survey | None = Non
     the build files define, else a name to replace."""
     if candidate is None:
         programs = survey.programs if survey else []
-        target, folder = programs[0] if programs else ("CHANGE-ME", "")
+        target, folder = programs[0] if programs else (PLACEHOLDER, "")
     else:
         target, folder = candidate.target, candidate.directory
     return str(PurePosixPath(build or ".", folder or ".", target))
@@ -134,3 +139,22 @@ def make_flags(makefile: str, variable: str) -> tuple[str, str, str]:
     if operator == "+=" or re.search(rf"\$[({{]{variable}[)}}]", makefile[:first.start()] + value):
         return f"{variable}=-g", "", f"-g in {variable} from the environment, which the Makefile adds to its own"
     return "", f"{variable}={shlex.quote(f'{value} -g')}", f"the Makefile's {variable} with -g added, on make's command line"
+
+
+# The link flags that strip a program of its symbol table: the analysis then names no function.
+_STRIPPING = re.compile(r"(?<!\S)(?:-s|-Wl,-s|-Wl,--strip-all|--strip-all)(?!\S)")
+
+
+def strip_overrides(makefile: str) -> list[tuple[str, str]]:
+    """(make argument, how) for each variable of `makefile` whose value strips the program
+    (`-s` among its link flags, as release configurations append after $(LDFLAGS)): the same
+    value without it, given on make's command line, which overrides every assignment."""
+    found = {}
+    for variable, value in re.findall(r"^[ \t]*(?:override[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:\?=|\+=|::?=|=)[ \t]*(.*)$",
+                                      makefile, re.MULTILINE):
+        value = value.split("#")[0].strip()
+        if variable not in found and _STRIPPING.search(value):
+            kept = " ".join(_STRIPPING.sub("", value).split())
+            found[variable] = (f"{variable}={shlex.quote(kept)}",
+                               f"{variable} without -s (the Makefile strips the program, whose functions then have no names)")
+    return list(found.values())

@@ -77,7 +77,14 @@ def _make(top: Path, arguments: list[str]) -> Finding | None:
             goals.append(word)
     where = (top / folder).resolve()
     shown = f"{folder}/" if folder else "the top folder"
-    if not goals:
+    if not goals:  # make's default goal: a Makefile must be there to have one
+        if makefile is None and where.is_dir() and not any((where / name).is_file() for name in MAKEFILES):
+            below = sorted(str(path.parent.relative_to(top)) for name in MAKEFILES for path in top.glob(f"*/*/{name}"))
+            below += sorted(str(path.parent.relative_to(top)) for name in MAKEFILES for path in top.glob(f"*/{name}"))
+            hint = f"; Makefiles are in {', '.join(below[:4])}" if below else ""
+            return Finding(CHECK, FAIL, f"make: {shown} has no Makefile{hint}",
+                           f"in [build] command: make -C {below[0]}" if below else "in [build] command, name the folder "
+                           "whose Makefile builds the program (make -C FOLDER), or the build system's own command")
         return None
     if not where.is_dir():
         return Finding(CHECK, FAIL, f"make -C {folder} {' '.join(goals)}: no folder {folder}", _nearby_fix(top, folder, goals))

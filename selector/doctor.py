@@ -9,6 +9,7 @@ the command that fixes it; the doctor fixes nothing itself.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from perf_selector.collectors.frameworks import FRAMEWORKS, framework
@@ -16,11 +17,12 @@ from perf_selector.collectors.metrics import under_callgrind as metric_under_cal
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.repository import Repository
 from perf_selector.selector.config import CONFIG_NAME, Config, configured_metrics, find_config, has_benchmarks, label_rules, load_config
+from perf_selector.selector.build_recipes import PLACEHOLDER, strip_overrides
 from perf_selector.selector.build_target import build_target_finding
 from perf_selector.selector.extras import install_hint, missing_modules
 from perf_selector.selector.machine import (FAIL, NOT_NEEDED, NOT_YET, OK, WARN, Finding, build_programs, ccache_finding, perf_finding,
                               program_finding, taskset_finding, valgrind_finding)
-from perf_selector.selector.survey import CXX_SUFFIXES
+from perf_selector.selector.survey import CXX_SUFFIXES, MAKEFILES
 from perf_selector.storage.labels import near_exact
 
 # Below this share of decided labels, training learns from too few pairs: the undecided
@@ -39,15 +41,15 @@ def diagnose(repository: Path, config_path: Path | None = None, store_location: 
     except UserError as error:
         fix = f"selector init --repo {top}" if "no " + CONFIG_NAME in str(error) else f"edit {CONFIG_NAME}"
         return [Finding("configuration", FAIL, str(error), fix)]
-    findings = [Finding("configuration", OK, str(path)), _benchmarks(config)]
-    findings += _build_tools(top, config)
+    findings = [Finding("configuration", OK, str(path)), _benchmarks(config), *_placeholders(config)]
+    store = _open_store(top, store_location)
+    findings += _build_tools(top, config, _successful_builds(store))
     metrics = configured_metrics(config)
     findings += [valgrind_finding(any(uses_valgrind(metric) for metric in metrics) or config.profile.tool == "callgrind"),
                  perf_finding(config.profile.tool == "perf", paranoid_path), ccache_finding(),
                  taskset_finding(config.run.cpu), _extra("collect", "calibrate, collect", FAIL),
                  _extra("train", "train (select uses the shipped model without it)", WARN),
                  _suite_folder(path, config), *_hook(top)]
-    store = _open_store(top, store_location)
     findings += _symbols(top, config, store if not isinstance(store, Finding) else None, binary)
     if isinstance(store, Finding):
         return findings + [store, *_store_progress(None, config)]
@@ -73,13 +75,41 @@ def _benchmarks(config: Config) -> Finding:
     return Finding("benchmarks", OK, ", ".join(named))
 
 
-def _build_tools(top: Path, config: Config) -> list[Finding]:
+def _placeholders(config: Config) -> list[Finding]:
+    """What `init` left for the user to fill in: nothing can be built or measured until it is."""
+    found = [f"[{section}] {key} = \"{value}\"" for section, key, value in
+             (("project", "binary", config.project.binary), ("build", "command", config.build.command))
+             if PLACEHOLDER in (value or "")]
+    if not found:
+        return []
+    return [Finding("placeholders", FAIL, f"{'; '.join(found)}: init could not tell it",
+                    f"name in {CONFIG_NAME} the program the build produces and the command that builds it "
+                    "(selector init --help says what it reads)")]
+
+
+def _successful_builds(store) -> int:
+    """Builds the store holds that succeeded: a real build of the command, which a dry run's doubt cannot outweigh."""
+    if store is None or isinstance(store, Finding):
+        return 0
+    from perf_selector.storage.store import StoreError
+
+    try:
+        commits = store.read("commits")
+    except StoreError:  # an unreadable store is the store line's to say
+        return 0
+    return sum(status == "ok" for status in commits["build_status"].to_pylist()) if commits.num_rows else 0
+
+
+def _build_tools(top: Path, config: Config, built: int = 0) -> list[Finding]:
     """The programs the build command runs and the compilers it names (or the build systems use),
-    then whether the target it names exists (selector/build_target.py)."""
+    then whether the target it names exists (selector/build_target.py); a dry run's warning is
+    outweighed by `built` successful builds in the store."""
     tracked = Repository.open(top).git("ls-files").splitlines()
     cxx = any(name.endswith(CXX_SUFFIXES) for name in tracked)
     tools, compilers = build_programs(config.build.command, cxx)
     target = build_target_finding(top, config.build.command, tracked)
+    if target is not None and target.status == WARN and built:
+        target = Finding(target.check, OK, f"{built} successful builds in the store (a dry run doubted it: {target.found})")
     return [program_finding(program, f"compiler {program}") for program in compilers] + \
         [program_finding(program, "git" if program == "git" else f"build tool {program}") for program in ["git", *tools]] + \
         ([target] if target else [])
@@ -137,7 +167,26 @@ def _symbols(top: Path, config: Config, store, binary: Path | None) -> list[Find
     if binary is None:
         return [Finding("symbols", NOT_YET, "not built yet", "selector calibrate (builds HEAD), or --binary FILE")]
     under_callgrind = any(framework(s.framework).reexecutes and metric_under_callgrind(s.metric) for s in config.suite)
-    return binary_findings(Path(binary), where, under_callgrind)
+    findings = binary_findings(Path(binary), where, under_callgrind)
+    return [_with_build_fix(finding, top, config.build.command) for finding in findings]
+
+
+def _with_build_fix(finding: Finding, top: Path, command: str) -> Finding:
+    """A stripped program's fix, said as this build takes it: the make variable that carries -s."""
+    if finding.check != "symbols" or "stripped" not in finding.found:
+        return finding
+    folder = re.search(r"\bmake\b.*?(?:-C\s*|--directory=)(\S+)", command)
+    makefile = next(((top / (folder.group(1) if folder else "") / name) for name in MAKEFILES
+                     if (top / (folder.group(1) if folder else "") / name).is_file()), None)
+    overrides = strip_overrides(makefile.read_text(errors="replace")) if makefile else []
+    if overrides:
+        given = " ".join(argument for argument, _ in overrides)
+        return Finding(finding.check, finding.status, finding.found,
+                       f"add {given} to the make command of [build] command ({makefile.relative_to(top)} strips with -s)")
+    if "cmake" in command and "RelWithDebInfo" not in command:
+        return Finding(finding.check, finding.status, finding.found,
+                       "configure with -DCMAKE_BUILD_TYPE=RelWithDebInfo in [build] command (and no strip step)")
+    return finding
 
 
 def binary_findings(binary: Path, where: str, google_benchmark_under_callgrind: bool = False) -> list[Finding]:
