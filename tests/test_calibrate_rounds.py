@@ -11,7 +11,7 @@ from perf_selector.selector.config import load_config
 from perf_selector.selector.sample_history import commit_all
 from perf_selector.storage.store import Store
 from tests.helpers import new_project, run_selector
-from tests.test_select_working_tree import CONFIG, PROGRAM as LOOP_PROGRAM
+from tests.helpers.loop_program import CONFIG, PROGRAM as LOOP_PROGRAM
 
 # Twice the work once MARKER exists: what a timed harness does when, in a later round, the
 # machine is slower or faster across one of its steps; here the test decides when.

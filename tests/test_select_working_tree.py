@@ -13,35 +13,9 @@ import subprocess
 import jsonschema
 
 from perf_selector.selector.sample_history import commit_all
-from tests.helpers import gcc_config, new_project, run_selector
-from tests.test_selection import SCHEMA
-
-CONFIG = gcc_config("""
-[[benchmark]]
-name = "loop"
-command = "{binary}"
-metric = "instructions"
-repetitions = 2
-warmup = 0
-""")
-PROGRAM = r"""
-#include <stdio.h>
-
-static long __attribute__((noipa)) loop(long n)
-{
-    long sum = 0;
-    for (long i = 0; i < n; i++)
-        sum = sum * 31 + i;
-    return sum;
-}
-
-int main(void)
-{
-    printf("%ld\n", loop(50000) & 1);
-    return 0;
-}
-"""
-
+from tests.helpers import new_project, run_selector
+from tests.helpers.loop_program import CONFIG, PROGRAM
+from tests.helpers.schema import SCHEMA
 
 def _select(root, *arguments: str) -> tuple[dict, str]:
     result = run_selector("select", *arguments, "--repo", str(root), "--format", "json")

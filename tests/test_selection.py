@@ -15,9 +15,9 @@ import pytest
 
 from perf_selector.selector.sample_history import commit_all
 from tests.helpers import selector_command
+from tests.helpers.schema import SCHEMA
 
 pytestmark = pytest.mark.slow
-SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "select.schema.json").read_text())
 
 
 def cli(*arguments: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -14,7 +14,7 @@ import pytest
 
 from perf_selector.selector.sample_history import commit_all
 from tests.helpers import new_project, program_text, run_selector
-from tests.test_selection import SCHEMA
+from tests.helpers.schema import SCHEMA
 
 CONFIG = """
 [project]
