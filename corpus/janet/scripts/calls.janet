@@ -1,0 +1,20 @@
+# corpus/janet: function calls, recursion, closures, variadic calls, tail calls and
+# arithmetic in loops.  Fixed iteration counts; prints a checksum.
+(defn fib [n] (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2)))))
+(defn make-counter [] (var c 0) (fn [d] (+= c d) c))
+(defn sum-all [& xs] (var s 0) (each x xs (+= s x)) s)
+(defn count-down [n acc] (if (= n 0) acc (count-down (- n 1) (+ acc 1))))
+(var check 0)
+(+= check (fib 21))
+(def counter (make-counter))
+(for i 0 20000 (counter (band i 7)))
+(+= check (counter 0))
+(for i 0 10000 (+= check (sum-all i 1 2 3)))
+(for i 0 5000 (+= check (apply sum-all [i 2 3])))
+(+= check (count-down 50000 0))
+(var f 0.5)
+(for i 0 40000
+  (set f (+ (* f 1.0000001) (/ (% i 13) 7)))
+  (set check (% (+ check (bxor i (brshift i 3))) 1073741824)))
+(+= check (math/floor f))
+(print "calls " check)
