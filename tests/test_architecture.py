@@ -1,6 +1,7 @@
 """The layering docs/architecture.md states, checked against the code: the five packages
 import one way (collectors -> storage -> features -> models -> selector), and no module imports,
-at any depth and counting imports inside functions, a module that imports it back."""
+at any depth and counting imports inside functions, a module that imports it back.  And the
+tests stand alone: no test module imports another; what they share is in tests/helpers."""
 
 from __future__ import annotations
 
@@ -68,3 +69,40 @@ def test_every_name_a_package_exports_resolves(layer):
     package = importlib.import_module(f"{NAMESPACE}.{layer}")
     for name in getattr(package, "__all__", []):
         assert getattr(package, name) is not None, f"{layer}.{name}"
+
+
+TESTS = ROOT / "tests"
+
+
+def _test_modules_imported(path: Path) -> set[str]:
+    """The test modules (tests/test_*.py) a file under tests/ imports, anywhere in its text:
+    `import tests.test_x`, `from tests.test_x import ...`, `from tests import test_x`, and
+    the relative or bare spellings `from .test_x import ...`, `from test_x import ...`."""
+    names = {test.stem for test in TESTS.glob("test_*.py")}
+
+    def test_module(dotted: str) -> str | None:
+        parts = dotted.split(".")
+        if parts[0] == "tests":
+            parts = parts[1:]
+        return parts[0] if parts and parts[0] in names else None
+
+    imported = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            imported.update(test_module(alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            imported.add(test_module(module) if module else None)
+            if module in ("", "tests"):  # from tests import test_x, from . import test_x
+                imported.update(test_module(alias.name) for alias in node.names)
+    return imported - {None, path.stem}
+
+
+def test_no_test_module_imports_another():
+    """What several tests share lives in tests/helpers (and conftest.py's fixtures): a test
+    module imports no other test module, so each runs, and reads, alone (issue 49)."""
+    files = [*TESTS.glob("test_*.py"), *TESTS.glob("conftest.py"), *(TESTS / "helpers").rglob("*.py")]
+    assert len(files) > 50
+    importing = {str(path.relative_to(ROOT)): sorted(imported) for path in sorted(files)
+                 if (imported := _test_modules_imported(path))}
+    assert importing == {}
