@@ -25,6 +25,7 @@ def test_every_docs_page_is_linked_and_every_link_exists():
 
 
 def test_the_docs_pages_links_exist():
-    for page in (ROOT / "docs").glob("*.md"):
+    """Every relative link of docs/ and its folders (docs/studies) names a file that exists."""
+    for page in (ROOT / "docs").rglob("*.md"):
         for link in re.findall(r"\]\(([^)#:]+)\)", page.read_text()):
-            assert (page.parent / link).exists(), f"{page.name}: {link}"
+            assert (page.parent / link).exists(), f"{page.relative_to(ROOT)}: {link}"
