@@ -9,9 +9,9 @@ def sum3(a, b, c) return a + b + c end
 var check = 0
 check += fib(20)
 var counter = make_counter()
-for i: 0 .. 29999 counter(i & 7) end
+for i: 0 .. 14999 counter(i & 7) end
 check += counter(0)
-for i: 0 .. 29999 check += sum3(i, 1, 2) end
+for i: 0 .. 14999 check += sum3(i, 1, 2) end
 var f = 0.5
 var i = 0
 while i < 60000
@@ -21,5 +21,5 @@ while i < 60000
 end
 check += int(f)
 var l = def (x) return x * 2 + 1 end
-for j: 0 .. 29999 check += l(j) % 5 end
+for j: 0 .. 14999 check += l(j) % 5 end
 print("calls", check)

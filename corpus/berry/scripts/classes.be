@@ -26,17 +26,17 @@ end
 var check = 0
 var p = Point(0, 0)
 var q = Point(1, 2)
-for i: 0 .. 5999 p = p.add(q) end
+for i: 0 .. 2999 p = p.add(q) end
 check += p.norm1()
-for i: 0 .. 2999 var t = Point3(i, -i, 3) check += t.norm1() end
+for i: 0 .. 1499 var t = Point3(i, -i, 3) check += t.norm1() end
 var seed = 12345
 var root = Node(50000)
-for i: 0 .. 2999
+for i: 0 .. 1499
     seed = (seed * 1103515245 + 12345) % 2147483648
     root.insert(seed % 100000)
 end
 check += root.sum()
 var o = Point(1, 1)
-for i: 0 .. 9999 o.x = o.x + 1 o.y = o.x - o.y end
+for i: 0 .. 4999 o.x = o.x + 1 o.y = o.x - o.y end
 check += o.x + o.y
 print("classes", check)

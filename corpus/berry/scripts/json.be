@@ -5,7 +5,7 @@ import json
 var seed = 42
 def rand() seed = (seed * 1103515245 + 12345) % 2147483648 return seed end
 var records = []
-for i: 0 .. 299
+for i: 0 .. 119
     records.push({"id": i, "name": "item \"" + str(i) + "\"\n\t", "price": (rand() % 100000) / 100.0,
                   "tags": ["a" + str(i % 7), "b" + str(i % 11)], "ok": i % 2 == 0, "none": nil,
                   "nested": {"depth": [1, 2, [3, 4, {"x": rand() % 1000}]]}})

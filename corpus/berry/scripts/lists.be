@@ -18,20 +18,20 @@ def qsort(a, lo, hi)
 end
 var check = 0
 var a = []
-for i: 0 .. 4999 a.push(rand() % 100000) end
+for i: 0 .. 1666 a.push(rand() % 100000) end
 for j: 0 .. 3 for i: 0 .. a.size() - 1 a[i] = (a[i] + j * i) % 100003 end end
 for x: a check += x end
 var b = a.copy()
 qsort(b, 0, b.size() - 1)
 check += b[0] + b[-1]
 var head = []
-for i: 0 .. 1499 head.push(a[i]) end
+for i: 0 .. 499 head.push(a[i]) end
 for j: 0 .. 1 check += size(head.concat(",")) end
-for j: 0 .. 49 var k = a.find(a[(j * 97) % a.size()]) if k != nil check += k end end
+for j: 0 .. 16 var k = a.find(a[(j * 97) % a.size()]) if k != nil check += k end end
 var q = []
-for i: 0 .. 4999 q.push(i) end
-while q.size() > 2500 check += q.pop() end
-for i: 0 .. 99 q.insert(i * 3, i) q.remove(i * 5) end
+for i: 0 .. 1666 q.push(i) end
+while q.size() > 800 check += q.pop() end
+for i: 0 .. 32 q.insert(i * 3, i) q.remove(i * 5) end
 q.reverse()
 check += q[0] + q[1] + q.size()
 print("lists", check)

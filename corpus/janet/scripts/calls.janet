@@ -7,13 +7,13 @@
 (var check 0)
 (+= check (fib 21))
 (def counter (make-counter))
-(for i 0 20000 (counter (band i 7)))
+(for i 0 12500 (counter (band i 7)))
 (+= check (counter 0))
-(for i 0 10000 (+= check (sum-all i 1 2 3)))
-(for i 0 5000 (+= check (apply sum-all [i 2 3])))
+(for i 0 6250 (+= check (sum-all i 1 2 3)))
+(for i 0 3125 (+= check (apply sum-all [i 2 3])))
 (+= check (count-down 50000 0))
 (var f 0.5)
-(for i 0 40000
+(for i 0 25000
   (set f (+ (* f 1.0000001) (/ (% i 13) 7)))
   (set check (% (+ check (bxor i (brshift i 3))) 1073741824)))
 (+= check (math/floor f))

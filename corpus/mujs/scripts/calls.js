@@ -10,15 +10,15 @@ var check = 0;
 for (var round = 0; round < N; round++) {
     check += fib(20);
     var counter = make_counter();
-    for (var i = 0; i < 6000; i++) counter(i & 7);
+    for (var i = 0; i < 2400; i++) counter(i & 7);
     check += counter(0);
-    for (i = 0; i < 2000; i++) check += sum_args(i, 1, 2, 3);
-    for (i = 0; i < 2000; i++) check += sum_args.call(null, i, 2) + sum_args.apply(null, [i, 3, 4]);
+    for (i = 0; i < 800; i++) check += sum_args(i, 1, 2, 3);
+    for (i = 0; i < 800; i++) check += sum_args.call(null, i, 2) + sum_args.apply(null, [i, 3, 4]);
     var p = new Point(0, 0), q = new Point(1, 2);
-    for (i = 0; i < 3000; i++) p = p.add(q);
+    for (i = 0; i < 1200; i++) p = p.add(q);
     check += p.x + p.y;
     var f = 0.5;
-    for (i = 0; i < 12000; i++) { f = f * 1.0000001 + (i % 13) / 7; check = (check + (i ^ (i >> 3))) | 0; }
+    for (i = 0; i < 4800; i++) { f = f * 1.0000001 + (i % 13) / 7; check = (check + (i ^ (i >> 3))) | 0; }
     check += Math.floor(f);
 }
 print("calls " + check);

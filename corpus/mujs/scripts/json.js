@@ -4,7 +4,7 @@
 var seed = 42;
 function rand() { seed = (seed * 1103515245 + 12345) % 2147483648; return seed; }
 var records = [];
-for (var i = 0; i < 400; i++)
+for (var i = 0; i < 160; i++)
     records.push({ id: i, name: "item \"" + i + "\"\n\t", price: (rand() % 100000) / 100,
                    tags: ["a" + (i % 7), "b" + (i % 11), "\u00e9"], ok: (i & 1) == 0, none: null,
                    nested: { depth: [1, 2, [3, 4, { x: rand() % 1000 }]] } });

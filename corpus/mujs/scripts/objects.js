@@ -7,18 +7,18 @@ function Derived(a, b) { Base.call(this, a); this.b = b; }
 Derived.prototype = Object.create(Base.prototype);
 Derived.prototype.both = function () { return this.get() + this.b; };
 var objs = [];
-for (var i = 0; i < 1000; i++) objs.push({ id: i, name: "n" + (i % 50), x: i * 2, y: i & 15, z: null });
+for (var i = 0; i < 400; i++) objs.push({ id: i, name: "n" + (i % 50), x: i * 2, y: i & 15, z: null });
 for (var r = 0; r < 6; r++)
     for (i = 0; i < objs.length; i++) { var o = objs[i]; o.x += o.y; check += o.id + o.x; o["k" + (i & 31)] = r; }
 for (i = 0; i < objs.length; i++) { for (var k in objs[i]) check += k.length; check += Object.keys(objs[i]).length; }
 for (i = 0; i < objs.length; i++) { delete objs[i].z; if (!objs[i].hasOwnProperty("z")) check++; }
 var d;
-for (i = 0; i < 4000; i++) { d = new Derived(i, 1); check += d.both(); }
+for (i = 0; i < 1600; i++) { d = new Derived(i, 1); check += d.both(); }
 var big = {};
-for (i = 0; i < 5000; i++) big["key" + i] = i;
-for (i = 0; i < 5000; i++) check += big["key" + ((i * 7) % 5000)];
-for (i = 0; i < 5000; i += 2) delete big["key" + i];
+for (i = 0; i < 2000; i++) big["key" + i] = i;
+for (i = 0; i < 2000; i++) check += big["key" + ((i * 7) % 2000)];
+for (i = 0; i < 2000; i += 2) delete big["key" + i];
 for (k in big) check += 1;
 var acc = { v: 0, get double() { return this.v * 2; }, set value(x) { this.v = x; } };
-for (i = 0; i < 2500; i++) { acc.value = i; check += acc.double; }
+for (i = 0; i < 1000; i++) { acc.value = i; check += acc.double; }
 print("objects " + check);

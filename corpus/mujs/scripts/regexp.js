@@ -3,7 +3,7 @@
 // Fixed iteration counts; prints a checksum.
 var check = 0, i, j;
 var lines = [];
-for (i = 0; i < 300; i++)
+for (i = 0; i < 120; i++)
     lines.push("2024-" + (1 + i % 12) + "-" + (1 + i % 28) + " user" + i + "@example.com GET /path/" + (i * 7) + " 200 " + (i * 13 % 5000));
 var text = lines.join("\n");
 var date = /^(\d{4})-(\d+)-(\d+) (\w+)@([a-z.]+) (GET|POST) (\S+) (\d{3}) (\d+)$/;
@@ -17,6 +17,6 @@ var re = /EXAMPLE\.(com|org)/i;
 for (i = 0; i < lines.length; i++) if (re.test(lines[i])) check++;
 var g = /(a|b)*c/;
 var s = "";
-for (i = 0; i < 200; i++) s += (i & 1) ? "a" : "b";
-for (i = 0; i < 300; i++) if (g.test(s + "c")) check++;
+for (i = 0; i < 80; i++) s += (i & 1) ? "a" : "b";
+for (i = 0; i < 120; i++) if (g.test(s + "c")) check++;
 print("regexp " + check);
