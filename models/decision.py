@@ -198,3 +198,51 @@ def _rows_by_entry(bundle, benchmarks: Sequence[str]) -> list[tuple]:
         if entry is not None:
             groups.setdefault(id(entry), (entry, []))[1].append(row)
     return [(entry, np.asarray(rows)) for entry, rows in groups.values()]
+
+
+def policy_summary(bundle, shipped: bool) -> str:
+    """One line: which model decides under the bundle's policy and what it saves against the
+    executed-changed rule on its evidence, or why the rule decides.  The whole reason, with
+    every project's figures, stays in the bundle's settings (`selector doctor`, JSON)."""
+    settings = bundle.settings
+    model = settings.get("model", "model")
+    who = f"the shipped {model}" if shipped else f"this project's {model}"
+    mine = _evidence_rates(settings)
+    if steps_aside(bundle):
+        return f"the executed-changed rule decides: {who} steps aside ({_why_aside(settings, mine)})"
+    how = "within the rule" if within_rule(bundle) else "alone"
+    if mine is None:
+        return f"{who} decides ({how})"
+    policy = WITHIN_RULE if within_rule(bundle) else "model"
+    return (f"{who} decides ({how}): it dismissed {mine[policy]:.2f} of unchanged pairs against the rule's "
+            f"{mine['rule']:.2f} on its evidence, at a hit rate of {mine[policy + ' hit']:.2f}")
+
+
+def _evidence_rates(settings: Mapping) -> dict | None:
+    """Hit and dismiss rates of the model, the model within the rule and the rule, pooled over the
+    evidence's projects (weighted by their unchanged and changed tuples); None without evidence."""
+    evidence = settings.get("evidence") or {}
+    if not evidence:
+        return None
+    rates = {}
+    for name in ("model", WITHIN_RULE, "rule"):
+        dismissed = [(e[name]["dismiss_rate"], e["tuples"] - e["changes"]) for e in evidence.values()
+                     if e.get(name) and e[name]["dismiss_rate"] is not None]
+        hits = [(e[name]["hit_rate"], e["changes"]) for e in evidence.values() if e.get(name) and e[name]["hit_rate"] is not None]
+        rates[name] = sum(r * w for r, w in dismissed) / max(sum(w for _, w in dismissed), 1)
+        rates[name + " hit"] = sum(r * w for r, w in hits) / max(sum(w for _, w in hits), 1) if hits else float("nan")
+    return rates
+
+
+def _why_aside(settings: Mapping, rates: dict | None) -> str:
+    own, risk = settings.get("own_bound"), settings.get("risk_control")
+    if own and own["bound"] > own["miss_rate"]:
+        return f"its {own['changes']} changes certify no miss rate below {own['bound']:.3f}, above {own['miss_rate']:.2f}"
+    if risk and not risk.get("controlled") and risk.get("least_certifiable", 0) > risk["miss_rate"]:
+        return (f"{risk['projects']} projects with changes certify no miss rate below {risk['least_certifiable']:.3f}, "
+                f"above {risk['miss_rate']:.2f}")
+    if risk and not risk.get("controlled"):
+        return f"no threshold keeps a miss rate of {risk['miss_rate']:.2f} over the projects held out"
+    if rates is not None and rates[WITHIN_RULE] <= rates["rule"]:
+        return "it dismissed no more than the rule on its evidence"
+    return "it did worse than the rule on its evidence"

@@ -66,6 +66,10 @@ class Scores:
     run_share: float  # share of tuples that would run
     time_saved: float  # share of benchmark seconds not spent (dismissed tuples' cost / all)
     missed: int  # real changes predicted "skip"
+    # The oracle runs exactly the changed tuples (`positives`): one run for each change.  A
+    # policy's runs as a multiple of that is what a team pays for each change it catches.
+    runs: int = 0  # tuples that would run
+    runs_per_change: float = math.nan  # runs / positives; nan without positives
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -88,6 +92,8 @@ def score_predictions(frame: pd.DataFrame) -> Scores:
         run_share=float(run.mean()) if len(run) else math.nan,
         time_saved=float(cost[~run].sum() / total_cost) if total_cost > 0 else math.nan,
         missed=int((~run & labels).sum()),
+        runs=int(run.sum()),
+        runs_per_change=float(run.sum() / positives) if positives else math.nan,
     )
 
 

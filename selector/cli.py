@@ -25,6 +25,7 @@ COMMANDS = {
     "doctor": ("doctor", "doctor_command"), "calibrate": ("calibrate", "calibrate_command"),
     "collect": ("collect", "collect_command"), "confirm": ("confirm", "confirm_command"),
     "labels": ("labels", "labels_command"), "features": ("features", "features_command"),
+    "pack": ("pack", "pack_command"),
     "backtest": ("backtest", "backtest_command"), "train": ("train", "train_command"),
     "evaluate": ("evaluate", "evaluate_command"), "report": ("report", "report_command"),
     "select": ("select", "select_command"), "hook": ("hook", "hook_group"), "record": ("record", "record_command"),

@@ -98,7 +98,7 @@ def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
     from perf_selector.selector.backtest_run import backtest_store
     from perf_selector.selector.store_backtest import track_training
     from perf_selector.selector.selection import select
-    from perf_selector.selector.training import default_bundle_path, train_bundle
+    from perf_selector.selector.training import AUTO, default_bundle_path, train_bundle
 
     tracking_uri, artifacts = default_tracking(Path(store.root))
     with stderr.status("backtesting every model (Method 4, k=5)"):
@@ -107,7 +107,7 @@ def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
         result, report, backtest_run = run.result, run.report, run.mlflow_run
     with stderr.status("training the selecting model"):
         bundle_path = default_bundle_path(store)
-        bundle, _ = train_bundle(store, config, "xgboost", "pooled", 0.95, 0, bundle_path)
+        bundle, _ = train_bundle(store, config, AUTO, "pooled", 0.95, 0, bundle_path)
         train_run = track_training(bundle_path, bundle, tracking_uri, artifacts)
     selection = select(project, config, store, "HEAD")
     results = results_table(result.predictions)

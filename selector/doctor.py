@@ -338,8 +338,8 @@ def _labels(table) -> Finding:
 
 
 def _shipped_policy(path: Path) -> str:
-    """", which steps aside for the executed-changed rule: <why>" when the shipped bundle's evidence
-    does not let it prune (what `select` then says in its notes), else ""."""
+    """"; <which model decides and what it saves against the rule>", with "; it steps aside for the
+    executed-changed rule: <why>" when the shipped bundle's evidence does not let it prune."""
     from perf_selector.models.bundle import BundleError, load_bundle
     from perf_selector.models.decision import steps_aside
 
@@ -347,9 +347,12 @@ def _shipped_policy(path: Path) -> str:
         bundle = load_bundle(path, load_models=False)
     except BundleError:
         return ""  # select refuses it and says so; the model check is not the place
+    from perf_selector.models.decision import policy_summary
+
+    summary = f"; {policy_summary(bundle, shipped=True)}"
     if not steps_aside(bundle):
-        return ""
-    return f", which steps aside for the executed-changed rule: {bundle.settings.get('policy_reason', '')}"
+        return summary
+    return f"{summary}; it steps aside for the executed-changed rule: {bundle.settings.get('policy_reason', '')}"
 
 
 def _model(store) -> Finding:
@@ -366,7 +369,14 @@ def _model(store) -> Finding:
             bundle = load_bundle(own, load_models=False)
         except BundleError as error:
             return Finding("model", FAIL, f"the project's own bundle is refused: {error}", "selector train")
-        model = f"the project's own ({bundle.settings.get('model')}, trained on {bundle.trained_on.get('commits')} commits)"
+        from perf_selector.models.decision import policy_summary
+
+        model = (f"the project's own ({bundle.settings.get('model')}, trained on {bundle.trained_on.get('commits')} "
+                 f"commits): {policy_summary(bundle, shipped=False)}")
+        if bundle.settings.get("model_choice"):
+            model += f"; chosen: {bundle.settings['model_choice']['reason']}"
+        if bundle.settings.get("policy_reason"):
+            model += f"; why: {bundle.settings['policy_reason']}"
         thin = [entry.benchmark or "pooled" for entry in bundle.entries if entry.training_positives < OWN_POSITIVES_NEEDED]
         if thin and shipped:
             return Finding("model", OK, f"{model}; the shipped model decides for {', '.join(thin[:4])} (fewer than "

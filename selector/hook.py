@@ -26,9 +26,10 @@ KEPT = "pre-push.before-selector"
 ZERO = "0" * 40
 
 
-def hook_script(strict: bool, run_benchmarks: bool, store: str | None) -> str:
+def hook_script(strict: bool, run_benchmarks: bool, store: str | None, config: str | None = None) -> str:
     options = " ".join(filter(None, ["--strict" if strict else "", "--run-benchmarks" if run_benchmarks else "",
-                                     f"--store {shlex.quote(store)}" if store else ""]))
+                                     f"--store {shlex.quote(store)}" if store else "",
+                                     f"--config {shlex.quote(config)}" if config else ""]))
     python = shlex.quote(sys.executable)
     return f"""#!/bin/sh
 {MARKER}
@@ -43,8 +44,10 @@ printf '%s\\n' "$input" | {python} -m perf_selector hook run {options} -- "$@"
 """
 
 
-def install(repository, strict: bool = False, run_benchmarks: bool = False, store: str | None = None) -> tuple[Path, bool]:
-    """Write the hook; returns its path and whether an existing hook was kept (chained)."""
+def install(repository, strict: bool = False, run_benchmarks: bool = False, store: str | None = None,
+            config: str | None = None) -> tuple[Path, bool]:
+    """Write the hook; returns its path and whether an existing hook was kept (chained).  `config`:
+    a selector.toml kept outside the repository, recorded (absolute) in the hook."""
     directory = repository.hooks_directory()
     directory.mkdir(parents=True, exist_ok=True)
     hook = directory / "pre-push"
@@ -54,7 +57,7 @@ def install(repository, strict: bool = False, run_benchmarks: bool = False, stor
             raise UserError(f"{hook} is not ours and {directory / KEPT} exists already; merge them by hand")
         hook.rename(directory / KEPT)
         kept = True
-    hook.write_text(hook_script(strict, run_benchmarks, store))
+    hook.write_text(hook_script(strict, run_benchmarks, store, str(Path(config).resolve()) if config else None))
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return hook, kept or (directory / KEPT).exists()
 

@@ -40,10 +40,11 @@ from perf_selector.models.design import design_matrix
 from perf_selector.models.evaluation import score_predictions
 from perf_selector.models.registry import model_spec, positive_scores
 from perf_selector.selector.config import Config, load_config
+from perf_selector.selector.evaluation_pack import Pack, is_pack, pack_evaluation_data
 from perf_selector.selector.evaluation_parts import Parts, project_digest
 from perf_selector.selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
 from perf_selector.selector.policy import (
-    backtest_evidence, feature_rows, features_of, own_model_epochs, policy_evidence, policy_from,
+    backtest_evidence, feature_rows, features_of, own_bound, own_model_epochs, policy_evidence, policy_from,
 )
 from perf_selector.models.decision import decide_by_policy, executed_rule_scores, predicted_effect_reaches
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
@@ -60,7 +61,7 @@ SCOPES = ("per-benchmark", "pooled")
 @dataclass
 class Project:
     name: str
-    store: Store
+    store: Store | Pack
     config: Config
     data: EvaluationData
 
@@ -74,11 +75,14 @@ class ProjectEvaluation:
     notes: list[str] = field(default_factory=list)
 
 
-def open_project(store_path: Path, config_path: Path | None = None) -> tuple[str, Store, Config]:
+def open_project(store_path: Path, config_path: Path | None = None) -> tuple[str, Store | Pack, Config]:
     """A project's store, its configuration (by default the selector.toml beside the store, as
     `<repository>/.selector` sits beside `<repository>/selector.toml`) and its name (the folder
-    that holds the store)."""
+    that holds the store).  An evaluation pack (selector.evaluation_pack) stands for its store: its
+    configuration is the one packed with it."""
     store_path = Path(store_path).resolve()
+    if is_pack(store_path):
+        return store_path.parent.name, Pack(store_path), load_config(config_path or store_path / "selector.toml")
     config_path = config_path or store_path.parent / "selector.toml"
     if not config_path.is_file():
         raise UserError(f"{store_path}: no configuration at {config_path}; put the project's selector.toml beside its "
@@ -100,12 +104,20 @@ def open_projects(stores: Sequence[tuple[Path, Path | None]]) -> list[tuple[str,
 
 
 def load_projects(stores: Sequence[tuple[Path, Path | None]], options: dict,
-                  on_project: Callable[[str], None] = lambda name: None) -> list[Project]:
+                  on_project: Callable[[str], None] = lambda name: None, method: str = "method4") -> list[Project]:
+    """Each store's (or evaluation pack's) project with its data under `method` at `options`."""
     projects = []
     for name, store, config in open_projects(stores):
         on_project(name)
-        projects.append(Project(name, store, config, evaluation_data(store, config, "method4", options)))
+        projects.append(Project(name, store, config, project_data(store, config, method, options)))
     return projects
+
+
+def project_data(store: Store | Pack, config: Config, method: str, options: dict) -> EvaluationData:
+    """evaluation_data of a store, or of an evaluation pack (its features read, not built)."""
+    if isinstance(store, Pack):
+        return pack_evaluation_data(store, config, method, options)
+    return evaluation_data(store, config, method, options)
 
 
 def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: float, seed: int, leave_one_out: bool = True,
@@ -138,7 +150,7 @@ def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: fl
                               operating_point) for index in range(len(projects))],
             _held_out_predictions, held_out_runs, [len(models)] * len(projects), jobs, progress)
         for held_out, crossed_frame, own in zip(projects, crossed, frames[:len(projects)]):
-            frames += [crossed_frame, own_or_shipped(held_out, own, crossed_frame)]
+            frames += [crossed_frame, own_or_shipped(held_out, own, crossed_frame, 1.0 - target_hit_rate)]
     parts.forget_others()
     settings = {"models": list(models), "target_hit_rate": target_hit_rate, "seed": seed, "leave_one_out": leave_one_out,
                 "threshold_by_project": threshold_by_project, "operating_point": operating_point,
@@ -220,13 +232,13 @@ def in_turn(work: Callable, arguments: Sequence[tuple], weights: Sequence[int], 
     return results
 
 
-def own_or_shipped(project: Project, own: pd.DataFrame, crossed: pd.DataFrame) -> pd.DataFrame:
+def own_or_shipped(project: Project, own: pd.DataFrame, crossed: pd.DataFrame, miss_rate: float = 0.05) -> pd.DataFrame:
     """What `select` does with the shipped model, epoch by epoch: the project's own pooled model
     once its training tuples hold OWN_POSITIVES_NEEDED changes, under the policy `train` would
     have recorded then (own_policy_replay), the cross-project one before."""
     enough = own_model_epochs(project.data.plan, project.data.table["label"])
     pooled = own[own["scope"] == "pooled"]
-    own_part = own_policy_replay(pooled, enough, project.data.table, project.config.labels.min_effect)
+    own_part = own_policy_replay(pooled, enough, project.data.table, project.config.labels.min_effect, miss_rate)
     crossed_part = crossed[~crossed["epoch"].isin(enough)]
     replay = pd.concat([own_part, crossed_part], ignore_index=True).assign(scope=OWN_OR_SHIPPED)
     # and, as select does, a skip becomes a run when the predicted instruction change reaches min_effect
@@ -236,9 +248,10 @@ def own_or_shipped(project: Project, own: pd.DataFrame, crossed: pd.DataFrame) -
     return replay
 
 
-def own_policy_replay(pooled: pd.DataFrame, enough: set, table: pd.DataFrame, min_effect: float) -> pd.DataFrame:
+def own_policy_replay(pooled: pd.DataFrame, enough: set, table: pd.DataFrame, min_effect: float,
+                      miss_rate: float = 0.05) -> pd.DataFrame:
     """The own model's test predictions of the `enough` epochs, each epoch decided under the
-    policy `selector train` would have recorded at its boundary (selector.training.own_policy):
+    policy `selector train` would have recorded at its boundary (selector.training.own_policies):
     judged on the predictions of the earlier epochs alone (those trained on enough changes, or
     every earlier one while there are none), each of which was trained on its own past, so no
     epoch's policy sees its own tuples or later ones.  The earlier epochs stand in for those of
@@ -250,7 +263,12 @@ def own_policy_replay(pooled: pd.DataFrame, enough: set, table: pd.DataFrame, mi
             earlier = predictions[predictions["epoch"] < epoch]
             judged = earlier[earlier["epoch"].isin(enough)]
             judged = judged if len(judged) else earlier
-            policy = policy_from({"own": backtest_evidence(judged, rows, min_effect)})[0] if len(judged) else "model"
+            policy = "model"
+            if len(judged):  # as train decides it: the evidence's policy, pruning only within its changes' bound
+                evidence = backtest_evidence(judged, rows, min_effect)
+                policy = policy_from({"own": evidence})[0]
+                if policy != STEPPING_ASIDE_RULE and own_bound(evidence, policy, miss_rate)["bound"] > miss_rate:
+                    policy = STEPPING_ASIDE_RULE
             parts.append(tests.assign(run=decide_by_policy(policy, tests["score"].to_numpy(float),
                                                            tests["threshold"].to_numpy(float), features_of(rows, tests),
                                                            min_effect)))
@@ -388,8 +406,9 @@ def method4_test_tuples(project: Project) -> pd.DataFrame:
 
 
 def project_table(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Per project (and all projects pooled), model and scope: tuples, positives, AUROC of all
-    benchmarks pooled, mean AUROC per benchmark, realized hit and dismiss rates, time saved."""
+    """Per project (and all projects pooled), model and scope: tuples, positives (the oracle's
+    runs), AUROC of all benchmarks pooled, mean AUROC per benchmark, realized hit and dismiss
+    rates, runs and runs for each change (a multiple of the oracle's), time saved."""
     rows = []
     groups = [*predictions.groupby("project", sort=False), ("(all)", predictions)]
     for project, part in groups:
@@ -401,6 +420,7 @@ def project_table(predictions: pd.DataFrame) -> pd.DataFrame:
                          "positives": scores["positives"], "auroc": scores["auroc"],
                          "mean_benchmark_auroc": float(np.mean(per_benchmark)) if per_benchmark else float("nan"),
                          "hit_rate": scores["hit_rate"], "dismiss_rate": scores["dismiss_rate"],
+                         "runs": scores["runs"], "runs_per_change": scores["runs_per_change"],
                          "time_saved": scores["time_saved"], "missed": scores["missed"]})
     return pd.DataFrame(rows)
 
@@ -472,7 +492,10 @@ def markdown(document: dict) -> str:
                               "epochs earned (the model, the model within the executed-changed rule, or the rule); "
                               "and a run wherever the "
                               "predicted instruction change reaches min_effect"}
-    columns = ["tuples", "positives", "auroc", "mean_benchmark_auroc", "hit_rate", "dismiss_rate", "time_saved", "missed"]
+    columns = ["tuples", "positives", "auroc", "mean_benchmark_auroc", "hit_rate", "dismiss_rate", "runs_per_change",
+               "time_saved", "missed"]
+    lines += ["`positives` are the changed tuples: the oracle runs those alone. `runs_per_change` is a policy's runs "
+              "as a multiple of the oracle's (1 is the oracle; lower is better at the same hit rate).", ""]
     for scope in scopes:
         part = table[table["scope"] == scope]
         lines += [f"### {titles[scope]}", "", "| project | model | " + " | ".join(columns) + " |",

@@ -81,7 +81,7 @@ def render(predictions: pd.DataFrame, importances: pd.DataFrame, document: dict,
               "<p class='note'>Hit rate: share of real changes that would run. Dismiss rate: share of unchanged "
               "tuples skipped. Time saved: benchmark seconds not spent, each benchmark weighted by its measured cost.</p>"]
     overall = results[results["benchmark"] == "(all)"][["model", "scope", "tuples", "positives", "auroc", "hit_rate",
-                                                       "dismiss_rate", "time_saved", "missed"]]
+                                                       "dismiss_rate", "runs_per_change", "time_saved", "missed"]]
     parts.append(_html_table(overall))
     parts += ["<h2>ROC curves</h2>", _image(_roc_figure(predictions, set(deciding)))]
     epochs = epoch_table(predictions)
@@ -172,13 +172,18 @@ def _saved_and_missed(predictions: pd.DataFrame, summary: pd.DataFrame, deciding
     names = {key: ("the executed-changed rule (no training)" if key[0] == STEPPING_ASIDE_RULE else f"{key[0]} ({key[1]})")
              for key in deciding}
     lines = [f"{names[key]}: {summary.loc[key, 'time_saved']:.0%} of benchmark time saved, "
-             f"{summary.loc[key, 'missed']} of {summary.loc[key, 'positives']} changes missed" for key in deciding]
+             f"{summary.loc[key, 'missed']} of {summary.loc[key, 'positives']} changes missed, "
+             f"{_runs_per_change(summary.loc[key, 'runs_per_change'])}" for key in deciding]
     table = pd.DataFrame([{"policy": names[key], "time_saved": summary.loc[key, "time_saved"],
                            "hit_rate": summary.loc[key, "hit_rate"], "dismiss_rate": summary.loc[key, "dismiss_rate"],
+                           "runs": str(summary.loc[key, "runs"]), "runs_per_change": summary.loc[key, "runs_per_change"],
                            "missed": str(summary.loc[key, "missed"])} for key in deciding])
+    oracle = int(summary["positives"].iloc[0]) if len(summary) else 0
     missed = pd.concat([group[group["label"].astype(bool) & ~group["run"].astype(bool)].assign(policy=names[key])
                         for key, group in predictions.groupby(["model", "scope"], sort=False) if key in names])
-    parts = ["<h2>What it would have saved</h2>", f"<p><b>{html.escape('; '.join(lines))}.</b></p>", _html_table(table)]
+    parts = ["<h2>What it would have saved</h2>", f"<p><b>{html.escape('; '.join(lines))}.</b></p>",
+             f"<p class='note'>The oracle runs the {oracle} changed tuples alone: one run for each change. "
+             "Runs for each change are a policy's runs as a multiple of the oracle's.</p>", _html_table(table)]
     if len(missed):
         missed = missed.assign(commit=missed["new"].str[:10], against=missed["old"].str[:10])
         parts += ["<p class='note'>Changes skipped at their commit:</p>",
@@ -186,6 +191,10 @@ def _saved_and_missed(predictions: pd.DataFrame, summary: pd.DataFrame, deciding
     else:
         parts.append("<p class='note'>Neither missed a change.</p>")
     return parts
+
+
+def _runs_per_change(value: float) -> str:
+    return "no change to run for" if value != value else f"{value:.1f} runs for each change (the oracle: 1)"
 
 
 def _roc_figure(predictions: pd.DataFrame, strong: set[tuple[str, str]]):
@@ -288,6 +297,8 @@ def _replay_policies(replay: dict) -> list[str]:
 def _replay_headline(row: dict) -> str:
     late = f"{row['late']} late" + (f" (at most {int(row['max_commits_later'])} commits later)" if row["late"] else "")
     share = "" if row["run_share"] is None else f"ran {row['run_share']:.0%} of the decisions"
+    if row.get("runs_per_change") is not None and row["runs_per_change"] == row["runs_per_change"]:
+        share += f", {row['runs_per_change']:.1f} runs for each change"
     time = "" if row["time_share"] is None else f" ({row['time_share']:.0%} of benchmark time)"
     return (f"{row['policy']}: {share}{time}; of {row['changes']} changes {row['at_commit']} caught at their commit, "
             f"{late}, {row['never']} never")
@@ -301,7 +312,7 @@ def _replay_section(replay: dict) -> list[str]:
     policies = _replay_policies(replay)
     summary = {row["policy"]: row for row in replay["summary"]}
     table = pd.DataFrame([summary[p] for p in [*policies, *(p for p in summary if p not in policies)]])
-    table = table[["policy", "decisions", "run_share", "time_share", "changes", "at_commit", "late", "never",
+    table = table[["policy", "decisions", "run_share", "runs_per_change", "time_share", "changes", "at_commit", "late", "never",
                    "mean_commits_later", "max_commits_later"]]
     table = table.assign(max_commits_later=table["max_commits_later"].map(lambda n: "" if pd.isna(n) else str(int(n))))
     parts = ["<h2>The history replayed</h2>",

@@ -40,12 +40,12 @@ from perf_selector.collectors.static_analysis import AnalysisInProgress, analyse
 from perf_selector.features.catalogue import FEATURE_NAMES, common_indices
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from perf_selector.models.decision import (BUILD_CONFIG_CHANGED, PREDICTED_EFFECT, decide_rows, executed_rule_scores, fired_hazards,
-                             memory_rule_runs, predicted_effect_reaches, steps_aside, within_rule)
+                             memory_rule_runs, policy_summary, predicted_effect_reaches, steps_aside, within_rule)
 from perf_selector.storage.history import History, measured_runs, with_current_build_configs
 from perf_selector.collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
 from perf_selector.selector.config import Config, benchmark_metrics, harness_digest, has_benchmarks
 from perf_selector.selector.function_names import readable
-from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, describe, shipped_bundle_path
+from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, shipped_bundle_path
 from perf_selector.storage.store import Store
 from perf_selector.collectors.metrics import INSTRUCTIONS
 
@@ -338,18 +338,18 @@ def _models(bundle_path: Path | None, store: Store, notes: list[str], policy: st
     shipped = _shipped(notes, policy) if bundle_path is None and (not has_own or own_too_thin) else None
     if bundle is None and shipped is not None:
         bundle, model_note = shipped, ""
-        notes.append(f"no model of this project yet: {describe(shipped.trained_on)} selects; "
-                     "`selector train` makes the project's own once the store holds labelled commits")
+        notes.append(f"no model of this project yet: the shipped cross-project model "
+                     f"({len(shipped.trained_on.get('projects') or [])} projects) selects; `selector train` makes the "
+                     "project's own from labelled commits")
     adapted = bundle.settings.get("shipped_threshold") if bundle is not None and bundle is not shipped else None
     if shipped is not None and adapted is not None:
         for entry in shipped.entries:  # loaded for this selection only: the file is not touched
             entry.threshold = min(entry.threshold, adapted)
         notes.append(f"the shipped model's operating point is adapted to this project's labelled changes: {adapted:.4g}")
-    for deciding in {id(b): b for b in (bundle, shipped) if steps_aside(b) or within_rule(b)}.values():
-        how = "steps aside for the executed-changed rule" if steps_aside(deciding) else \
-            "decides only among what the executed-changed rule runs"
-        notes.append(f"{'the shipped model' if deciding is shipped else 'the model'} {how}: "
-                     f"{deciding.settings.get('policy_reason', '')}")
+    # One line for each deciding bundle: which model decides and what it saves against the rule (the
+    # whole reason, every project's figures, is in the JSON document's model and in `selector doctor`)
+    for deciding in {id(b): b for b in (bundle, shipped) if b is not None}.values():
+        notes.append(policy_summary(deciding, deciding is shipped))
     return bundle, shipped, model_note
 
 
@@ -392,10 +392,11 @@ def _decide(benchmark: str, old: str, hops: int, features: list[float], builder,
     else:
         row = decide_rows(scorer, np.array([features], dtype=float), [benchmark], config.labels.min_effect)
         probability, threshold = float(row.probability[0]), float(row.threshold[0])
-        decision.probability, decision.threshold = probability, threshold
         runs = bool(row.model_runs[0])
         decision.decision = "run" if runs else "skip"
         ruled_out = within_rule(scorer) and not executed_rule_scores(np.array([features], dtype=float))[0]
+        if not steps_aside(scorer):  # the rule's 1 or 0 is no model's score
+            decision.probability, decision.threshold = probability, threshold
         decision.reason = _explain_rule(runs, decision.drivers) if steps_aside(scorer) or ruled_out else \
             _explain(runs, probability, scorer.entry_for(benchmark), decision.drivers)
         harmless = scorer.settings.get("harmless_hazards", {}).get(benchmark, {})
@@ -417,7 +418,9 @@ def _model_document(bundle, shipped, bundle_path: Path) -> dict | None:
         return None
     return {"bundle": str(SHIPPED_BUNDLE if bundle is shipped else bundle_path), "model": bundle.settings.get("model"),
             "scope": bundle.settings.get("scope"), "trained_on_commits": bundle.trained_on.get("commits"),
-            "newest_commit": bundle.trained_on.get("newest_commit"), "created": bundle.created, "shipped": bundle is shipped}
+            "newest_commit": bundle.trained_on.get("newest_commit"), "created": bundle.created, "shipped": bundle is shipped,
+            "policy": bundle.settings.get("policy", "model"), "policy_summary": policy_summary(bundle, bundle is shipped),
+            "policy_reason": bundle.settings.get("policy_reason", "")}
 
 
 @dataclass
@@ -565,7 +568,7 @@ def _scorer(benchmark: str, bundle, shipped, notes: list[str]):
         return bundle
     if shipped.entry_for(benchmark) is None:
         return bundle
-    notes.append(_ThinModel(entry.training_positives, describe(shipped.trained_on), [benchmark]))
+    notes.append(_ThinModel(entry.training_positives, "the shipped model", [benchmark]))
     return shipped
 
 

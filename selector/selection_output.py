@@ -92,8 +92,8 @@ def _few(names: list[str], shown: int = 3) -> str:
 def _text_row(d: Decision) -> dict:
     return {
             "benchmark": d.name, "decision": d.decision.upper(),
-            "p": "" if d.probability is None else f"{d.probability:.2f}",
-            "threshold": "" if d.threshold is None or d.threshold == float("-inf") else f"{d.threshold:.2f}",
+            "p": "-" if d.probability is None else f"{d.probability:.2f}",  # "-": no model scored it
+            "threshold": "-" if d.threshold is None or d.threshold == float("-inf") else f"{d.threshold:.2f}",
             "against": f"{d.against[:10]} ({d.hops} back)" if d.against else "", "why": d.reason,
     }
 

@@ -54,8 +54,11 @@ def benchmark_costs(measurements: pa.Table) -> dict[tuple[str, str], float]:
 
 
 def evaluation_data(store: Store, config: Config, method: str, options: dict,
-                    benchmarks: Sequence[str] | None = None, history: History | None = None) -> EvaluationData:
-    """`history`: the store's, when the caller has loaded it already (else it is loaded here)."""
+                    benchmarks: Sequence[str] | None = None, history: History | None = None,
+                    labelled: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> EvaluationData:
+    """`history`: the store's, when the caller has loaded it already (else it is loaded here).
+    `labelled`: how the plan's tuples get their features and labels, when not built from the
+    store (labelled_feature_table): an evaluation pack reads them (selector.evaluation_pack)."""
     history = history if history is not None else load_history(store)
     known = benchmarks_of(history)
     chosen = list(benchmarks) if benchmarks else known
@@ -71,7 +74,7 @@ def evaluation_data(store: Store, config: Config, method: str, options: dict,
     if not plan.splits:
         raise UserError(f"{method}: the history is too short for these settings "
                         f"({len(history.built())} built commits; lower --first or -k, or collect more commits)")
-    table = labelled_feature_table(store, config, history, plan.tuples)
+    table = labelled(plan.tuples) if labelled else labelled_feature_table(store, config, history, plan.tuples)
     costs = benchmark_costs(history.measurements)
     typical = pd.Series(costs).groupby(level=1).median().to_dict() if costs else {}
     table["cost"] = [costs.get((new, b), typical.get(b, 1.0)) for new, b in zip(table["new"], table["benchmark"])]

@@ -22,19 +22,25 @@ from perf_selector.models.backtest import FittedModel, measured_effects, train_o
 from perf_selector.models.decision import harmless_hazards
 from perf_selector.models.design import design_matrix
 from perf_selector.models.bundle import Bundle, save_bundle
+from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from perf_selector.models.registry import model_spec
 from perf_selector.selector.config import Config, harness_digest
 from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED
 from perf_selector.selector.feature_table import benchmarks_of
 from perf_selector.storage.history import History, load_history
-from perf_selector.selector.policy import backtest_evidence, feature_rows, own_model_epochs, policy_from
+from perf_selector.selector.policy import backtest_evidence, feature_rows, own_bound, own_model_epochs, policy_from
 from perf_selector.selector.store_backtest import evaluation_data, labelled_feature_table, run_backtest
 from perf_selector.storage.store import Store
 
 BUNDLE_DIRECTORY = "models"
-# The own model's evidence (own_policy): Method 4 as `selector backtest` runs it by default.
+# The own model's evidence (own_policies): Method 4 as `selector backtest` runs it by default.
 OWN_BACKTEST = {"k": 5, "first": None, "epoch_days": None}
 OWN_EVIDENCE = "own backtest"
+# `train --model auto`: the learners the project's own backtest chooses among (the rules need no
+# choosing), in the order that breaks a tie (the cheaper and better-known first).
+AUTO = "auto"
+CANDIDATES = ("xgboost", "xgboost-monotone", "random-forest", "logistic", "perphecy", "perphecy-extended", "effect", "svm")
+FALLBACK = "xgboost"  # trained where nothing can be chosen yet (too few changes): the shipped model decides meanwhile
 
 
 class NothingToLearnYet(UserError):
@@ -51,8 +57,8 @@ def default_bundle_path(store: Store) -> Path:
 def train_bundle(store: Store, config: Config, model: str, scope: str, target_hit_rate: float, seed: int,
                  bundle_path: Path, benchmarks: Sequence[str] | None = None,
                  operating_point: str = "quantile") -> tuple[Bundle, pd.DataFrame]:
-    """Train and save; returns the bundle and a summary table (one row per benchmark)."""
-    spec = model_spec(model)
+    """Train and save; returns the bundle and a summary table (one row per benchmark).  `model`
+    AUTO: the learner the project's own backtest chooses (choose_model)."""
     history = load_history(store)
     chosen = list(benchmarks) if benchmarks else benchmarks_of(history)
     if not chosen:
@@ -67,6 +73,18 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
         raise NothingToLearnYet(f"{store.location}: none of its {undecided} labelled pairs is decided, so there is nothing to learn "
                         "from (`selector collect` says why labels are undecided; `selector calibrate` decides those of "
                         "exact counts); until then `select` uses the shipped cross-project model")
+    # select follows the project's own model where it learnt from enough changes: a benchmark's own
+    # (per-benchmark), or all of them (pooled)
+    changes = table[table["label"] == True].groupby("benchmark").size()  # noqa: E712
+    deciding = ([] if int(changes.sum()) < OWN_POSITIVES_NEEDED else list(chosen)) if scope == "pooled" else \
+        [b for b in chosen if int(changes.get(b, 0)) >= OWN_POSITIVES_NEEDED]
+    judged = None if scope == "pooled" else deciding
+    policies: dict[str, dict] = {}
+    choice = None
+    if model == AUTO:
+        model, choice, policies = choose_model(store, config, history, scope, target_hit_rate, seed, operating_point, chosen,
+                                               judged, bool(deciding))
+    spec = model_spec(model)
     fitted: list[FittedModel] = []
     inputs: dict[str | None, pd.DataFrame] = {}
     groups = [(None, table)] if scope == "pooled" else [(b, table[table["benchmark"] == b]) for b in chosen]
@@ -94,10 +112,11 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
                                                     table["benchmark"].tolist())
     if any(m.training_positives < OWN_POSITIVES_NEEDED for m in fitted):  # the shipped model will decide for some
         settings["shipped_threshold"] = adapted_shipped_threshold(table, config, target_hit_rate)
-    deciding = [m.benchmark for m in fitted if m.training_positives >= OWN_POSITIVES_NEEDED]
+    if choice is not None:
+        settings["model_choice"] = choice
     if deciding:  # select will follow this model for some benchmarks: does it earn its keep here?
-        settings |= own_policy(store, config, history, model, scope, target_hit_rate, seed, operating_point, chosen,
-                               None if scope == "pooled" else deciding)
+        settings |= policies.get(model) or own_policies(store, config, history, [model], scope, target_hit_rate, seed,
+                                                        operating_point, chosen, judged)[model]
     bundle = save_bundle(bundle_path, fitted, list(FEATURE_NAMES), trained_on, settings, training_inputs=inputs)
     summary = pd.DataFrame([{
         "benchmark": m.benchmark or "(all, pooled)", "model": m.spec_name, "tuples": m.training_tuples,
@@ -108,30 +127,87 @@ def train_bundle(store: Store, config: Config, model: str, scope: str, target_hi
     return bundle, summary
 
 
-def own_policy(store: Store, config: Config, history: History, model: str, scope: str, target_hit_rate: float,
-               seed: int, operating_point: str, benchmarks: Sequence[str], judged: Sequence[str] | None) -> dict:
-    """The policy `select` follows with the project's own model (selector.policy), from the
-    project's own Method 4 backtest of that model: on the test tuples of the epochs whose
-    training held OWN_POSITIVES_NEEDED changes (where `select` would follow it, before that the
-    shipped model decides), of the `judged` benchmarks (None: all), the model, the model within
-    the executed-changed rule and the rule, each deciding as `select` does.  Every epoch is
-    trained on its past alone.  A history too short for the backtest leaves the model to
-    decide, and the reason says so."""
+def choose_model(store: Store, config: Config, history: History, scope: str, target_hit_rate: float, seed: int,
+                 operating_point: str, benchmarks: Sequence[str], judged: Sequence[str] | None,
+                 enough: bool) -> tuple[str, dict, dict[str, dict]]:
+    """The learner `select` should follow, chosen by the project's own Method 4 backtest of every
+    CANDIDATES learner (own_policies: each under the policy its evidence earned, within the
+    conformal bound of its changes): the one that prunes the most among those that earned
+    pruning; where none did, FALLBACK, and the rule decides.  Returns (model, the choice as the
+    bundle records it, own_policies' result)."""
+    if not enough:
+        return FALLBACK, {"chosen": FALLBACK, "by": OWN_EVIDENCE, "reason": (
+            f"not chosen by evidence: no benchmark's history holds {OWN_POSITIVES_NEEDED} changes yet, so the shipped "
+            f"model decides; {FALLBACK} is trained meanwhile")}, {}
+    policies = own_policies(store, config, history, list(CANDIDATES), scope, target_hit_rate, seed, operating_point,
+                            benchmarks, judged)
+    candidates = {name: _candidate_figures(result) for name, result in policies.items()}
+    pruning = [name for name in CANDIDATES if candidates[name]["policy"] != STEPPING_ASIDE_RULE
+               and candidates[name]["dismiss_rate"] is not None]
+    if pruning:
+        best = max(pruning, key=lambda name: (candidates[name]["dismiss_rate"], -CANDIDATES.index(name)))
+        figures = candidates[best]
+        reason = (f"of {len(CANDIDATES)} learners backtested on this history, {best} "
+                  f"({'within the rule' if figures['policy'] == WITHIN_RULE else 'alone'}) dismissed the most "
+                  f"({figures['dismiss_rate']:.2f} against the rule's {figures['rule_dismiss_rate']:.2f}) at a hit rate of "
+                  f"{figures['hit_rate']:.2f}, its changes certifying a miss rate of at most {figures['bound']:.3f}")
+    else:
+        best = FALLBACK
+        reason = f"none of {len(CANDIDATES)} learners backtested on this history earned pruning: the rule decides"
+    return best, {"chosen": best, "by": OWN_EVIDENCE, "reason": reason, "candidates": candidates}, policies
+
+
+def _candidate_figures(result: dict) -> dict:
+    """A candidate's policy and its figures under it, beside the rule's, for the bundle's record."""
+    evidence = (result.get("evidence") or {}).get(OWN_EVIDENCE)
+    if evidence is None:
+        return {"policy": result["policy"], "hit_rate": None, "dismiss_rate": None, "rule_dismiss_rate": None,
+                "bound": None}
+    shown = WITHIN_RULE if result["policy"] == STEPPING_ASIDE_RULE else result["policy"]
+    return {"policy": result["policy"], "hit_rate": evidence[shown]["hit_rate"],
+            "dismiss_rate": evidence[shown]["dismiss_rate"], "rule_dismiss_rate": evidence["rule"]["dismiss_rate"],
+            "bound": result.get("own_bound", {}).get("bound")}
+
+
+def own_policies(store: Store, config: Config, history: History, models: Sequence[str], scope: str, target_hit_rate: float,
+                 seed: int, operating_point: str, benchmarks: Sequence[str], judged: Sequence[str] | None) -> dict[str, dict]:
+    """For each of `models`, the policy `select` follows with it as the project's own model
+    (selector.policy), from one Method 4 backtest of them all on the project's own history: on
+    the test tuples of the epochs whose training held OWN_POSITIVES_NEEDED changes (where
+    `select` would follow it, before that the shipped model decides), of the `judged` benchmarks
+    (None: all), the model, the model within the executed-changed rule and the rule, each
+    deciding as `select` does.  Every epoch is trained on its past alone.  A policy that prunes
+    must also keep the conformal bound of its test changes (own_bound).  A history too short
+    for the backtest leaves the model to decide, and the reason says so."""
     try:
         data = evaluation_data(store, config, "method4", OWN_BACKTEST, benchmarks, history)
     except UserError as error:
-        return {"policy": "model", "policy_reason": f"not judged against the executed-changed rule: {error}"}
-    predictions = run_backtest(data, [model], [scope], target_hit_rate, seed, operating_point=operating_point).predictions
+        return {m: {"policy": "model", "policy_reason": f"not judged against the executed-changed rule: {error}"}
+                for m in models}
+    predictions = run_backtest(data, list(models), [scope], target_hit_rate, seed, operating_point=operating_point).predictions
     enough = own_model_epochs(data.plan, data.table["label"])
     tests = predictions[predictions["epoch"].isin(enough)] if enough else predictions
     if judged is not None:
         tests = tests[tests["benchmark"].isin(judged)]
-    if tests.empty:
-        return {"policy": "model", "policy_reason": "not judged against the executed-changed rule: its backtest tested no tuple"}
-    evidence = {OWN_EVIDENCE: backtest_evidence(tests, feature_rows(data.table), config.labels.min_effect)}
+    rows = feature_rows(data.table)
     epochs = f"{len(enough)} epochs trained on {OWN_POSITIVES_NEEDED} changes or more" if enough else "every epoch"
-    policy, reason = policy_from(evidence, f"in this project's own Method 4 backtest ({epochs})")
-    return {"policy": policy, "policy_reason": reason, "evidence": evidence}
+    judged_on = f"in this project's own Method 4 backtest ({epochs})"
+    policies = {}
+    for model in models:
+        mine = tests[tests["model"] == model]
+        if mine.empty:
+            policies[model] = {"policy": "model",
+                               "policy_reason": "not judged against the executed-changed rule: its backtest tested no tuple"}
+            continue
+        evidence = {OWN_EVIDENCE: backtest_evidence(mine, rows, config.labels.min_effect)}
+        policy, reason = policy_from(evidence, judged_on)
+        bound = own_bound(evidence[OWN_EVIDENCE], policy, 1.0 - target_hit_rate)
+        if policy != STEPPING_ASIDE_RULE and bound["bound"] > bound["miss_rate"]:
+            reason = (f"{judged_on}, it would prune, but its {bound['changes']} changes ({bound['missed']} missed) certify "
+                      f"no miss rate below {bound['bound']:.3f}, above the {bound['miss_rate']:.2f} asked")
+            policy = STEPPING_ASIDE_RULE
+        policies[model] = {"policy": policy, "policy_reason": reason, "evidence": evidence, "own_bound": bound}
+    return policies
 
 
 def adapted_shipped_threshold(table: pd.DataFrame, config: Config, target_hit_rate: float) -> float | None:

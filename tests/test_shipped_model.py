@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from perf_selector.models.bundle import MANIFEST, BundleError, load_bundle, seal_path
+from perf_selector.models.decision import policy_summary, steps_aside
 from perf_selector.selector.shipped_model import SHIPPED_BUNDLE, shipped_bundle_path
 from tests.helpers import selector_command
 
@@ -28,7 +29,7 @@ def test_the_package_ships_a_sealed_cross_project_bundle():
 def test_the_shipped_bundle_records_its_policy_with_its_evidence_and_doctor_says_it(tmp_path):
     """The bundle carries the policy its evidence earned (conformal risk control over the
     projects held out in turn), and where that is the rule, `doctor` says so with the reason."""
-    from perf_selector.models.decision import steps_aside
+
     from perf_selector.selector.doctor import _model
 
     bundle = load_bundle(SHIPPED_BUNDLE, load_models=False)
@@ -41,6 +42,7 @@ def test_the_shipped_bundle_records_its_policy_with_its_evidence_and_doctor_says
         assert steps_aside(bundle), bundle.settings["policy_reason"]  # no certified threshold: the rule decides
     found = _model(None).found
     assert ("steps aside for the executed-changed rule: " + bundle.settings["policy_reason"] in found) == steps_aside(bundle)
+    assert policy_summary(bundle, shipped=True) in found  # which model decides, in one line
 
 
 def test_the_shipped_bundle_applies_to_this_catalogue():
@@ -84,7 +86,12 @@ def test_select_on_a_store_without_a_model_uses_the_shipped_one_and_says_so(coll
     assert document["model"]["shipped"] is True
     assert any("shipped cross-project model" in note for note in document["notes"])
     decisions = {b["name"]: b for b in document["benchmarks"]}
-    assert all(b["probability"] is not None for b in decisions.values()), "the shipped model decided every benchmark"
+    shipped = load_bundle(SHIPPED_BUNDLE, load_models=False)
+    if steps_aside(shipped):  # the rule decides every benchmark, and no model's score is shown
+        assert all(b["probability"] is None for b in decisions.values()), decisions
+        assert any(note.startswith("the executed-changed rule decides: the shipped") for note in document["notes"])
+    else:
+        assert all(b["probability"] is not None for b in decisions.values()), "the shipped model decided every benchmark"
     assert decisions["checksum"]["decision"] == "run"
     neutral = json.loads(select(by_kind["neutral"], "--format", "json").stdout)  # a comment-only commit
     assert neutral["run"] == [], neutral["benchmarks"]

@@ -127,8 +127,10 @@ def test_the_projects_own_model_is_judged_by_its_own_backtest(evolved_sample, tm
                                   capture_output=True, text=True)
         document = json.loads(selected.stdout)
         assert document["run"] == [], document["benchmarks"]
-        assert any("steps aside for the executed-changed rule" in note and "own Method 4 backtest" in note
-                   for note in document["notes"]), document["notes"]
+        assert f"the executed-changed rule decides: this project's {model} steps aside (it dismissed no more than the " \
+               "rule on its evidence)" in document["notes"], document["notes"]
+        assert document["model"]["policy"] == STEPPING_ASIDE_RULE and "own Method 4 backtest" in document["model"]["policy_reason"]
+        assert max(map(len, document["notes"])) <= 200
 
 
 def test_evaluations_replay_of_the_own_model_judges_each_epoch_on_earlier_ones_only():
@@ -158,7 +160,24 @@ def test_evaluations_replay_of_the_own_model_judges_each_epoch_on_earlier_ones_o
     # epoch 2: judged on epoch 1 alone (the epochs with enough changes), the model lost again: the
     # rule decides, although in epoch 2 itself the model would have dismissed more
     assert run[[f"n2-{i}" for i in range(10)]].tolist() == [True] * 3 + [False] * 7
-    # once epoch 1 showed the model beating the rule, epoch 2 follows it
+    # once epoch 1 showed the model beating the rule, epoch 2 follows it, where its changes certify the
+    # miss rate asked: one change certifies no miss rate below 1/2 (own_bound), so at 0.05 the rule decides
     predictions.loc[predictions["epoch"] == 1, "score"] = (predictions["new"].str.endswith("-0")).astype(float)
-    replay = own_policy_replay(predictions, {1, 2}, table, 0.01).set_index("new")["run"]
+    replay = own_policy_replay(predictions, {1, 2}, table, 0.01, miss_rate=0.5).set_index("new")["run"]
     assert replay[[f"n2-{i}" for i in range(10)]].tolist() == [True] + [False] * 9
+    replay = own_policy_replay(predictions, {1, 2}, table, 0.01, miss_rate=0.05).set_index("new")["run"]
+    assert replay[[f"n2-{i}" for i in range(10)]].tolist() == [True] * 3 + [False] * 7
+
+
+def test_the_own_bound_is_the_conformal_bound_of_the_backtest_changes():
+    """(missed + 1) / (changes + 1): 19 changes, none missed, certify 0.05; one missed does not."""
+    from perf_selector.selector.policy import own_bound
+
+    def evidence(changes: int, hit: float) -> dict:
+        return {"changes": changes, "model": {"hit_rate": hit, "dismiss_rate": 0.9},
+                WITHIN_RULE: {"hit_rate": hit, "dismiss_rate": 0.9}, "rule": {"hit_rate": 1.0, "dismiss_rate": 0.5}}
+
+    assert own_bound(evidence(19, 1.0), WITHIN_RULE, 0.05) == {"changes": 19, "missed": 0, "bound": 0.05, "miss_rate": 0.05}
+    assert own_bound(evidence(19, 18 / 19), "model", 0.05)["bound"] == pytest.approx(0.1)
+    assert own_bound(evidence(39, 38 / 39), "model", 0.05)["bound"] == pytest.approx(0.05)
+    assert own_bound(evidence(18, 1.0), "model", 0.05)["bound"] > 0.05

@@ -262,13 +262,9 @@ def _shipped_or_given(bundle_path: Path | None):
 
 def _labelled_projects(stores) -> list:
     """Every store's project with every labelled closest-ancestor pair's features."""
-    from perf_selector.selector.project_evaluation import Project, open_projects
-    from perf_selector.selector.store_backtest import evaluation_data
+    from perf_selector.selector.project_evaluation import load_projects
 
-    projects = []
     with stderr.status("building every labelled pair's features") as status:
-        for name, store, config in open_projects(stores):
-            status.update(f"building every labelled pair's features: {name}")
-            # every closest-ancestor pair: k-fold's tuples (its folds are not used)
-            projects.append(Project(name, store, config, evaluation_data(store, config, "kfold", {"folds": 2})))
-    return projects
+        # every closest-ancestor pair: k-fold's tuples (its folds are not used)
+        return load_projects(stores, {"folds": 2}, method="kfold",
+                             on_project=lambda name: status.update(f"building every labelled pair's features: {name}"))

@@ -15,8 +15,10 @@ from perf_selector.selector.tables import print_json, print_table, records, stde
 
 @click.command("train")
 @repository_options
-@click.option("--model", type=click.Choice(MODEL_NAMES),
-              default="xgboost", show_default=True, help="Which model selects (compare them with `selector backtest`).")
+@click.option("--model", type=click.Choice(("auto", *MODEL_NAMES)), default="auto", show_default=True,
+              help="Which model selects. auto: the learner this history's own backtest chooses (the one that prunes "
+                   "the most among those that kept every change the executed-changed rule keeps, within the conformal "
+                   "bound of their changes); the bundle records which and why.")
 @click.option("--scope", type=click.Choice(["per-benchmark", "pooled"]), default="pooled", show_default=True)
 @click.option("--benchmarks", callback=comma_list(None), help="Comma-separated benchmarks [default: all measured].")
 @click.option("--target-hit-rate", type=click.FloatRange(0, 1, min_open=True), default=0.95, show_default=True)
@@ -50,8 +52,9 @@ def train_command(repository, config_path, store_location, model, scope, benchma
     _, config, store = open_project(repository, config_path, store_location)
     bundle_path = bundle_path or default_bundle_path(store)
     try:
-        with stderr.status(f"training {model} (and, once it has learnt from enough changes, backtesting it against the "
-                           "executed-changed rule)"):
+        doing = "backtesting every learner on this history to choose one, then training it" if model == "auto" else \
+            f"training {model} (and, once it has learnt from enough changes, backtesting it against the executed-changed rule)"
+        with stderr.status(doing):
             bundle, summary = train_bundle(store, config, model, scope, target_hit_rate, seed, bundle_path, benchmarks,
                                            operating_point)
     except NothingToLearnYet as error:
@@ -70,7 +73,10 @@ def train_command(repository, config_path, store_location, model, scope, benchma
         print_json({"bundle": str(bundle_path), "mlflow_run": run_id, "trained_on": bundle.trained_on,
                     "settings": bundle.settings, "models": records(summary)})
         return
-    print_table(summary, title=f"{model} ({scope}) trained on {bundle.trained_on['tuples']} tuples")
+    trained = bundle.settings.get("model", model)
+    print_table(summary, title=f"{trained} ({scope}) trained on {bundle.trained_on['tuples']} tuples")
+    if bundle.settings.get("model_choice"):
+        stderr.print(f"note: {trained}: {bundle.settings['model_choice']['reason']}", markup=False, highlight=False)
     _say_what_decides(summary)
     if "evidence" in bundle.settings or bundle.settings.get("policy_reason"):
         stderr.print(f"note: {_policy_words(bundle.settings.get('policy'))}: {bundle.settings.get('policy_reason', '')}",

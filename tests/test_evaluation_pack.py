@@ -1,0 +1,88 @@
+"""`selector pack`: a store's evaluation pack gives `evaluate`, `evaluate --shipped` and the
+shipped-style bundle the figures the store gives, without its binaries and profiles (two
+small real stores: the sample and the demo histories, built with gcc, measured under
+valgrind); and what a pack cannot answer is refused with the store named."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pandas as pd
+import pytest
+
+from perf_selector.models.bundle import load_bundle
+from perf_selector.selector.evaluation_pack import MANIFEST
+from tests.helpers import selector_command
+
+pytestmark = pytest.mark.slow
+MODELS = "xgboost,perphecy,effect,executed-changed"
+
+
+def run(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(selector_command(*arguments), capture_output=True, text=True)
+
+
+def cli(*arguments: str) -> dict:
+    result = run(*arguments, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def packs(collected_sample, evolved_sample, tmp_path_factory):
+    """Each store and its pack, under a folder named as its project (evaluate names a pack after its parent)."""
+    folder = tmp_path_factory.mktemp("packs")
+    pairs = []
+    for name, root in (("sample", collected_sample[0]), ("demo", evolved_sample[0])):
+        manifest = cli("pack", str(root / ".selector"), "--out", str(folder / name / "pack"))
+        assert manifest["tuples"] > 0 and manifest["labelled"] > 0
+        pairs.append((root / ".selector", folder / name / "pack"))
+    return pairs
+
+
+def test_a_pack_is_small_and_holds_no_binary_or_profile(packs):
+    for store, pack in packs:
+        files = {path.name for path in pack.iterdir()}
+        assert {MANIFEST, "features.parquet", "commits.parquet", "measurements.parquet", "selector.toml"} <= files
+        packed = sum(path.stat().st_size for path in pack.iterdir())
+        stored = sum(path.stat().st_size for path in store.rglob("*") if path.is_file())
+        assert packed * 10 < stored, (packed, stored)
+        profiles = pd.read_parquet(pack / "profiles.parquet")
+        assert list(profiles.columns) == ["commit", "benchmark"]
+
+
+def test_evaluate_gives_from_packs_the_figures_it_gives_from_stores(packs, tmp_path):
+    stores = [str(store) for store, _ in packs]
+    packed = [str(pack) for _, pack in packs]
+    from_stores = cli("evaluate", *stores, "--models", MODELS, "--no-report", "--out", str(tmp_path / "stores"),
+                      "--write-model", str(tmp_path / "model-stores"))
+    from_packs = cli("evaluate", *packed, "--models", MODELS, "--no-report", "--out", str(tmp_path / "packs"),
+                     "--write-model", str(tmp_path / "model-packs"))
+    # the same projects by name: a store's is its repository's folder, a pack's its parent folder
+    names = dict(zip([p["name"] for p in from_stores["projects"]], [p["name"] for p in from_packs["projects"]]))
+    rename = lambda rows: sorted(json.dumps({**r, "project": names.get(r["project"], r["project"])}, sort_keys=True)  # noqa: E731
+                                 for r in rows)
+    assert from_packs["results"] and rename(from_stores["results"]) == sorted(json.dumps(r, sort_keys=True)
+                                                                              for r in from_packs["results"])
+    # the shipped-style bundle trained on the packs is the one trained on the stores
+    bundles = [load_bundle(tmp_path / f"model-{kind}", load_models=False) for kind in ("stores", "packs")]
+    assert [(e.threshold, e.training_tuples, e.training_positives) for e in bundles[0].entries] == [
+        (e.threshold, e.training_tuples, e.training_positives) for e in bundles[1].entries]
+    controls = [dict(b.settings["risk_control"]) for b in bundles]
+    realized = [sorted(control.pop("realized").values()) for control in controls]  # keyed by project names
+    assert bundles[0].settings["policy"] == bundles[1].settings["policy"] and controls[0] == controls[1]
+    assert realized[0] == realized[1]
+    day_one = [cli("evaluate", "--shipped", *given, "--out", str(tmp_path / f"day-one-{i}"))
+               for i, given in enumerate((stores, packed))]
+    assert rename(day_one[0]["results"]) == sorted(json.dumps(r, sort_keys=True) for r in day_one[1]["results"])
+
+
+def test_what_a_pack_cannot_answer_is_refused_naming_the_store(packs, tmp_path):
+    store, pack = packs[1]
+    other_k = run("evaluate", str(pack), "-k", "3", "--own-only", "--no-report", "--out", str(tmp_path / "k3"))
+    assert other_k.returncode != 0 and "packed for Method 4" in other_k.stderr and str(store.resolve()) in other_k.stderr
+    replay = run("evaluate", "--replay", str(pack), "--out", str(tmp_path / "replay"))
+    assert replay.returncode != 0 and "needs the store" in replay.stderr
+    nothing = run("pack", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"))
+    assert nothing.returncode != 0 and "no configuration" in nothing.stderr
