@@ -64,3 +64,6 @@ sed -e "s|SUITE_DIR|$suite|g" -e "s|^suite = \"suite\"|suite = \"$suite\"|" "$he
 cd "$work/$project"
 ${SELECTOR:-selector} calibrate "${range%%..*}" --config "$work/selector.toml" --store "$work/store" --rounds "${calibration_rounds:-2}"
 time ${SELECTOR:-selector} collect "$range" --first-parent -j 2 --config "$work/selector.toml" --store "$work/store" "${@:3}"
+# What the evaluation needs of the store, small enough to commit (corpus/evaluate.sh reads it
+# where the store is not collected): the project's configuration as committed, not the copy.
+${SELECTOR:-selector} pack "$work/store=$here/selector.toml" --out "$here/pack"

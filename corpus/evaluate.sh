@@ -10,6 +10,9 @@
 # how many changed labels held under perturbed run contexts (corpus/perturbation_counts.py); and the
 # conformal bound of the shipped model's pruning beside each project's realized miss rate
 # (corpus/risk_bound.py, printed whatever policy the bundle earned).
+# A project not collected under WORKDIR is evaluated from its committed evaluation pack
+# (corpus/PROJECT/pack, written by collect.sh with `selector pack`), so the evaluation and the
+# shipped bundle rebuild on any machine in minutes; only the replay needs the stores.
 # Usage: corpus/evaluate.sh [WORKDIR [PROJECT...]]   (default: the current directory, every corpus project)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
@@ -18,20 +21,27 @@ work=$(cd "${1:-.}" && pwd)
 stores=()
 projects=("${@:2}")
 [ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo git leveldb snappy quickjs nlohmann-json mbedtls)
+packed=()   # a project's store where it is collected here, else its committed evaluation pack
 for project in "${projects[@]}"; do
     if [ -d "$work/$project/store" ]; then
         stores+=("$work/$project/store")
+        packed+=("$work/$project/store")
+    elif [ -f "$corpus/$project/pack/pack.json" ]; then
+        packed+=("$corpus/$project/pack")
+        echo "evaluate.sh: $project from its evaluation pack (corpus/$project/pack); its replay needs the store" >&2
     else
-        echo "evaluate.sh: no store for $project under $work (run corpus/collect.sh $project $work/$project)" >&2
+        echo "evaluate.sh: no store for $project under $work and no pack (run corpus/collect.sh $project $work/$project)" >&2
     fi
 done
-if [ "${#stores[@]}" -lt 2 ]; then
-    echo "evaluate.sh: leave-one-project-out needs at least two collected projects" >&2
+if [ "${#packed[@]}" -lt 2 ]; then
+    echo "evaluate.sh: leave-one-project-out needs at least two collected or packed projects" >&2
     exit 2
 fi
-time selector evaluate "${stores[@]}" --out "$work/evaluation" --markdown "$top/docs/evaluation.md" \
+time selector evaluate "${packed[@]}" --out "$work/evaluation" --markdown "$top/docs/evaluation.md" \
     --write-model "$top/selector/data/cross-project" --model perphecy --jobs "$(nproc)"
-time selector evaluate --shipped --held-out "${stores[@]}" --out "$work/day-one" --markdown "$top/docs/evaluation.md"
-time selector evaluate --replay --held-out "${stores[@]}" --out "$work/replay" --markdown "$top/docs/evaluation.md"
-python3 "$corpus/perturbation_counts.py" --markdown "${stores[@]}"
-python3 "$corpus/risk_bound.py" --markdown "${stores[@]}"
+time selector evaluate --shipped --held-out "${packed[@]}" --out "$work/day-one" --markdown "$top/docs/evaluation.md"
+if [ "${#stores[@]}" -ge 2 ]; then   # the replay walks whole histories: stores only
+    time selector evaluate --replay --held-out "${stores[@]}" --out "$work/replay" --markdown "$top/docs/evaluation.md"
+fi
+python3 "$corpus/perturbation_counts.py" --markdown "${packed[@]}"
+python3 "$corpus/risk_bound.py" --markdown "${packed[@]}"
