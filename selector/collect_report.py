@@ -31,7 +31,7 @@ def run_collection(
                 label += f", {len(outcome.reused)} reused"
             progress.update(task, advance=1, description=f"{outcome.sha[:10]} {label}")
             if log:
-                log.advance(f"last: {outcome.sha[:10]} {label}")
+                log.advance(f"last: {outcome.sha[:10]} {label}", worked=outcome.status != SKIPPED)
 
         perturbed_task = perturbed_log = None
 
@@ -77,8 +77,11 @@ def undecidable_labels(config: Config, store: Store) -> list[str]:
 def report_collection(summary: CollectSummary, store: Store, output_format: str) -> None:
     outcomes = summary.outcomes
     totals = {
+        # built = compiled + builds_reused: a commit whose build a parent's stands for is built without compiling
         "commits": len(outcomes), "built": summary.count("ok"), "failed": summary.count("failed"),
-        "already_stored": summary.count(SKIPPED), "builds_reused": sum(bool(o.build_reused_from) for o in outcomes),
+        "already_stored": summary.count(SKIPPED),
+        "compiled": summary.count("ok") - sum(bool(o.build_reused_from) for o in outcomes if o.status == "ok"),
+        "builds_reused": sum(bool(o.build_reused_from) for o in outcomes if o.status == "ok"),
         "analyses_reused": sum(o.reused_analysis for o in outcomes),
         "measurements_reused": sum(bool(o.reused) and not o.benchmarks_run for o in outcomes),
         "benchmarks_reused": sum(len(o.reused) for o in outcomes),
@@ -117,7 +120,8 @@ def report_collection(summary: CollectSummary, store: Store, output_format: str)
         for said in build_failures(summary, store):
             stderr.print(said, markup=False, highlight=False)  # a compiler's output has brackets
     if totals["failed_runs"]:
-        stderr.print(f"{totals['failed_runs']} benchmark runs failed; their reasons are in the commits table (run_failures)")
+        stderr.print(f"{totals['failed_runs']} benchmark runs failed; `selector collect --failures` lists them with "
+                     "their reasons")
     if perturbed["pairs"]:
         stderr.print(f"{perturbed['pairs']} changed labels re-measured under {len(perturbed['contexts'])} perturbed run "
                      f"contexts ({perturbed['runs']} runs); a change that did not hold in all is undecided")
@@ -184,3 +188,37 @@ def _not_reusable(outcomes: list[CommitOutcome]) -> dict[str, list[str]]:
         for benchmark, reason in outcome.not_reusable.items():
             reasons.setdefault(reason, set()).add(benchmark)
     return {reason: sorted(benchmarks) for reason, benchmarks in sorted(reasons.items())}
+
+
+def failures_of(store: Store) -> list[dict]:
+    """What failed in the store, newest commit first: each failed build (its reason and the last
+    line of its log) and each commit's failed benchmark and profiling runs (one line a benchmark)."""
+    commits = store.read("commits")
+    if not commits.num_rows:
+        return []
+    rows = sorted(commits.to_pylist(), key=lambda row: str(row.get("author_time") or ""), reverse=True)
+    found = []
+    for row in rows:
+        subject = (row.get("subject") or "")[:50]
+        if row.get("build_status") == "failed":
+            tail = (row.get("build_log_tail") or "").strip().splitlines()[-1:] or [""]
+            found.append({"commit": row["sha"], "subject": subject, "what": "build",
+                          "reason": f"{row.get('build_reason') or 'failed'}" + (f": {tail[0]}" if tail[0] else "")})
+        for what in ("run_failures", "profile_failures"):
+            for line in (row.get(what) or "").splitlines():
+                found.append({"commit": row["sha"], "subject": subject, "what": what.split("_")[0], "reason": line})
+    return found
+
+
+def report_failures(store: Store, output_format: str) -> None:
+    failures = failures_of(store)
+    if output_format == "json":
+        print_json({"store": store.location, "failures": failures})
+        return
+    if not failures:
+        stderr.print(f"nothing failed in {store.location}")
+        return
+    print_rows([{**f, "commit": f["commit"][:12]} for f in failures],
+               title=f"what failed in {store.location} (newest first)")
+    if any(f["what"] == "build" for f in failures):
+        stderr.print("`selector collect --retry-failed` builds the failed commits again")

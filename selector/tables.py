@@ -185,18 +185,22 @@ class LogProgress:
 
         self.what, self.total, self.every = what, total, every
         self.done, self._clock = 0, time.monotonic
+        self.worked = 0  # steps that did work: a resumed run's stored steps take no time and set no pace
         self.started = self._last = self._clock()
         self._said = False
 
-    def advance(self, detail: str = "", steps: int = 1) -> None:
+    def advance(self, detail: str = "", steps: int = 1, worked: bool = True) -> None:
+        """`worked`: False for steps that did nothing (already done): the time left is the pace of
+        the steps that worked times the steps still to do."""
         self.done += steps
+        self.worked += steps if worked else 0
         now = self._clock()
         finished = self.total is not None and self.done >= self.total
         if self._said and not finished and now - self._last < self.every:
             return
         self._said, self._last = True, now
         elapsed = now - self.started
-        left = elapsed / self.done * (self.total - self.done) if self.total and self.done else None
+        left = elapsed / self.worked * (self.total - self.done) if self.total and self.worked else None
         count = f"{self.done}/{self.total}" if self.total is not None else str(self.done)
         stderr.print(f"{self.what}: {count} after {_duration(elapsed)}" + (f", about {_duration(left)} left" if left else "")
                      + (f" ({detail})" if detail else ""), markup=False, highlight=False, soft_wrap=True)

@@ -119,3 +119,21 @@ def test_progress_in_a_log_is_a_line_at_a_steady_pace(capsys):
     assert lines == ["collected: 1/6 after 1s, about 5s left (commit 0)",
                      "collected: 4/6 after 31s, about 16s left (commit 3)",
                      "collected: 6/6 after 1m20s (commit 5)"]
+
+
+def test_a_resumed_runs_time_left_is_the_pace_of_the_steps_that_worked(capsys):
+    """Steps already done (a resumed collect's stored commits) take no time: the time left is the
+    pace of the steps that worked, not of every step (issue 48: "about 9s left" for 22 minutes)."""
+    from perf_selector.selector.tables import LogProgress
+
+    clock = iter([0.1, 0.2, 0.3, 60.3, 120.3])
+    progress = LogProgress("collected", 10, every=0.0)
+    progress._clock = lambda: next(clock)
+    progress.started = progress._last = 0.0
+    for step in range(3):
+        progress.advance(f"commit {step} stored", worked=False)
+    progress.advance("commit 3 built")  # 60 s of work for one commit: six more to do, about 6 minutes
+    progress.advance("commit 4 built")
+    lines = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert lines[3] == "collected: 4/10 after 1m00s, about 6m02s left (commit 3 built)"
+    assert lines[4] == "collected: 5/10 after 2m00s, about 5m01s left (commit 4 built)"

@@ -75,6 +75,10 @@ def test_failed_and_timed_out_builds_are_recorded_and_collection_goes_on(project
     summary = collect(root, f"{commits[-1].sha}..HEAD")
     assert summary["summary"]["built"] == 1 and summary["summary"]["failed"] == 1
     assert summary["failures"][0]["commit"] == broken and "exit status" in summary["failures"][0]["reason"]
+    assert summary["summary"]["compiled"] + summary["summary"]["builds_reused"] == summary["summary"]["built"]
+    listed = subprocess.run(selector_command("collect", "--failures", "--repo", str(root)), capture_output=True, text=True)
+    assert listed.returncode == 0 and broken[:12] in listed.stdout and "build" in listed.stdout, listed.stderr
+    assert "--retry-failed" in listed.stderr
     row = Store(root / ".selector").read_one("commits", broken).to_pandas().iloc[0]
     assert row["build_status"] == "failed" and "error" in row["build_log_tail"]
     assert not Store(root / ".selector").has("functions", broken) and Store(root / ".selector").has("functions", fixed)

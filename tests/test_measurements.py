@@ -88,6 +88,10 @@ warmup = 0
     row = store.read_one("commits", commits[-1].sha).to_pandas().iloc[0]
     assert "crash: killed by SIGSEGV" in row["run_failures"] and "hang: timed out after 1 s" in row["run_failures"]
     assert "silent: no match for /throughput=([0-9.]+)/" in row["run_failures"]
+    # and a command lists them with their reasons (issue 48: the Parquet file was read by hand)
+    listed = cli_json("collect", "--failures", "--repo", str(root), "--config", str(config))["failures"]
+    assert {(f["commit"], f["what"]) for f in listed if f["what"] == "run"} == {(c.sha, "run") for c in commits[-2:]}
+    assert any(f["reason"] == "crash: killed by SIGSEGV" for f in listed if f["commit"] == commits[-1].sha)
     measurements = store.read_one("measurements", commits[-1].sha).to_pandas()
     assert list(measurements.loc[measurements["benchmark"] == "good", "status"]) == ["ok", "ok"]
     labels = store.read_one("labels", commits[-1].sha).to_pandas().set_index("benchmark")

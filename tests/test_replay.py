@@ -138,12 +138,15 @@ def test_a_policy_that_skips_the_change_catches_it_at_the_next_run(history):
 
 
 @pytest.mark.slow
-def test_evaluate_replay_prints_every_policy_as_json(history):
+def test_evaluate_replay_prints_every_policy_as_json(history, tmp_path):
     root = history[0]
-    result = run_selector("evaluate", "--replay", str(root / ".selector"), "--format", "json")
+    result = run_selector("evaluate", "--replay", str(root / ".selector"), "--format", "json", "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     project = json.loads(result.stdout)["projects"][0]
     policies = {row["policy"]: row for row in project["summary"]}
     assert {"always", "executed-changed", "shipped"} <= set(policies)
     assert policies["always"]["at_commit"] == policies["executed-changed"]["at_commit"] == 1
     assert all(row["decisions"] == 3 and row["changes"] == 1 for row in policies.values())
+    # the oracle runs the one change once: each policy's runs for each change is its runs
+    assert all(row["runs_per_change"] == row["runs"] for row in policies.values())
+    assert (tmp_path / "out" / "replay.json").is_file()

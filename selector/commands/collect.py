@@ -30,6 +30,9 @@ from perf_selector.selector.tables import stderr
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="Build through ccache when it is installed, so files a commit did not touch are not compiled again "
                    "(the binaries are the bytes a clean build gives).")
+@click.option("--failures", "list_failures", is_flag=True,
+              help="Collect nothing: list what failed in the store (failed builds with their reason, failed benchmark "
+                   "and profiling runs with theirs), newest first; --retry-failed builds the failed commits again.")
 @click.option("--calibrate/--no-calibrate", "calibrate_first", default=True, show_default=True,
               help="When the store has no calibration, calibrate on the oldest commit of the range first (2 rounds): "
                    "without it no instruction count is known exact, labels stay undecided and no run is reused.")
@@ -37,7 +40,7 @@ from perf_selector.selector.tables import stderr
 def collect_command(
     revision: str, repository: Path, config_path: Path | None, store_location: str | None, since: str | None,
     max_count: int | None, first_parent: bool, jobs: int, retry_failed: bool, scheduler: str | None, reuse: bool,
-    cache: bool, calibrate_first: bool, output_format: str,
+    cache: bool, list_failures: bool, calibrate_first: bool, output_format: str,
 ) -> None:
     """Build the commits of REVISION (a commit, branch or A..B range; default HEAD and
     its ancestors) and store each binary's functions.
@@ -66,6 +69,11 @@ def collect_command(
     )
     from perf_selector.selector.config import has_benchmarks, require_suite
 
+    if list_failures:
+        from perf_selector.selector.collect_report import report_failures
+
+        report_failures(open_project(repository, config_path, store_location)[2], output_format)
+        return
     top, config, store = open_project(repository, config_path, store_location, writes=True)
     commits = Repository.open(top).commits(revision, since=since, max_count=max_count, first_parent=first_parent)
     if not commits:

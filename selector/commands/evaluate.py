@@ -233,6 +233,10 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
                 bundle_for[project.name] = directory
     with stderr.status("replaying the history"):
         document = replay_document(stores, bundle_path, bundle_for)
+    import json
+
+    out_dir.mkdir(parents=True, exist_ok=True)  # every --out holds what the command printed
+    (out_dir / "replay.json").write_text(json.dumps(document, indent=2, default=str))
     if markdown_path:
         write_markdown(markdown_path, document)
     if output_format == "json":
@@ -242,8 +246,7 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
     unseen = unseen_frame(document)
     if len(unseen):
         print_table(unseen, title="changes not caught at their commit")
-    if markdown_path:
-        stdout.print(f"tables written into {markdown_path}")
+    stdout.print(f"results in {out_dir / 'replay.json'}" + (f"; tables written into {markdown_path}" if markdown_path else ""))
 
 
 def _shipped_or_given(bundle_path: Path | None):
