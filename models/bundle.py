@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import shutil
@@ -256,7 +257,8 @@ def _check_entry(manifest_path: Path, entry: BundleEntry, feature_names: list[st
     from perf_selector.models.design import BENCHMARK_PREFIX
 
     where = f"{manifest_path}: the {entry.benchmark or 'pooled'} model"
-    if not isinstance(entry.threshold, (int, float)) or not 0.0 <= entry.threshold <= 1.0:
+    # -inf: a model that learnt from no change runs everything (models.evaluation.RUN_EVERYTHING)
+    if not isinstance(entry.threshold, (int, float)) or not (0.0 <= entry.threshold <= 1.0 or entry.threshold == -math.inf):
         raise BundleError(f"{where} has threshold {entry.threshold!r}, outside [0, 1]; refused")
     features, rest = list(entry.columns[: len(feature_names)]), list(entry.columns[len(feature_names) :])
     one_hot = entry.benchmark is None and all(c.startswith(BENCHMARK_PREFIX) for c in rest) and len(set(rest)) == len(rest)

@@ -36,15 +36,15 @@ Definitions (per policy and benchmark b):
 Policies: ``always`` (every benchmark at every commit), ``executed-changed`` (the rule
 alone, with the build-configuration and predicted-effect rules around it, as `select`
 applies a bundle that steps aside for it), ``shipped`` (the shipped cross-project bundle, or
-one given, with the policy its settings record) and ``own`` (the project's bundle in
-<store>/models, when there is one, as `select` uses it: the shipped model for a benchmark
-whose own model learnt from too few changes, the [select] policy of selector.toml).
+one given, with the policy its settings record) and ``own``: with `evaluate --replay`, the
+project's model retrained every N commits of the walk on the store as it stood before them
+(retrained_policy: `selector train`'s choice of learner and policy, out of sample), used as
+`select` uses it (the shipped model for a benchmark whose own model learnt from too few
+changes); otherwise (the backtest's timeline, `--retrain-every 0`) the project's bundle in
+<store>/models, trained on this very history, so its figures are in sample (optimistic).
 
 No information from the future reaches a decision: its features read the static analysis of
-c and ``against``, and ``against``'s profile, measurements and the labels before it.  The
-bundle, though, is fixed for the whole walk, as a team would have it: the shipped one was
-trained on other projects, but the project's own was trained on this very history, so its
-figures are in-sample (optimistic).
+c and ``against``, and ``against``'s profile, measurements and the labels before it.
 """
 
 from __future__ import annotations
@@ -183,8 +183,48 @@ def bundle_policy(scorer_of: Callable[[str], object], min_effect: float) -> Poli
     return policy
 
 
-def policies_of(store: Store, config: Config, bundle_path: Path | None = None) -> tuple[dict[str, Policy], dict]:
-    """The policies replayed on a project, and what each bundle is."""
+def retrained_policy(store: Store, config: Config, commits: Sequence[str], every: int, shipped, workdir: Path) -> Policy:
+    """The project's own model as a team would have had it: trained (`selector train`'s choice of
+    learner and policy, selector.training) every `every` commits of the walk, on the store as it
+    stood before that commit (storage.store_as_of), and used as `select` uses it: the shipped
+    model for the benchmarks its own learnt from too few changes, and until there is one.
+    Out of sample: no commit at or after a boundary reaches the model that decides there.  (The
+    team's store would also lack the runs its policy skipped; this one holds every stored run
+    of the past, so its training set is, if anything, larger than the team's.)"""
+    from perf_selector.models.bundle import load_bundle
+    from perf_selector.selector.selection import _scorer
+    from perf_selector.selector.training import AUTO, NothingToLearnYet, train_bundle
+    from perf_selector.storage.store_as_of import StoreAsOf
+
+    position = {sha: i for i, sha in enumerate(commits)}
+    trained: dict[int, object] = {}
+
+    def bundle_at(boundary: int):
+        if boundary not in trained:
+            trained[boundary] = None
+            if boundary > 0:
+                directory = workdir / f"own-at-{boundary}"
+                try:
+                    train_bundle(StoreAsOf(store, commits[:boundary]), config, AUTO, "pooled", 0.95, 0, directory)
+                    trained[boundary] = load_bundle(directory, portable=True)
+                except (NothingToLearnYet, UserError):
+                    pass  # nothing to learn from yet: the shipped model decides, as select does
+        return trained[boundary]
+
+    def policy(commit, features, benchmarks):
+        own = bundle_at(position[commit] - position[commit] % every)
+        scorer_of = (lambda b: _scorer(b, own, shipped, [])) if own is not None else (lambda b: shipped)
+        return bundle_policy(scorer_of, config.labels.min_effect)(commit, features, benchmarks)
+
+    policy.trained = trained  # the bundles it trained, by boundary (what the document says of them)
+    return policy
+
+
+def policies_of(store: Store, config: Config, bundle_path: Path | None = None, retrain_every: int | None = None,
+                workdir: Path | None = None, commits: Sequence[str] = ()) -> tuple[dict[str, Policy], dict]:
+    """The policies replayed on a project, and what each bundle is.  `retrain_every`: the own
+    policy is the project's model retrained as the walk goes (retrained_policy, into `workdir`),
+    not the bundle in <store>/models, which was trained on this very history."""
     from perf_selector.models.bundle import BundleError, load_bundle
     from perf_selector.selector.selection import _models, _scorer
     from perf_selector.selector.shipped_model import describe, shipped_bundle_path
@@ -201,7 +241,10 @@ def policies_of(store: Store, config: Config, bundle_path: Path | None = None) -
         policies[SHIPPED] = bundle_policy(lambda benchmark: shipped, min_effect)
         about[SHIPPED] = {"bundle": str(path), "policy": shipped.settings.get("policy"),
                           "trained_on": describe(shipped.trained_on)}
-    if (Path(store.root) / "models" / "manifest.json").exists():
+    if retrain_every is not None and path is not None:
+        policies[OWN] = retrained_policy(store, config, commits, retrain_every, shipped, workdir)
+        about[OWN] = {"retrained_every": retrain_every, "in_sample": False, "model": "auto"}
+    elif (Path(store.root) / "models" / "manifest.json").exists():
         notes: list[str] = []
         own, fallback, _ = _models(None, store, notes, config.select.policy)  # as select chooses them
         if own is not None:
@@ -315,10 +358,13 @@ def summarize(policy: str, steps: Sequence[Step], caught: Sequence[dict]) -> dic
 
 
 def replay_document(stores: Sequence[tuple[Path, Path | None]], bundle_path: Path | None = None,
-                    bundle_for: Mapping[str, Path] | None = None) -> dict:
+                    bundle_for: Mapping[str, Path] | None = None, retrain_every: int | None = None,
+                    workdir: Path | None = None) -> dict:
     """The replay of each store (STORE, CONFIG or None), as JSON-ready rows.  The `shipped`
     policy decides with `bundle_for[project]` where given (a bundle trained without that project:
-    `evaluate --replay --held-out`), else `bundle_path`, else the shipped bundle."""
+    `evaluate --replay --held-out`), else `bundle_path`, else the shipped bundle.  `retrain_every`:
+    the `own` policy is the project's model retrained every that many commits on the past alone
+    (its bundles under `workdir`/own/<project>)."""
     from perf_selector.selector.tables import records
 
     projects = []
@@ -326,12 +372,28 @@ def replay_document(stores: Sequence[tuple[Path, Path | None]], bundle_path: Pat
         if isinstance(store, Pack):  # its skipped runs move the comparison to ancestors no pack can hold
             raise UserError(f"{store.location}: the replay compares commits with any older ancestor; it needs the "
                             f"store ({store.manifest.get('store')}), not its evaluation pack")
-        policies, bundles = policies_of(store, config, (bundle_for or {}).get(name, bundle_path))
-        replayed = replay_project(name, store, config, policies)
+        history = load_history(store)
+        policies, bundles = policies_of(store, config, (bundle_for or {}).get(name, bundle_path), retrain_every,
+                                        (workdir or Path(".")) / "own" / name, history.built())
+        replayed = replay_project(name, store, config, policies, history)
+        if retrain_every is not None and OWN in policies:
+            bundles[OWN]["trained"] = {str(boundary): _own_said(bundle)
+                                       for boundary, bundle in sorted(policies[OWN].trained.items())}
         projects.append({"name": name, "bundles": bundles, "summary": records(replayed.summary),
                          "changes": records(replayed.changes[replayed.changes["caught"] != AT_COMMIT])})
     return {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "held_out": bool(bundle_for),
             "projects": projects}
+
+
+def _own_said(bundle) -> dict | None:
+    """What the document says of a bundle the retrained policy trained: which model, under which
+    policy, on how many commits (None: nothing to learn from yet, the shipped model decided)."""
+    if bundle is None:
+        return None
+    from perf_selector.models.decision import policy_summary
+
+    return {"model": bundle.settings.get("model"), "policy": bundle.settings.get("policy", "model"),
+            "commits": bundle.trained_on.get("commits"), "summary": policy_summary(bundle, shipped=False)}
 
 
 BEGIN, END = "<!-- selector evaluate --replay: begin -->", "<!-- selector evaluate --replay: end -->"

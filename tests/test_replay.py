@@ -150,3 +150,35 @@ def test_evaluate_replay_prints_every_policy_as_json(history, tmp_path):
     # the oracle runs the one change once: each policy's runs for each change is its runs
     assert all(row["runs_per_change"] == row["runs"] for row in policies.values())
     assert (tmp_path / "out" / "replay.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_store_as_of_a_commit_holds_nothing_of_later_commits(history):
+    from perf_selector.storage.store_as_of import StoreAsOf
+
+    root, store, config, shas = history
+    past = [shas["base"], shas["comment"]]
+    view = StoreAsOf(store, past)
+    for table, column in (("commits", "sha"), ("measurements", "commit"), ("profiles", "commit"), ("labels", "new")):
+        rows = set(view.read(table)[column].to_pylist())
+        assert rows and rows <= set(past), table
+        assert set(store.read(table)[column].to_pylist()) - rows, table  # the store itself holds more
+    assert view.read("calibration").num_rows == store.read("calibration").num_rows  # made once, at the start
+
+
+@pytest.mark.slow
+def test_the_replays_own_model_is_retrained_on_the_past_alone(history, tmp_path):
+    """evaluate --replay retrains the project's own model every N commits on the store as it stood
+    before them; where the past holds nothing to learn from, the shipped model decides, as select does."""
+    root = history[0]
+    result = run_selector("evaluate", "--replay", str(root / ".selector"), "--retrain-every", "2", "--format", "json",
+                          "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    project = json.loads(result.stdout)["projects"][0]
+    own = project["bundles"]["own"]
+    assert own["in_sample"] is False and own["retrained_every"] == 2
+    assert set(own["trained"]) == {"0", "2"} and own["trained"]["0"] is None  # before the first commit: nothing
+    assert own["trained"]["2"] is None or own["trained"]["2"]["commits"] <= 2  # on the two commits before the boundary
+    policies = {row["policy"]: row for row in project["summary"]}
+    assert {k: v for k, v in policies["own"].items() if k != "policy"} == \
+        {k: v for k, v in policies["shipped"].items() if k != "policy"}  # too few changes: the shipped model decided

@@ -60,6 +60,10 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
                    "runs really skipped (the next comparison is against the last run), per policy (always, "
                    "executed-changed, the shipped model, the project's own): share of runs and benchmark time, and "
                    "each change caught at its commit, later (how many commits) or never (docs/evaluation.md).")
+@click.option("--retrain-every", type=click.IntRange(min=0), default=25, show_default=True,
+              help="With --replay: the project's own policy retrains its model (train's choice of learner and policy) "
+                   "every N commits of the walk on the history before them, as a team would; 0: the bundle in "
+                   "<store>/models instead, trained on the very history it walks (in sample, optimistic).")
 @click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="With --shipped or --replay: this model bundle instead of the shipped one.")
 @click.option("--held-out", is_flag=True,
@@ -69,8 +73,8 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
 @operating_point_option
 @format_option
 def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, jobs, fresh, report,
-                     markdown_path, model_path, shipped_model, day_one, replay, bundle_path, held_out, operating_point,
-                     output_format):
+                     markdown_path, model_path, shipped_model, day_one, replay, retrain_every, bundle_path, held_out,
+                     operating_point, output_format):
     """Method 4 on one or several projects' stores, and leave-one-project-out across them.
 
     Each STORE is a project's store, with its selector.toml beside it (as .selector/ and
@@ -85,7 +89,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
         _evaluate_day_one(stores, bundle_path, held_out, out_dir, markdown_path, output_format)
         return
     if replay:
-        _evaluate_replay(stores, bundle_path, held_out, out_dir, markdown_path, output_format)
+        _evaluate_replay(stores, bundle_path, held_out, out_dir, markdown_path, output_format, retrain_every or None)
         return
     if bundle_path or held_out:
         raise click.UsageError("--bundle and --held-out go with --shipped or --replay")
@@ -213,7 +217,7 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
 
 
 def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: Path, markdown_path: Path | None,
-                     output_format: str) -> None:
+                     output_format: str, retrain_every: int | None = None) -> None:
     """`evaluate --replay`: each store's history walked as a team using select from day one."""
     from perf_selector.selector.day_one import held_out_bundle
     from perf_selector.selector.replay import replay_document, summary_frame, unseen_frame, write_markdown
@@ -232,7 +236,7 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
                 held_out_bundle(projects, project, bundle, directory)
                 bundle_for[project.name] = directory
     with stderr.status("replaying the history"):
-        document = replay_document(stores, bundle_path, bundle_for)
+        document = replay_document(stores, bundle_path, bundle_for, retrain_every, out_dir)
     import json
 
     out_dir.mkdir(parents=True, exist_ok=True)  # every --out holds what the command printed
