@@ -172,7 +172,7 @@ def test_evaluate_replay_held_out_decides_each_project_by_a_bundle_trained_witho
         other = next(name for name in names if name != project["name"])
         assert shipped["trained_on"].endswith(f"1 projects: {other})"), shipped  # never on itself
     # the rules need no bundle: the same walk as the plain replay's
-    plain = cli("evaluate", "--replay", *stores, "--out", str(tmp_path / "plain"))
+    plain = cli("evaluate", "--replay", *stores, "--out", str(tmp_path / "plain"), "--retrain-every", "0")
     rules = lambda d: sorted((p["name"], r["policy"], r["runs"], r["at_commit"], r["never"])  # noqa: E731
                              for p in d["projects"] for r in p["summary"] if r["policy"] != "shipped")
     assert rules(document) == rules(plain) and rules(plain)
@@ -182,7 +182,7 @@ def test_evaluate_replay_held_out_decides_each_project_by_a_bundle_trained_witho
         assert f"| {name} | shipped |" in text and f"| {name} | executed-changed |" in text
     # written again in place, the prose kept
     markdown.write_text(text + "\nprose after\n")
-    cli("evaluate", "--replay", *stores, "--markdown", str(markdown), "--out", str(tmp_path / "again"))
+    cli("evaluate", "--replay", *stores, "--markdown", str(markdown), "--out", str(tmp_path / "again"), "--retrain-every", "0")
     again = markdown.read_text()
     assert again.count(REPLAY_BEGIN) == 1 and again.endswith("\nprose after\n") and "(`--held-out`)" not in again
 
