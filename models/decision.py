@@ -235,13 +235,16 @@ def _evidence_rates(settings: Mapping) -> dict | None:
 
 
 def _why_aside(settings: Mapping, rates: dict | None) -> str:
+    """The short reason the rule decides: the bound, where it turned the evidence's pruning into the
+    rule (bundles written before "decided" was recorded say so in their reason), else the evidence."""
     own, risk = settings.get("own_bound"), settings.get("risk_control")
-    if own and own["bound"] > own["miss_rate"]:
+    if own and own.get("decided"):
         return f"its {own['changes']} changes certify no miss rate below {own['bound']:.3f}, above {own['miss_rate']:.2f}"
-    if risk and not risk.get("controlled") and risk.get("least_certifiable", 0) > risk["miss_rate"]:
+    decided = risk and risk.get("decided", str(settings.get("policy_reason", "")).startswith("conformal risk control"))
+    if decided and not risk.get("controlled") and risk.get("least_certifiable", 0) > risk["miss_rate"]:
         return (f"{risk['projects']} projects with changes certify no miss rate below {risk['least_certifiable']:.3f}, "
                 f"above {risk['miss_rate']:.2f}")
-    if risk and not risk.get("controlled"):
+    if decided and not risk.get("controlled"):
         return f"no threshold keeps a miss rate of {risk['miss_rate']:.2f} over the projects held out"
     if rates is not None and rates[WITHIN_RULE] <= rates["rule"]:
         return "it dismissed no more than the rule on its evidence"

@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from perf_selector.selector.survey import MAKEFILES, Candidate, Survey
+from perf_selector.selector.survey import MAKEFILES, Candidate, Survey, benchmark_options
 
 JOBS = "-j$(nproc)"  # the build command runs in a shell
 
@@ -46,10 +46,12 @@ def _cmake(survey: Survey, candidate: Candidate | None) -> Recipe:
     build = "cmake-build" if any(name.startswith("build/") for name in survey.files) else "build"
     top = survey.build_file("", "CMakeLists.txt")
     # Benchmark options the project may leave off (SNAPPY_BUILD_BENCHMARKS, LEVELDB_BUILD_BENCHMARKS)
-    options = [f"-D{name}=ON" for name in re.findall(r"^\s*option\s*\(\s*(\w*BENCH\w*)", top, re.MULTILINE | re.IGNORECASE)]
+    options = list(benchmark_options(top))
     configure = " ".join(["cmake -S . -B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo", *options])
     target = f" --target {candidate.target}" if candidate else ""
-    recipe = Recipe(f"{configure} && cmake --build {build}{target} {JOBS}", _binary(build, candidate, survey),
+    binary = str(PurePosixPath(build, candidate.artifact)) if candidate and candidate.artifact else \
+        _binary(build, candidate, survey)  # where CMake said it writes it, else where it usually does
+    recipe = Recipe(f"{configure} && cmake --build {build}{target} {JOBS}", binary,
                     "CMake's RelWithDebInfo: optimised (-O2) with debug information (-g)")
     if "CMAKE_RUNTIME_OUTPUT_DIRECTORY" in top:
         recipe.checks.append(f"CMakeLists.txt sets CMAKE_RUNTIME_OUTPUT_DIRECTORY: check that the build puts the "

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 
 import click
 
 from perf_selector.collectors.errors import UserError
 from perf_selector.selector.commands.common import exit_without_teardown, exits_without_teardown
+from perf_selector.selector.temporaries import remove_all
 
 # command name -> (module of selector/commands/, the click command it defines)
 COMMANDS = {
@@ -64,9 +66,9 @@ class _Group(click.Group):
                 raise
             click.echo(f"selector: error: {missing}", err=True)
             ctx.exit(missing.exit_status)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupted:
             click.echo("selector: interrupted; what was stored is kept, run the same command again to resume", err=True)
-            ctx.exit(130)
+            ctx.exit(143 if isinstance(interrupted, Terminated) else 130)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -81,10 +83,21 @@ def cli() -> None:
     """
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI timeout, `kill`): unwound as an interrupt is, so that what the command holds
+    (worktrees, temporary copies) is let go and removed."""
+
+
+def _terminated(signum, frame) -> None:
+    raise Terminated()
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         cli(prog_name="selector")
     except SystemExit as done:
+        remove_all()  # os._exit below runs no atexit function
         if exits_without_teardown() and (done.code is None or isinstance(done.code, int)):
             sys.stdout.flush()
             sys.stderr.flush()

@@ -17,7 +17,6 @@ exact, and any benchmark profiled by sampling (perf).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
+from perf_selector.collectors.file_lock import held_and_removed
 from perf_selector.collectors.benchmark_runner import BenchmarkSpec, command_words, expand
 from perf_selector.collectors.elf_image import symbol_table_digest
 from perf_selector.collectors.host import host_facts
@@ -195,8 +195,7 @@ def identity_lock(binary_identity: str | None) -> Iterator[None]:
     if binary_identity is None:
         yield
         return
-    with open(Path(tempfile.gettempdir()) / f"selector-measure-{binary_identity}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with held_and_removed(Path(tempfile.gettempdir()) / f"selector-measure-{binary_identity}.lock"):
         yield
 
 

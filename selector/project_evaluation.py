@@ -338,6 +338,7 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
             if bound.controlled:
                 fitted.threshold = min(fitted.threshold, bound.threshold)
             else:
+                settings["risk_control"]["decided"] = True  # the bound, not the evidence, made it the rule
                 policy, reason = STEPPING_ASIDE_RULE, (
                     f"conformal risk control over the {bound.projects} projects held out in turn cannot keep a miss rate "
                     f"of {bound.miss_rate:g} on a project never seen (the least {bound.projects} projects certify is "

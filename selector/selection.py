@@ -17,7 +17,6 @@ tables: pandas, about half of what a selection would otherwise cost, is not impo
 
 from __future__ import annotations
 
-import atexit
 import importlib
 import shutil
 import tempfile
@@ -43,6 +42,7 @@ from perf_selector.models.decision import (BUILD_CONFIG_CHANGED, PREDICTED_EFFEC
                              memory_rule_runs, policy_summary, predicted_effect_reaches, steps_aside, within_rule)
 from perf_selector.storage.history import History, measured_runs, with_current_build_configs
 from perf_selector.collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
+from perf_selector.selector.temporaries import remove_at_exit
 from perf_selector.selector.config import Config, benchmark_metrics, harness_digest, has_benchmarks
 from perf_selector.selector.function_names import readable
 from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, shipped_bundle_path
@@ -348,7 +348,9 @@ def _models(bundle_path: Path | None, store: Store, notes: list[str], policy: st
         notes.append(f"the shipped model's operating point is adapted to this project's labelled changes: {adapted:.4g}")
     # One line for each deciding bundle: which model decides and what it saves against the rule (the
     # whole reason, every project's figures, is in the JSON document's model and in `selector doctor`)
-    for deciding in {id(b): b for b in (bundle, shipped) if b is not None}.values():
+    own_decides = bundle is not None and bundle is not shipped and (
+        shipped is None or any(e.training_positives >= OWN_POSITIVES_NEEDED for e in bundle.entries))
+    for deciding in [b for b in (bundle if own_decides else None, shipped) if b is not None]:
         notes.append(policy_summary(deciding, deciding is shipped))
     return bundle, shipped, model_note
 
@@ -458,8 +460,7 @@ def _new_analysis(repository: Repository, config: Config, store: Store, sha: str
                               "pass --binary (a build of it), or fix the build")
         analysis = analyse_binary(build.binary)
         # kept past the worktree: the features align the changed code of this binary block by block
-        kept = Path(tempfile.mkdtemp(prefix="selector-select-")) / "binary"
-        atexit.register(shutil.rmtree, kept.parent, True)
+        kept = remove_at_exit(Path(tempfile.mkdtemp(prefix="selector-select-"))) / "binary"
         shutil.copy(build.binary, kept)  # executable still: a suite lists its benchmarks by running it
     notes.append(f"built {sha[:12]} with `{config.build.command}` in a clean worktree")
     return _NewAnalysis(analysis.functions, analysis.objects, None, str(kept), CLEAN_WORKTREE)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from perf_selector.selector.cmake_model import CMakeProgram, cmake_programs
 from perf_selector.collectors.frameworks import DETECTED
 from perf_selector.collectors.repository import Repository, submodule_paths
 from perf_selector.selector.config import BuildSection
@@ -55,6 +56,7 @@ class Candidate:
     flags: tuple[str, ...] = ()  # driver: the flags its source parses among --num= and --db=
     scopes: tuple[str, ...] = ()  # harness: the C++ namespace each of `names` is registered in ("a::b", "" global)
     parameterised: tuple[str, ...] = ()  # harness: those of `names` run with sizes (BENCHMARK_RANGE, ->Arg)
+    artifact: str = ""  # where the build writes the program, relative to its build folder, when CMake said so
 
     @property
     def stem(self) -> str:
@@ -94,9 +96,12 @@ def survey(path: Path) -> Survey:
     texts = {name: _read(top / name) for name in ours if PurePosixPath(name).name in BUILD_FILES}
     makefiles = {_folder(name): text for name, text in texts.items() if PurePosixPath(name).name in MAKEFILES}
     build_files = [(name, text) for name, text in texts.items() if PurePosixPath(name).name not in MAKEFILES]
+    # CMake's own answer, where a configure works here (selector/cmake_model.py); else the files are read
+    introspected = cmake_programs(top, benchmark_options(texts.get("CMakeLists.txt", ""))) if build_system == "cmake" \
+        else None
     candidates = [found for name in ours if name.endswith(SOURCE_SUFFIXES)
-                  for found in [_candidate(top, name, build_system, build_files, makefiles)] if found]
-    candidates = _without_harnesses(top, candidates, build_system, build_files)
+                  for found in [_candidate(top, name, build_system, build_files, makefiles, introspected)] if found]
+    candidates = _without_harnesses(top, candidates, build_system, build_files, introspected)
     candidates.sort(key=lambda c: (KIND_ORDER.index(c.kind), not c.defined, len(c.stem), c.source.count("/"), c.source))
     programs = _programs(build_system, build_files)
     return Survey(
@@ -105,6 +110,13 @@ def survey(path: Path) -> Survey:
         missing_submodules=sorted(p for p in submodules if not (top / p).is_dir() or not any((top / p).iterdir())),
         cxx=any(name.endswith(CXX_SUFFIXES) for name in ours), build_files=texts,
     )
+
+
+def benchmark_options(cmakelists: str) -> tuple[str, ...]:
+    """-D...=ON for the benchmark options a project may leave off (SNAPPY_BUILD_BENCHMARKS,
+    LEVELDB_BUILD_BENCHMARKS): the configure that lists its targets, and the build, turn them on."""
+    return tuple(f"-D{name}=ON" for name in re.findall(r"^\s*option\s*\(\s*(\w*BENCH\w*)", cmakelists,
+                                                       re.MULTILINE | re.IGNORECASE))
 
 
 def _folder(name: str) -> str:
@@ -146,7 +158,7 @@ def _build_system(files: set[str]) -> str | None:
 
 
 def _candidate(top: Path, name: str, build_system: str | None, build_files: list[tuple[str, str]],
-               makefiles: dict[str, str]) -> Candidate | None:
+               makefiles: dict[str, str], introspected: list[CMakeProgram] | None = None) -> Candidate | None:
     """The benchmark program whose main source is `name`, or None when it is none."""
     path = PurePosixPath(name)
     named_like_one = "bench" in path.stem.lower() or bool(BENCHMARK_FOLDERS.intersection(p.lower() for p in path.parts[:-1]))
@@ -164,26 +176,40 @@ def _candidate(top: Path, name: str, build_system: str | None, build_files: list
         # benchmarks registered for a harness of the project's own, its main in another source
         # of the same program (util/benchmark.cc): a candidate only where a build file names it
         # (the same BENCHMARK(fn) lines decide that it is one and give its names)
-        target, directory, defined = _target(name, build_system, build_files, makefiles)
+        program = _program_of(name, introspected)
+        target, directory, defined = (program.name, program.folder, True) if program else \
+            _target(name, build_system, build_files, makefiles)
         if not defined:
             return None
         names, scopes, parameterised = registered
-        return Candidate(HARNESS, name, target, directory, True, names, scopes=scopes, parameterised=parameterised)
+        return Candidate(HARNESS, name, target, directory, True, names, scopes=scopes, parameterised=parameterised,
+                         artifact=program.artifact if program else "")
     else:
         return None
+    program = _program_of(name, introspected)
+    if program is not None:
+        return Candidate(kind, name, program.name, program.folder, True, names, flags, artifact=program.artifact)
     target, directory, defined = _target(name, build_system, build_files, makefiles)
     return Candidate(kind, name, target, directory, defined, names, flags)
 
 
+def _program_of(source: str, introspected: list[CMakeProgram] | None) -> CMakeProgram | None:
+    """The executable CMake builds from `source` (the one with the fewest sources: the benchmark
+    program rather than an all-in-one test binary)."""
+    having = [program for program in introspected or () if source in program.sources]
+    return min(having, key=lambda program: (len(program.sources), program.name)) if having else None
+
+
 def _without_harnesses(top: Path, candidates: list[Candidate], build_system: str | None,
-                       build_files: list[tuple[str, str]]) -> list[Candidate]:
+                       build_files: list[tuple[str, str]], introspected: list[CMakeProgram] | None = None) -> list[Candidate]:
     """The candidates less the main sources of a harness: a source with main that a program
     shares with a source registering benchmarks (util/benchmark.cc in add_executable(
     foo_benchmark util/benchmark.cc lib/foo_benchmark.cc)) is the harness, not a benchmark."""
     registering = {c.source for c in candidates if c.kind == HARNESS}
     if not registering:
         return candidates
-    programs = _program_sources(build_system, build_files)
+    programs = [set(program.sources) for program in introspected] if introspected else \
+        _program_sources(build_system, build_files)
     harnesses = {source for sources in programs if sources & registering for source in sources - registering}
     return [c for c in candidates if c.source not in harnesses]
 
@@ -243,7 +269,7 @@ def _static(candidate: Candidate, programs: list[tuple[str, str]]) -> Candidate:
     code out of its own binary, where the analysis looks."""
     for name in (f"{candidate.target}-static", f"{candidate.target}_static"):
         if (name, candidate.directory) in programs:
-            return replace(candidate, target=name)
+            return replace(candidate, target=name, artifact="")  # where the static one goes: as the build usually puts it
     return candidate
 
 

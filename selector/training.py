@@ -205,7 +205,7 @@ def own_policies(store: Store, config: Config, history: History, models: Sequenc
         if policy != STEPPING_ASIDE_RULE and bound["bound"] > bound["miss_rate"]:
             reason = (f"{judged_on}, it would prune, but its {bound['changes']} changes ({bound['missed']} missed) certify "
                       f"no miss rate below {bound['bound']:.3f}, above the {bound['miss_rate']:.2f} asked")
-            policy = STEPPING_ASIDE_RULE
+            policy, bound["decided"] = STEPPING_ASIDE_RULE, True  # the bound, not the evidence, made it the rule
         policies[model] = {"policy": policy, "policy_reason": reason, "evidence": evidence, "own_bound": bound}
     return policies
 

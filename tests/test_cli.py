@@ -14,7 +14,7 @@ from tests.helpers import run_selector
 from tests.helpers import selector_command
 
 VERBS = ["functions", "diff", "collect", "calibrate", "confirm", "features", "demo", "backtest", "train", "report", "select",
-         "record", "bisect", "hook", "init", "doctor", "labels"]
+         "record", "bisect", "hook", "init", "doctor", "labels", "evaluate", "pack"]
 
 
 @pytest.mark.parametrize("verb", VERBS)

@@ -137,3 +137,31 @@ def test_a_source_is_a_harness_candidate_only_by_its_own_benchmark_lines(tmp_pat
     commit(root, FILES, "registered")
     (found,) = [c for c in survey(root).candidates if c.kind == HARNESS]
     assert found.names == ("BM_Find", "BM_Sum", "BM_Sized") and found.parameterised == ("BM_Sized",)
+
+
+@needs_cmake
+def test_init_asks_cmake_for_a_target_declared_in_a_foreach_over_a_list(tmp_path):
+    """Issue 48's C++ regex engine: the benchmark program is declared in a foreach over a list
+    variable (add_executable(${target} testing/${target}.cc util/benchmark.cc)), which no reading
+    of the file resolves; CMake's file API names the real target and where its binary goes, and
+    the build init writes makes that program."""
+    cmakelists = ("cmake_minimum_required(VERSION 3.10)\nproject(foo CXX)\n"
+                  "include_directories(${CMAKE_SOURCE_DIR})\nadd_library(foo STATIC lib/foo.cc)\n"
+                  "set(BENCHMARK_TARGETS foo_benchmark)\n"
+                  "set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)\n"
+                  "foreach(target ${BENCHMARK_TARGETS})\n"
+                  "  add_executable(${target} testing/${target}.cc util/benchmark.cc)\n"
+                  "  target_link_libraries(${target} foo)\n"
+                  "endforeach()\n")
+    files = {**FILES, "CMakeLists.txt": cmakelists, "testing/foo_benchmark.cc": FOO_BENCHMARK}
+    files.pop("lib/foo_benchmark.cc")
+    root = tmp_path / "project"
+    sha = commit(root, files, "benchmarks declared in a foreach")
+    config, result = init(root)
+    assert "--target foo_benchmark" in config.build.command and "--target benchmark" not in config.build.command
+    assert config.project.binary == "build/bin/foo_benchmark"  # where CMake writes it, not where it usually goes
+    (suite,) = config.suite
+    assert suite.names == ["BM_Find", "BM_Sum", "BM_Sized"]
+    binary = built(root, config, sha)
+    assert binary.name == "foo_benchmark"
+    assert subprocess.run([str(binary), "^BM_Sum$"], capture_output=True, text=True, check=True).stdout.split() == ["BM_Sum"]

@@ -1,0 +1,37 @@
+"""A lock file that does not outlive its lock.
+
+Commits of one binary identity measure one at a time (selector/measurement_reuse.py); their
+lock files, one a binary identity, were never removed, and a day of collections left hundreds
+of empty ones in the temporary directory.  Here the file is removed while still held, and a
+waiter that opened it before the removal notices it locked a file no longer at that path.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+
+@contextmanager
+def held_and_removed(path: Path) -> Iterator[None]:
+    """An exclusive lock on the file `path`, removed when the lock is let go.  A waiter that
+    opened the file before its removal has locked a file no longer at `path`: it sees that (the
+    path names another file, or none) and locks the path's new file instead."""
+    while True:
+        handle = open(path, "a")
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            here, mine = os.stat(path), os.fstat(handle.fileno())
+            if (here.st_ino, here.st_dev) == (mine.st_ino, mine.st_dev):
+                break
+        except FileNotFoundError:
+            pass
+        handle.close()
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)  # while held: whoever locks next makes the file anew
+        handle.close()

@@ -1,0 +1,32 @@
+"""A lock file that does not outlive its lock (issue 49: hundreds of empty lock files were left
+in the temporary directory): holders take turns, and nothing is left once the last lets go."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from perf_selector.collectors.file_lock import held_and_removed
+
+
+def test_holders_take_turns_and_leave_no_file(tmp_path):
+    path = tmp_path / "selector-measure-x.lock"
+    inside, overlaps = [], []
+
+    def hold(name: str) -> None:
+        for _ in range(20):
+            with held_and_removed(path):
+                if inside:
+                    overlaps.append((name, list(inside)))
+                inside.append(name)
+                time.sleep(0.001)
+                inside.remove(name)
+
+    threads = [threading.Thread(target=hold, args=(f"t{i}",)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    assert overlaps == []  # never two holders at once, though each removed the file it held
+    assert not path.exists() and list(tmp_path.iterdir()) == []

@@ -1,0 +1,50 @@
+"""What `select` keeps in the temporary directory (a copy of the binary it built in a clean
+worktree) is removed however it ends: on the push path's fast exit, and when SIGTERM stops it
+(issue 49: a day of selections left folders holding binaries there)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from perf_selector.selector.sample_history import make_sample_history
+from tests.helpers import selector_command
+
+
+def _project(tmp_path: Path) -> tuple[Path, dict]:
+    root = tmp_path / "project"
+    make_sample_history(root)
+    (root / ".selector").mkdir()
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    return root, {**os.environ, "TMPDIR": str(temporary)}
+
+
+def _kept(environment: dict) -> list[Path]:
+    return sorted(Path(environment["TMPDIR"]).glob("selector-select-*"))
+
+
+def test_a_select_that_built_in_a_worktree_leaves_no_copy_behind(tmp_path):
+    root, environment = _project(tmp_path)
+    done = subprocess.run(selector_command("select", "HEAD", "--repo", str(root)), capture_output=True, text=True,
+                          env=environment)
+    assert done.returncode in (0, 1), done.stderr
+    assert "in a clean worktree" in done.stdout + done.stderr
+    assert _kept(environment) == []
+
+
+def test_a_select_stopped_by_sigterm_removes_its_copy(tmp_path):
+    root, environment = _project(tmp_path)
+    running = subprocess.Popen(selector_command("select", "HEAD", "--repo", str(root), "--format", "json"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    deadline = time.monotonic() + 120
+    while not _kept(environment) and running.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if running.poll() is None:  # stopped while it holds its copy (else it ended first: the test above's case)
+        running.send_signal(signal.SIGTERM)
+    _, stderr = running.communicate(timeout=60)
+    assert running.returncode in (0, 1, 143), stderr
+    assert _kept(environment) == []
