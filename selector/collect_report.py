@@ -76,12 +76,12 @@ def undecidable_labels(config: Config, store: Store) -> list[str]:
 
 def report_collection(summary: CollectSummary, store: Store, output_format: str) -> None:
     outcomes = summary.outcomes
+    # built = compiled + builds_reused: a commit whose build a parent's stands for is built without compiling
+    reused_builds = sum(bool(o.build_reused_from) for o in outcomes if o.status == "ok")
     totals = {
-        # built = compiled + builds_reused: a commit whose build a parent's stands for is built without compiling
         "commits": len(outcomes), "built": summary.count("ok"), "failed": summary.count("failed"),
-        "already_stored": summary.count(SKIPPED),
-        "compiled": summary.count("ok") - sum(bool(o.build_reused_from) for o in outcomes if o.status == "ok"),
-        "builds_reused": sum(bool(o.build_reused_from) for o in outcomes if o.status == "ok"),
+        "already_stored": summary.count(SKIPPED), "compiled": summary.count("ok") - reused_builds,
+        "builds_reused": reused_builds,
         "analyses_reused": sum(o.reused_analysis for o in outcomes),
         "measurements_reused": sum(bool(o.reused) and not o.benchmarks_run for o in outcomes),
         "benchmarks_reused": sum(len(o.reused) for o in outcomes),

@@ -118,3 +118,18 @@ def own_bound(evidence: dict, policy: str, miss_rate: float) -> dict:
     hit = evidence[shown]["hit_rate"]
     missed = int(round((1.0 - hit) * changes)) if hit is not None else 0
     return {"changes": changes, "missed": missed, "bound": (missed + 1) / (changes + 1), "miss_rate": round(miss_rate, 6)}
+
+
+def bounded_policy(evidence: dict[str, dict], judged_on: str, miss_rate: float) -> tuple[str, str, dict]:
+    """(policy, reason, bound) of one project's own evidence ({name: its policy_evidence}):
+    policy_from's choice, turned into the rule where own_bound says its changes cannot certify
+    `miss_rate` (the bound then records "decided").  What `train` records and evaluate's replay of
+    it applies."""
+    policy, reason = policy_from(evidence, judged_on)
+    (own,) = evidence.values()
+    bound = own_bound(own, policy, miss_rate)
+    if policy != STEPPING_ASIDE_RULE and bound["bound"] > bound["miss_rate"]:
+        reason = (f"{judged_on}, it would prune, but its {bound['changes']} changes ({bound['missed']} missed) certify "
+                  f"no miss rate below {bound['bound']:.3f}, above the {bound['miss_rate']:.2f} asked")
+        policy, bound["decided"] = STEPPING_ASIDE_RULE, True  # the bound, not the evidence, made it the rule
+    return policy, reason, bound

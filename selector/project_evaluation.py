@@ -44,7 +44,7 @@ from perf_selector.selector.evaluation_pack import Pack, is_pack, pack_evaluatio
 from perf_selector.selector.evaluation_parts import Parts, project_digest
 from perf_selector.selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
 from perf_selector.selector.policy import (
-    backtest_evidence, feature_rows, features_of, own_bound, own_model_epochs, policy_evidence, policy_from,
+    backtest_evidence, bounded_policy, feature_rows, features_of, own_model_epochs, policy_evidence, policy_from,
 )
 from perf_selector.models.decision import decide_by_policy, executed_rule_scores, predicted_effect_reaches
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
@@ -263,12 +263,9 @@ def own_policy_replay(pooled: pd.DataFrame, enough: set, table: pd.DataFrame, mi
             earlier = predictions[predictions["epoch"] < epoch]
             judged = earlier[earlier["epoch"].isin(enough)]
             judged = judged if len(judged) else earlier
-            policy = "model"
-            if len(judged):  # as train decides it: the evidence's policy, pruning only within its changes' bound
-                evidence = backtest_evidence(judged, rows, min_effect)
-                policy = policy_from({"own": evidence})[0]
-                if policy != STEPPING_ASIDE_RULE and own_bound(evidence, policy, miss_rate)["bound"] > miss_rate:
-                    policy = STEPPING_ASIDE_RULE
+            # as train decides it: the evidence's policy, pruning only within its changes' bound
+            policy = bounded_policy({"own": backtest_evidence(judged, rows, min_effect)}, "held out in turn", miss_rate)[0] \
+                if len(judged) else "model"
             parts.append(tests.assign(run=decide_by_policy(policy, tests["score"].to_numpy(float),
                                                            tests["threshold"].to_numpy(float), features_of(rows, tests),
                                                            min_effect)))

@@ -28,7 +28,7 @@ from perf_selector.selector.config import Config, harness_digest
 from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED
 from perf_selector.selector.feature_table import benchmarks_of
 from perf_selector.storage.history import History, load_history
-from perf_selector.selector.policy import backtest_evidence, feature_rows, own_bound, own_model_epochs, policy_from
+from perf_selector.selector.policy import backtest_evidence, bounded_policy, feature_rows, own_model_epochs
 from perf_selector.selector.store_backtest import evaluation_data, labelled_feature_table, run_backtest
 from perf_selector.storage.store import Store
 
@@ -200,12 +200,7 @@ def own_policies(store: Store, config: Config, history: History, models: Sequenc
                                "policy_reason": "not judged against the executed-changed rule: its backtest tested no tuple"}
             continue
         evidence = {OWN_EVIDENCE: backtest_evidence(mine, rows, config.labels.min_effect)}
-        policy, reason = policy_from(evidence, judged_on)
-        bound = own_bound(evidence[OWN_EVIDENCE], policy, 1.0 - target_hit_rate)
-        if policy != STEPPING_ASIDE_RULE and bound["bound"] > bound["miss_rate"]:
-            reason = (f"{judged_on}, it would prune, but its {bound['changes']} changes ({bound['missed']} missed) certify "
-                      f"no miss rate below {bound['bound']:.3f}, above the {bound['miss_rate']:.2f} asked")
-            policy, bound["decided"] = STEPPING_ASIDE_RULE, True  # the bound, not the evidence, made it the rule
+        policy, reason, bound = bounded_policy(evidence, judged_on, 1.0 - target_hit_rate)
         policies[model] = {"policy": policy, "policy_reason": reason, "evidence": evidence, "own_bound": bound}
     return policies
 
