@@ -38,6 +38,7 @@ the old profile's per-instruction counts (features/executed_code.py).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -48,6 +49,7 @@ import numpy as np
 
 from perf_selector.collectors.code_effects import FieldAccess, RegisterOffsets
 from perf_selector.collectors.code_image import CodeImage
+from perf_selector.collectors.value_flow import decodes, reaches_decision, written_registers
 
 _FLOW_ENDS_BLOCK = frozenset({
     iced_x86.FlowControl.UNCONDITIONAL_BRANCH, iced_x86.FlowControl.CONDITIONAL_BRANCH,
@@ -69,6 +71,8 @@ class Block:
     shape: int  # hash of the normalized instructions without immediates and displacements
     accesses: tuple[FieldAccess | None, ...] = ()  # per instruction: its plain field store or register load
     values: tuple[int, ...] = ()  # per instruction: hash of its constant values (immediates, a literal's bytes)
+    flow: int = 0  # hash of its branches, calls and returns, normalized: what decides where the run goes next
+    writes: tuple[frozenset, ...] = ()  # per instruction: the registers (and flags) it writes
 
 
 class NewBlock(NamedTuple):
@@ -94,6 +98,7 @@ class Region:
     new_blocks: tuple[NewBlock, ...]
     constants_only: bool = False  # as many new blocks as old ones, each of its old block's shape: only constants changed
     fields: tuple[tuple[int, int], ...] = ()  # constants only: the (field offset, bytes) its changed constants are stored to
+    steers: bool = True  # its control flow differs, or what it computes can reach a decision (collectors/value_flow.py)
 
     @property
     def new_instructions(self) -> int:
@@ -132,6 +137,10 @@ def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]
 
 
 def align(old: list[Block], new: list[Block]) -> list[Region]:
+    return _aligned(old, new)[0]
+
+
+def _aligned(old: list[Block], new: list[Block]) -> tuple[list[Region], list[tuple[bool, list[tuple[Block, Block]]]]]:
     """The regions where the two block sequences differ.
 
     Blocks the compiler only moved (the same block, unmatched in order: a changed block
@@ -146,7 +155,7 @@ def align(old: list[Block], new: list[Block]) -> list[Region]:
                                    for k in range(j2 - j1)}  # new block -> old block it equals
     moved_old, moved_new = _moved_blocks(old, new, operations)
     counterpart.update(moved_new)
-    regions = []
+    regions, changes = [], []
     for _, i1, i2, j1, j2 in operations:
         old_part = [i for i in range(i1, i2) if i not in moved_old]
         new_part = [j for j in range(j1, j2) if j not in moved_new]
@@ -165,8 +174,10 @@ def align(old: list[Block], new: list[Block]) -> list[Region]:
         constants_only = len(old_part) == len(new_part) and all(old[i].shape == new[j].shape for i, j in zip(old_part, new_part))
         fields = tuple(sorted({field for i, j in zip(old_part, new_part) for field in _constant_fields(old[i], new[j])})) \
             if constants_only else ()
-        regions.append(Region(addresses, new_blocks, constants_only, fields))
-    return regions
+        steers = len(old_part) != len(new_part) or any(old[i].flow != new[j].flow for i, j in zip(old_part, new_part))
+        regions.append(Region(addresses, new_blocks, constants_only, fields, steers))
+        changes.append((steers, [(new[j], anchor) for j, anchor in zip(new_part, anchors)]))
+    return regions, changes
 
 
 def _constant_fields(old: Block, new: Block) -> set[tuple[int, int]]:
@@ -217,7 +228,40 @@ def _most_similar(block: Block, candidates: list[Block], position: int) -> Block
 
 def changed_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new_image: CodeImage,
                     new_ranges: list[tuple[int, int]]) -> list[Region]:
-    return align(basic_blocks(old_image, old_ranges), basic_blocks(new_image, new_ranges))
+    """The regions where the function's old and new code differ, each told whether it steers: its
+    control flow differs, or a value its changed instructions compute reaches a decision of the
+    new function (collectors/value_flow.py)."""
+    regions, changes = _aligned(basic_blocks(old_image, old_ranges), basic_blocks(new_image, new_ranges))
+    if not any(not steers for steers, _ in changes):
+        return regions
+    instructions = [instruction for address, size in new_ranges for instruction in decodes(new_image.read(address, size), address)]
+    told = []
+    for region, (steers, pairs) in zip(regions, changes):
+        if not steers:
+            changed, seeds = _changed_instructions(pairs)
+            steers = reaches_decision(instructions, changed, seeds)
+        told.append(dataclasses.replace(region, steers=steers))
+    return told
+
+
+def _changed_instructions(pairs: list[tuple[Block, Block]]) -> tuple[frozenset[int], dict[int, frozenset]]:
+    """The new instructions of (new block, its old anchor) pairs that compute something the old did
+    not (those of a block whose instructions only changed order compute the same), and the
+    registers a deleted old instruction wrote, from the new instruction that follows it."""
+    changed: set[int] = set()
+    seeds: dict[int, frozenset] = {}
+    for new, old in pairs:
+        if sorted(new.tokens) == sorted(old.tokens):
+            continue  # the same instructions in another order (scheduling): the same values
+        matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
+        for operation, i1, i2, j1, j2 in matcher.get_opcodes():
+            if operation in ("replace", "insert"):
+                changed.update(new.addresses[j1:j2])
+            if operation in ("replace", "delete") and i2 > i1:
+                at = new.addresses[min(j1, len(new.addresses) - 1)]
+                lost = frozenset().union(*old.writes[i1:i2]) if old.writes else frozenset()
+                seeds[at] = seeds.get(at, frozenset()) | lost
+    return frozenset(changed), seeds
 
 
 @lru_cache(maxsize=8)
@@ -237,7 +281,8 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
         full = iced_x86.RegisterExt.full_register(value)
         return numbering.setdefault(full, len(numbering)), iced_x86.RegisterExt.size(value)
 
-    tokens, shapes, values = [], [], []
+    tokens, shapes, values, flow = [], [], [], []
+    info = iced_x86.InstructionInfoFactory()
     for instruction in instructions:
         token: list = [instruction.mnemonic]
         shape: list = [instruction.mnemonic]  # the token, constants left out
@@ -264,8 +309,11 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
         tokens.append(hash(tuple(token)))
         shapes.append(hash(tuple(shape)))
         values.append(hash(tuple(part for part, kept in zip(token, shape) if part != kept and _is_value(part))))
+        if instruction.flow_control != iced_x86.FlowControl.NEXT:
+            flow.append(tokens[-1])
     return Block(hash(tuple(tokens)), tuple(instruction.ip for instruction in instructions), tuple(tokens), hash(tuple(shapes)),
-                 tuple(accesses.get(instruction.ip) for instruction in instructions), tuple(values))
+                 tuple(accesses.get(instruction.ip) for instruction in instructions), tuple(values), hash(tuple(flow)),
+                 tuple(written_registers(instruction, info) for instruction in instructions))
 
 
 def _memory_token(instruction: iced_x86.Instruction, register, low: int, high: int, image: CodeImage) -> tuple:

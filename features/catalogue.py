@@ -502,6 +502,20 @@ def changed_cpu_dispatch(t: TupleView) -> float:
     return float(t.steering.cpu_dispatch)
 
 
+
+@feature("executed_steering_share", "extension", "A change whose control flow is the old one and whose changed values reach "
+         "no decision does straight-line work: the old counts foretell its cost exactly, as they cannot for one that steers.")
+def executed_steering_share(t: TupleView) -> float:
+    """Share (0-1) of c_o's run instructions executed in changed code that steers: the changed blocks
+    (as for executed_changed_share) of regions whose control flow differs from the old (a block more or
+    fewer, another branch, call or return) or whose changed instructions compute a value that reaches,
+    within the function, a conditional branch, an indirect jump or call, a call's arguments, the
+    return value, a store outside the stack frame or a memory address (collectors/value_flow.py); plus
+    reached functions that were deleted and changed functions that could not be aligned, whole.  0
+    with executed_changed_share > 0: the executed change is straight-line work.  With a perf profile
+    it is a share of the run's samples."""
+    return t.executed.steering_share
+
 FEATURE_NAMES = [f.name for f in CATALOGUE]
 # the features of changed code that steers execution (issue 27): what runs after it, not what it runs
 STEERING_FEATURES = ("changed_writes_hot_data", "executed_constant_change", "changed_cpu_dispatch",

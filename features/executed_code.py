@@ -49,6 +49,7 @@ INSTRUCTIONS, SAMPLES = INSTRUCTION_METRIC.name, "samples"
 class ExecutedChange:
     share: float  # 0-1 of the run's instructions (or samples) executed in changed code
     predicted_effect: float  # predicted (new - old) / old of the run's instructions (or samples)
+    steering_share: float = 0.0  # 0-1 of the run in changed code that steers (Region.steers), or not aligned
 
 
 NO_CHANGE = ExecutedChange(0.0, 0.0)
@@ -72,19 +73,21 @@ def executed_change(functions: list[FunctionChange], deleted_count: float, run_c
     (`deleted_count`: the own counts of reached functions that were deleted; all three of `kind`)."""
     if run_count <= 0:
         return NO_CHANGE
-    changed, delta = deleted_count, 0.0
+    changed, delta, steering = deleted_count, 0.0, deleted_count
     for function in functions:
         if function.regions is None or len(function.addresses) == 0:
             changed += function.own_count
+            steering += function.own_count
             delta += function.own_count * (function.new_length / max(function.old_length, 1) - 1.0)
             continue
         for region in function.regions:
             old_cost = counts_at(function, region.old_addresses).sum()
             changed += old_cost
+            steering += old_cost if region.steers else 0.0
             if region.new_blocks:
                 delta += float((_block_rates(function, region, kind) * _new_lengths(region)).sum())
             delta -= old_cost
-    return ExecutedChange(min(changed / run_count, 1.0), delta / run_count)
+    return ExecutedChange(min(changed / run_count, 1.0), delta / run_count, min(steering / run_count, 1.0))
 
 
 def _new_lengths(region: Region) -> np.ndarray:

@@ -4,9 +4,10 @@
 * :class:`ReachedChanged`: safe selection in the manner of Ekstazi: run a benchmark when
   anything it reached in c_o's profile changed (a changed or deleted reached function, a
   changed data object a reached function reads) or the build configuration changed.
-  *executed-changed* is the same rule one level down: run when a changed basic block
+  :class:`ExecutedChanged` is the same rule one level down: run when a changed basic block
   executed in c_o's run (or a reached function was deleted, a read data object changed,
-  the build configuration changed).  With a perf profile "executed" means sampled: a
+  the build configuration changed), unless what ran is straight-line work far below
+  ``min_effect`` (models.decision.straight_line_below).  With a perf profile "executed" means sampled: a
   changed block too brief to be sampled once looks unexecuted.
 * :class:`HistoryOnly`: a logistic regression that sees nothing of the code, only the
   benchmark's recent change history, its noise, and how far apart the two commits are.
@@ -89,6 +90,36 @@ class ReachedChanged(_ColumnsBaseline):
         X = validate_data(self, X, dtype=float, reset=False, ensure_all_finite="allow-nan")
         touched = any_positive(X, self.columns_)
         return self._proba(touched.astype(float))
+
+
+class ExecutedChanged(_ColumnsBaseline):
+    """Run when a changed basic block executed in c_o's run (block-level safe selection), unless
+    the executed change is straight-line work too small to reach `min_effect`: the rule as `select`
+    applies it (models.decision.executed_rule_scores).  Columns it is not given count as absent
+    (a change's steering then as unknown: it runs)."""
+
+    def __init__(self, min_effect: float = 0.01) -> None:
+        self.min_effect = min_effect
+
+    def fit(self, X, y, sample_weight=None) -> "ExecutedChanged":
+        from perf_selector.features.catalogue import FEATURE_NAMES
+
+        validate_binary_fit(self, X, y, sample_weight)
+        names = list(getattr(self, "feature_names_in_", FEATURE_NAMES[:self.n_features_in_]))
+        known = [name for name in names if name in FEATURE_NAMES]
+        self.sources_ = np.asarray([names.index(name) for name in known], dtype=int)
+        self.targets_ = np.asarray([FEATURE_NAMES.index(name) for name in known], dtype=int)
+        self.width_ = len(FEATURE_NAMES)
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        from perf_selector.models.decision import executed_rule_scores
+
+        check_is_fitted(self, "sources_")
+        X = validate_data(self, X, dtype=float, reset=False, ensure_all_finite="allow-nan")
+        catalogue = np.full((len(X), self.width_), np.nan)
+        catalogue[:, self.targets_] = X[:, self.sources_]
+        return self._proba(executed_rule_scores(catalogue, self.min_effect))
 
 
 class HistoryOnly(_ColumnsBaseline):

@@ -34,6 +34,14 @@ from perf_selector.models.names import EXECUTED_CHANGE_COLUMNS, STEPPING_ASIDE_R
 BUILD_CONFIG_CHANGED = FEATURE_NAMES.index("build_config_changed")
 PREDICTED_EFFECT = FEATURE_NAMES.index("predicted_effect")
 EXECUTED_RULE_COLUMNS = [FEATURE_NAMES.index(name) for name in EXECUTED_CHANGE_COLUMNS]
+EXECUTED_SHARE = FEATURE_NAMES.index("executed_changed_share")
+STEERING_SHARE = FEATURE_NAMES.index("executed_steering_share")
+CHANGED_DATA = FEATURE_NAMES.index("changed_data_reached")
+DEFAULT_MIN_EFFECT = 0.01  # the configuration's default (selector.config.Labels)
+# Straight-line work is priced exactly in instructions, but a metric of time pays more for some
+# instructions (a division) than for those they replace: it is skipped only an order of
+# magnitude below min_effect.
+STRAIGHT_LINE_MARGIN = 0.1
 # Far above a float32's rounding of a probability (6e-8 near 1), far below any gap between
 # two operating points that mean different things.
 SCORE_RESOLUTION = 1e-6
@@ -69,10 +77,29 @@ class RowDecisions:
     why: np.ndarray  # "build configuration", "no model", "model", "predicted effect", "hazard" or "skip"
 
 
-def executed_rule_scores(features: np.ndarray) -> np.ndarray:
+def executed_rule_scores(features: np.ndarray, min_effect: float = DEFAULT_MIN_EFFECT) -> np.ndarray:
     """The executed-changed rule (models.baselines): 1 when a changed block executed in c_o's run,
-    a reached function was deleted, a data object it reads changed or the build changed; else 0."""
-    return any_positive(np.atleast_2d(features), EXECUTED_RULE_COLUMNS).astype(float)
+    a reached function was deleted, a data object it reads changed or the build changed, unless
+    the executed change is straight-line work too small to reach `min_effect` (straight_line_below);
+    else 0."""
+    features = np.atleast_2d(features)
+    touched = any_positive(features, EXECUTED_RULE_COLUMNS)
+    return (touched & ~straight_line_below(features, min_effect)).astype(float)
+
+
+def straight_line_below(features: np.ndarray, min_effect: float = DEFAULT_MIN_EFFECT) -> np.ndarray:
+    """Rows whose only change is straight-line work the old run's counts price exactly, far below
+    `min_effect`: changed code ran, none of it steers (executed_steering_share 0: its control flow
+    is the old one and its changed values reach no decision), no data object read changed, the
+    build did not, no hazard fires, and the predicted instruction change is under a tenth of
+    `min_effect` (STRAIGHT_LINE_MARGIN).  A row without executed_steering_share (features of an
+    older catalogue) is taken to steer."""
+    features = np.atleast_2d(np.asarray(features, dtype=float))
+    steering = np.nan_to_num(features[:, STEERING_SHARE], nan=1.0)
+    others = np.nan_to_num(features[:, [CHANGED_DATA, BUILD_CONFIG_CHANGED]]).any(axis=1)
+    small = np.abs(np.nan_to_num(features[:, PREDICTED_EFFECT], nan=np.inf)) < 100 * min_effect * STRAIGHT_LINE_MARGIN
+    return (np.nan_to_num(features[:, EXECUTED_SHARE]) > 0) & (steering <= 0) & ~others & small \
+        & ~hazards_firing(features).any(axis=1)
 
 
 def memory_rule_runs(features: np.ndarray) -> np.ndarray:
@@ -146,7 +173,7 @@ def decide(probability: np.ndarray, threshold: np.ndarray, features: np.ndarray,
     hazards = hazards_firing(features)
     if harmless is not None:
         hazards &= ~harmless
-    by_hazard = hazards.any(axis=1) & (executed_rule_scores(features) > 0)
+    by_hazard = hazards.any(axis=1) & (executed_rule_scores(features, min_effect) > 0)
     why = np.select([forced, no_model, model_runs, by_effect, by_hazard],
                     ["build configuration", "no model", "model", "predicted effect", "hazard"], "skip")
     return RowDecisions(why != "skip", probability, threshold, model_runs, why)
@@ -155,7 +182,7 @@ def decide(probability: np.ndarray, threshold: np.ndarray, features: np.ndarray,
 def decide_by_policy(policy: str, scores: np.ndarray, thresholds: np.ndarray, features: np.ndarray,
                      min_effect: float, harmless: np.ndarray | None = None) -> np.ndarray:
     """Which tuples run under `policy` ("model", WITHIN_RULE or STEPPING_ASIDE_RULE), as `select` decides them."""
-    rule = executed_rule_scores(features)
+    rule = executed_rule_scores(features, min_effect)
     if policy == STEPPING_ASIDE_RULE:
         return decide(rule, np.full(len(rule), 0.5), features, min_effect).run
     return decide(scores, thresholds, features, min_effect, within=rule > 0 if policy == WITHIN_RULE else None,
@@ -179,12 +206,12 @@ def decide_rows(bundle, features: np.ndarray, benchmarks: Sequence[str], min_eff
     hazards its project's history shows harmless (its settings' "harmless_hazards")."""
     features = np.atleast_2d(np.asarray(features, dtype=float))
     if steps_aside(bundle):
-        return decide(executed_rule_scores(features), np.full(len(features), 0.5), features, min_effect)
+        return decide(executed_rule_scores(features, min_effect), np.full(len(features), 0.5), features, min_effect)
     probability, threshold = np.full(len(features), np.nan), np.full(len(features), np.nan)
     for entry, rows in _rows_by_entry(bundle, benchmarks):
         probability[rows] = bundle.score_rows(entry, features[rows], [benchmarks[r] for r in rows], list(FEATURE_NAMES))
         threshold[rows] = entry.threshold
-    within = executed_rule_scores(features) > 0 if within_rule(bundle) else None
+    within = executed_rule_scores(features, min_effect) > 0 if within_rule(bundle) else None
     return decide(probability, threshold, features, min_effect, within,
                   harmless_mask(bundle.settings.get("harmless_hazards"), benchmarks))
 

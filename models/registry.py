@@ -26,7 +26,7 @@ from xgboost import XGBClassifier
 
 from perf_selector.models.names import MODEL_NAMES
 from perf_selector.models.binary_labels import BinaryClassifierTags, validate_binary_fit
-from perf_selector.models.baselines import EXECUTED_CHANGE_COLUMNS, AlwaysRun, HistoryOnly, PredictedEffect, ReachedChanged
+from perf_selector.models.baselines import AlwaysRun, ExecutedChanged, HistoryOnly, PredictedEffect, ReachedChanged
 from perf_selector.models.effect import EffectBound
 from perf_selector.models.perphecy import EXTENDED_INDICATORS, PerphecyPredictor
 
@@ -184,7 +184,7 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec("reached-changed", "baseline", "Run when anything the benchmark reached changed (safe selection)",
                   lambda seed: ReachedChanged(), weighted=False, rule_threshold=0.5),
         ModelSpec("executed-changed", "baseline", "Run when a changed basic block executed in c_o's run (block-level "
-                  "safe selection)", lambda seed: ReachedChanged(EXECUTED_CHANGE_COLUMNS), weighted=False, rule_threshold=0.5),
+                  "safe selection; straight-line work far below min_effect skipped)", lambda seed: ExecutedChanged(), weighted=False, rule_threshold=0.5),
         ModelSpec("history-only", "baseline", "Logistic regression on the benchmark's change history and commit distance",
                   lambda seed: HistoryOnly(random_state=seed)),
         ModelSpec("predicted-effect", "baseline", "Run when the instruction change predicted from c_o's per-instruction "

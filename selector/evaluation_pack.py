@@ -25,11 +25,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from perf_selector.collectors.errors import UserError
+from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.features.tuples import TUPLE_KEYS
 from perf_selector.storage.history import History, load_history
 from perf_selector.storage.store import Store
@@ -82,6 +84,9 @@ class Pack:
             raise UserError(f"{self.location}: the pack holds the tuples of {self.manifest['protocols']}; {method} at these "
                             f"options needs {missing} more; evaluate the store ({self.manifest.get('store')}) instead")
         table = found.drop(columns=["_merge", "hops"], errors="ignore")
+        for name in FEATURE_NAMES:
+            if name not in table:  # a feature the catalogue gained since the pack was made: unknown
+                table[name] = np.nan
         table["hops"] = tuples["hops"].to_numpy()
         table["label"] = table["label"].astype("boolean")
         return table

@@ -388,7 +388,7 @@ def policy_risk_bound(scored: dict[str, HeldOutScores], policy: str, miss_rate: 
     for name, s in scored.items():
         never = np.full(len(s.scores), -np.inf)  # a score that runs nothing: what runs anyway
         forced = decide_by_policy(policy, never, np.zeros(len(never)), s.features, s.min_effect)
-        excluded = (executed_rule_scores(s.features) == 0) if policy == WITHIN_RULE else np.zeros(len(never), bool)
+        excluded = (executed_rule_scores(s.features, s.min_effect) == 0) if policy == WITHIN_RULE else np.zeros(len(never), bool)
         held_out[name] = HeldOut(deciding_scores(s.scores, forced, excluded & ~forced), s.labels)
     return risk_controlled_threshold(held_out, miss_rate)
 

@@ -162,7 +162,7 @@ def always_policy(commit: str, features: np.ndarray, benchmarks: Sequence[str]):
 def rule_policy(min_effect: float) -> Policy:
     """The executed-changed rule alone, as select applies a bundle that steps aside for it."""
     def policy(commit, features, benchmarks):
-        decided = decide(executed_rule_scores(features), np.full(len(features), 0.5), features, min_effect)
+        decided = decide(executed_rule_scores(features, min_effect), np.full(len(features), 0.5), features, min_effect)
         return decided.run, np.where(decided.why == "model", "rule", decided.why)
     return policy
 

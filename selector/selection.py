@@ -396,7 +396,7 @@ def _decide(benchmark: str, old: str, hops: int, features: list[float], builder,
         probability, threshold = float(row.probability[0]), float(row.threshold[0])
         runs = bool(row.model_runs[0])
         decision.decision = "run" if runs else "skip"
-        ruled_out = within_rule(scorer) and not executed_rule_scores(np.array([features], dtype=float))[0]
+        ruled_out = within_rule(scorer) and not executed_rule_scores(np.array([features], dtype=float), config.labels.min_effect)[0]
         if not steps_aside(scorer):  # the rule's 1 or 0 is no model's score
             decision.probability, decision.threshold = probability, threshold
         decision.reason = _explain_rule(runs, decision.drivers) if steps_aside(scorer) or ruled_out else \

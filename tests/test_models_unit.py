@@ -152,14 +152,19 @@ def test_effect_bound_decides_at_min_effect_and_follows_a_new_min_effect_without
 
 
 def test_block_level_baselines():
-    X = _features([{"executed_changed_share": 0.2, "top_changed_rank_by_instructions": 90},
+    X = _features([{"executed_changed_share": 0.2, "executed_steering_share": 0.1, "top_changed_rank_by_instructions": 90},
                    {"top_changed_rank_by_instructions": 90},  # a hot function changed, no changed block ran
-                   {"predicted_effect_size": 1.5, "executed_changed_share": 0.5}, {"changed_data_reached": 1}])
-    y = np.array([True, False, True, True])
-    assert MODELS["executed-changed"].build(0).fit(X, y).predict(X).tolist() == [True, False, True, True]
-    assert ReachedChanged().fit(X, y).predict(X).tolist() == [True, True, False, True]
+                   {"predicted_effect_size": 1.5, "predicted_effect": 1.5, "executed_changed_share": 0.5,
+                    "executed_steering_share": 0.0},  # straight-line work, but priced above min_effect
+                   {"changed_data_reached": 1},
+                   # straight-line work priced far below min_effect: the rule skips it
+                   {"executed_changed_share": 0.2, "executed_steering_share": 0.0, "predicted_effect": 0.01,
+                    "top_changed_rank_by_instructions": 90}])
+    y = np.array([True, False, True, True, False])
+    assert MODELS["executed-changed"].build(0).fit(X, y).predict(X).tolist() == [True, False, True, True, False]
+    assert ReachedChanged().fit(X, y).predict(X).tolist() == [True, True, False, True, True]
     predicted = PredictedEffect().fit(X, y)
-    assert predicted.predict(X).tolist() == [False, False, True, False]
+    assert predicted.predict(X).tolist() == [False, False, True, False, False]
     assert predicted.predict_proba(_features([{"predicted_effect_size": 1.0}]))[0, 1] == pytest.approx(0.5)
 
 

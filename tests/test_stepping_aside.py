@@ -66,7 +66,8 @@ def test_a_bundle_that_steps_aside_decides_by_the_executed_changed_rule(tmp_path
     features = np.zeros((4, len(FEATURE_NAMES)))
     column = FEATURE_NAMES.index
     features[0, column("top_changed_rank_by_instructions")] = 95.0  # the model runs it; nothing executed changed
-    features[1, column("executed_changed_share")] = 0.002  # executed changed code: the rule runs it
+    features[1, column("executed_changed_share")] = 0.002  # executed changed code that steers: the rule runs it
+    features[1, column("executed_steering_share")] = 0.002
     features[2, column("changed_data_reached")] = 1.0  # a data object it reads changed: the rule runs it
     # row 3: nothing changed
     benchmarks = ["b"] * 4
@@ -145,6 +146,7 @@ def test_evaluations_replay_of_the_own_model_judges_each_epoch_on_earlier_ones_o
             features = np.zeros(len(FEATURE_NAMES))
             executed = i < 3  # the rule runs three tuples of ten; one of them changed
             features[column("executed_changed_share")] = 0.05 if executed else 0.0
+            features[column("executed_steering_share")] = 0.05 if executed else 0.0
             key = {"new": f"n{epoch}-{i}", "old": f"o{epoch}-{i}", "benchmark": "b"}
             rows.append({**key, **dict(zip(FEATURE_NAMES, features))})
             # a model that runs everything in epochs 0 and 1, and only the change in epoch 2

@@ -1,0 +1,176 @@
+"""Whether the values changed instructions compute can decide what runs: a function's local data flow.
+
+A changed region of a function (collectors/block_diff.py) either does different work in
+the same control flow, *straight-line* work whose cost the old run's counts foretell
+exactly (each instruction runs as often as its block), or it can change what runs after
+it.  It *steers* when:
+
+- its control flow differs: a block more or fewer, or a branch, call or return that is not
+  the old one (another callee, a new call);
+- a value a changed instruction computes reaches, through registers, the flags and the
+  function's stack slots, a decision: a conditional branch's flags, an indirect branch or
+  call's target, the arguments of a call (the callee may branch on them: a changed
+  argument), the return value (the caller may), a store outside the stack frame (code
+  elsewhere may read it), or the address of a load or store (which data is read).
+
+Followed in one linear pass over the function in address order, done twice so that a
+value defined after a loop's compare (in address order) and read by it on the next
+iteration is seen; a write of an untainted value ends a register's or slot's taint.
+A changed instruction that only moves a value it did not change (a register copy, a spill
+or reload of a stack slot: register allocation) computes nothing new.  The stack and frame
+pointers carry no value (a new frame size is a layout, not data).
+
+What this does not follow: values through memory other than the frame's slots (a store
+outside the frame already counts as steering), and the callee's side of a call (a changed
+argument already does).  It is a function's local view, exact for what it follows.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import iced_x86
+
+_READS = frozenset({iced_x86.OpAccess.READ, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_READ,
+                    iced_x86.OpAccess.READ_COND_WRITE})
+_WRITES = frozenset({iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+                     iced_x86.OpAccess.READ_COND_WRITE})
+_OVERWRITES = frozenset({iced_x86.OpAccess.WRITE})  # an unconditional write ends a taint
+_FRAME = frozenset({iced_x86.Register.RSP, iced_x86.Register.RBP})
+_NONE = iced_x86.Register.NONE
+# The System V ABI's argument and return registers
+_ARGUMENTS = frozenset({iced_x86.Register.RDI, iced_x86.Register.RSI, iced_x86.Register.RDX, iced_x86.Register.RCX,
+                        iced_x86.Register.R8, iced_x86.Register.R9} |
+                       {getattr(iced_x86.Register, f"ZMM{n}") for n in range(8)})
+_RETURNED = frozenset({iced_x86.Register.RAX, iced_x86.Register.RDX, iced_x86.Register.ZMM0, iced_x86.Register.ZMM1})
+_CALL_CLOBBERS = frozenset({iced_x86.Register.RAX, iced_x86.Register.RCX, iced_x86.Register.RDX, iced_x86.Register.RSI,
+                            iced_x86.Register.RDI, iced_x86.Register.R8, iced_x86.Register.R9, iced_x86.Register.R10,
+                            iced_x86.Register.R11} | {getattr(iced_x86.Register, f"ZMM{n}") for n in range(16)})
+_MOVES = frozenset({iced_x86.Mnemonic.MOV, iced_x86.Mnemonic.MOVAPS, iced_x86.Mnemonic.MOVAPD, iced_x86.Mnemonic.MOVDQA,
+                    iced_x86.Mnemonic.MOVDQU, iced_x86.Mnemonic.MOVUPS, iced_x86.Mnemonic.MOVUPD, iced_x86.Mnemonic.MOVQ,
+                    iced_x86.Mnemonic.MOVD, iced_x86.Mnemonic.MOVSD, iced_x86.Mnemonic.MOVSS, iced_x86.Mnemonic.VMOVAPS,
+                    iced_x86.Mnemonic.VMOVDQA, iced_x86.Mnemonic.VMOVDQU, iced_x86.Mnemonic.VMOVUPS,
+                    iced_x86.Mnemonic.PUSH, iced_x86.Mnemonic.POP, iced_x86.Mnemonic.XCHG})
+_FLAGS = "flags"
+_PASSES = 2
+
+
+def decodes(code: bytes, address: int) -> list[iced_x86.Instruction]:
+    """The instructions of one part of a function."""
+    return list(iced_x86.Decoder(64, code, ip=address))
+
+
+def reaches_decision(instructions: Iterable[iced_x86.Instruction], changed: frozenset[int],
+                     seeds: Mapping[int, frozenset[int]] | None = None, main: bool = False) -> bool:
+    """Whether a value computed by an instruction at one of the `changed` addresses can reach a
+    decision (see above) in the function whose instructions, in address order, are given.
+    `seeds`: registers that hold another value than before from an address on (those a deleted
+    instruction wrote, before the instruction that follows it).  `main`: the function is the
+    program's entry (its return value decides nothing that runs)."""
+    return decision_reached(instructions, changed, seeds, main) is not None
+
+
+def decision_reached(instructions: Iterable[iced_x86.Instruction], changed: frozenset[int],
+                     seeds: Mapping[int, frozenset[int]] | None = None, main: bool = False) -> str | None:
+    """What reaches_decision finds first: "branch", "indirect target", "call argument", "return
+    value", "store through a pointer" or "address"; None when no decision is reached."""
+    instructions = list(instructions)
+    info = iced_x86.InstructionInfoFactory()
+    seeds = seeds or {}
+    tainted: set = set()  # full registers, stack slots (base, displacement), _FLAGS
+    for _ in range(_PASSES):
+        for instruction in instructions:
+            tainted.update(seeds.get(instruction.ip, ()))
+            reached = _step(instruction, info.info(instruction), instruction.ip in changed, tainted, main)
+            if reached:
+                return reached
+    return None
+
+
+def written_registers(instruction: iced_x86.Instruction, info: iced_x86.InstructionInfoFactory) -> frozenset:
+    """The full registers an instruction writes (the frame's pointers left out), and the flags."""
+    written = {iced_x86.RegisterExt.full_register(used.register) for used in info.info(instruction).used_registers()
+               if used.access in _WRITES}
+    return frozenset((written - _FRAME) | ({_FLAGS} if instruction.rflags_modified else set()))
+
+
+def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, main: bool) -> str | None:
+    """Follow one instruction: the decision a tainted value reaches here, or None."""
+    reads, writes, overwrites = set(), set(), set()
+    for used in info.used_registers():
+        full = iced_x86.RegisterExt.full_register(used.register)
+        if full in _FRAME:
+            continue
+        if used.access in _READS:
+            reads.add(full)
+        if used.access in _WRITES:
+            writes.add(full)
+        if used.access in _OVERWRITES:
+            overwrites.add(full)
+    address_tainted = False
+    loaded_slots, stored_slots, stores_outside = set(), set(), False
+    for memory in info.used_memory():
+        base, index = iced_x86.RegisterExt.full_register(memory.base), memory.index
+        slot = (base, memory.displacement_i64) if base in _FRAME and index == _NONE else None
+        if index != _NONE and iced_x86.RegisterExt.full_register(index) in tainted:
+            address_tainted = True
+        if base not in _FRAME and base != _NONE and base in tainted:
+            address_tainted = True
+        if memory.access in _READS and slot is not None:
+            loaded_slots.add(slot)
+        if memory.access in _WRITES:
+            if slot is not None:
+                stored_slots.add(slot)
+            elif base != _NONE and base != iced_x86.Register.RIP:
+                stores_outside = True  # a global's store is changed_writes_hot_data's to judge
+    flow = instruction.flow_control
+    reads_flags = instruction.rflags_read != 0
+    source = (reads & tainted) or (reads_flags and _FLAGS in tainted) or (loaded_slots & tainted) or address_tainted
+    if changed and not _only_moves(instruction, loaded_slots):
+        source = True
+    if flow == iced_x86.FlowControl.CONDITIONAL_BRANCH and _FLAGS in tainted:
+        return "branch"
+    if flow in (iced_x86.FlowControl.INDIRECT_BRANCH, iced_x86.FlowControl.INDIRECT_CALL) and (reads & tainted):
+        return "indirect target"
+    if flow in (iced_x86.FlowControl.CALL, iced_x86.FlowControl.INDIRECT_CALL):
+        if _ARGUMENTS & tainted:
+            return "call argument"
+        tainted.difference_update(_CALL_CLOBBERS)
+        tainted.discard(_FLAGS)
+        return None
+    if flow == iced_x86.FlowControl.RETURN:
+        return "return value" if _RETURNED & tainted and not main else None
+    if stores_outside and source:
+        return "store through a pointer" if not address_tainted else "address"
+    _update(tainted, writes, overwrites, stored_slots, bool(source))
+    if instruction.rflags_modified:
+        if source:
+            tainted.add(_FLAGS)
+        elif instruction.rflags_written == instruction.rflags_modified:
+            tainted.discard(_FLAGS)
+    return None
+
+
+def _update(tainted: set, writes: set, overwrites: set, stored_slots: set, source: bool) -> None:
+    if source:
+        tainted.update(writes)
+        tainted.update(stored_slots)
+    else:
+        tainted.difference_update(overwrites)
+        tainted.difference_update(stored_slots)
+
+
+def _only_moves(instruction: iced_x86.Instruction, loaded_slots: set) -> bool:
+    """A changed instruction that only copies a value between registers and stack slots (register
+    allocation): no immediate, and no memory but the frame's slots."""
+    if instruction.mnemonic not in _MOVES:
+        return False
+    for operand in range(instruction.op_count):
+        kind = instruction.op_kind(operand)
+        if kind == iced_x86.OpKind.MEMORY:
+            if iced_x86.RegisterExt.full_register(instruction.memory_base) not in _FRAME \
+                    or instruction.memory_index != _NONE:
+                return False
+        elif kind != iced_x86.OpKind.REGISTER:
+            return False
+    return True
