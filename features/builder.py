@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from perf_selector.collectors.build_config import build_changed
+from perf_selector.collectors.data_pointers import reached_through
 from perf_selector.collectors.errors import BinaryError
 from perf_selector.features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
 from perf_selector.features.executed_code import INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change
@@ -96,6 +97,7 @@ class FeatureBuilder:
         self._loads: dict[tuple[str, int], tuple[tuple[int, int], ...]] = {}  # (commit, function code): struct fields it reads
         self._written: dict[tuple[str, int], frozenset[str]] = {}
         self._layouts: dict[str, _ObjectLayout | None] = {}
+        self._pointer_graphs: dict[str, dict] = {}
         self._code_of_name: dict[str, int] | None = None
         objects = history.objects
         self._objects = objects
@@ -265,7 +267,27 @@ class FeatureBuilder:
             root_inclusive=float(sums[:, 2].max()) if len(codes) else 0.0,
             allocator_calls=self._allocator_calls.get((commit, benchmark), 0.0),
             data_refs=data_refs,
+            reach_data=lambda roots: reached_through(roots, self._pointer_graph(commit)),
         )
+
+    def _pointer_graph(self, commit: str) -> dict:
+        """Which of `commit`'s data objects point into which (empty without its binary or object addresses)."""
+        if commit not in self._pointer_graphs:
+            self._pointer_graphs[commit] = self._read_pointer_graph(commit)
+        return self._pointer_graphs[commit]
+
+    def _read_pointer_graph(self, commit: str) -> dict:
+        from perf_selector.collectors.data_pointers import pointer_graph
+        from perf_selector.collectors.elf_image import ElfImage
+
+        layout, binaries = self._object_layout(commit), self.history.binaries
+        path = binaries(commit) if binaries is not None and layout is not None else None
+        if path is None:
+            return {}
+        try:
+            return pointer_graph(ElfImage.load(path), layout.names, layout.starts, layout.ends)
+        except (BinaryError, OSError, ValueError):
+            return {}
 
     # --------------------------------------------------------------- tuples
     def view(self, new: str, old: str, benchmark: str, hops: int, profiled: str | None = None) -> TupleView:
@@ -285,6 +307,7 @@ class FeatureBuilder:
         )
         changes = self._function_changes(view, new, old, known, benchmark)
         view.executed = self._executed(view, changes, known, benchmark)
+        view.code_changed = np.array([f.regions is None or len(f.regions) > 0 for f in changes], dtype=bool) if changes else None
         view.steering = self._steering(view, changes, new, known, benchmark)
         return view
 

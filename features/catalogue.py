@@ -29,6 +29,7 @@ TOP_N = 10  # "the hottest functions": how many count as hot
 RECENT_LABELS = 10  # how many earlier labels of a benchmark make its recent history
 LENGTH_CHANGE = 0.10  # Perphecy's ">= 10% instruction delta"
 STARTUP_CALLS = 4  # "executed a few times": main, an init function, once per run or per thread
+STARTUP_OWN_SHARE = 0.1  # start-up code does a sliver of the run itself (setting up its data at most): its callees do the rest
 ALLOCATORS = frozenset({
     "malloc", "calloc", "realloc", "free", "mmap", "munmap", "posix_memalign", "aligned_alloc", "memalign",
     # operator new, new[], delete, delete[], sized delete: mangled as profiles and calls name them
@@ -101,6 +102,13 @@ class ProfileView:
     allocator_calls: float  # calls into allocator functions (any object)
     data_refs: frozenset[str]  # data objects referenced by reached functions (c_o's static table)
     _top: dict = field(default_factory=dict, repr=False)
+    # data_refs and what their stored pointers reach (asked only when an object changed: it reads c_o's binary)
+    reach_data: Callable[[frozenset[str]], frozenset[str]] | None = field(default=None, repr=False)
+
+    @cached_property
+    def data_reached(self) -> frozenset[str]:
+        """The data objects reached functions reference, directly or through pointers stored in data."""
+        return self.data_refs if self.reach_data is None else self.reach_data(self.data_refs)
 
     @cached_property
     def rank_calls(self) -> np.ndarray:
@@ -135,6 +143,9 @@ class TupleView:
     noise: float
     executed: ExecutedChange = NO_CHANGE  # the changed code weighed by c_o's instruction (or sample) counts (set by the builder)
     steering: Steering = NO_STEERING  # what the changed code decides for the code that runs after it (set by the builder)
+    # per changed reached function (changed_reached's order): False where its old and new blocks align
+    # with no difference (what only the fingerprint saw: a moved literal); None: not aligned (set by the builder)
+    code_changed: np.ndarray | None = None
 
     # positions of changed / deleted functions inside the profile (reached ones only)
     @cached_property
@@ -352,18 +363,32 @@ def changed_inclusive_share(t: TupleView) -> float:
          "what runs: a new call from it can switch a mode the whole run follows, while its own executed share is nil.")
 def changed_startup_share(t: TupleView) -> float:
     """Largest inclusive-instruction share of the whole run (0-1) among the changed reached functions
-    that c_o's run called at most STARTUP_CALLS times: start-up code whose callees carry the run."""
+    that c_o's run called at most STARTUP_CALLS times and whose own instructions are under
+    STARTUP_OWN_SHARE of the run: start-up code whose callees carry the run.  A function called once
+    that does the run's work itself (an interpreter's dispatch loop) is hot code, which the executed
+    share and the predicted effect weigh; one whose basic blocks align with no difference (the
+    fingerprint saw a literal move) did not change."""
     if t.profile.root_inclusive <= 0:
         return 0.0
     positions = t.changed_reached[1]
-    few = positions[t.profile.calls[positions] <= STARTUP_CALLS]
+    startup = (t.profile.calls[positions] <= STARTUP_CALLS) & (t.profile.instructions[positions] < STARTUP_OWN_SHARE
+                                                               * t.profile.root_inclusive)
+    if t.code_changed is not None:
+        startup &= t.code_changed
+    few = positions[startup]
     return _max_or_zero(t.profile.inclusive[few]) / t.profile.root_inclusive
 
 
 @feature("changed_data_reached", "extension", "Perphecy's open data-dependency problem: a changed table or flag the hot code reads.")
 def changed_data_reached(t: TupleView) -> float:
-    """Number of data objects whose contents changed and that a reached function references."""
-    return float(len(t.diff.changed_objects & t.profile.data_refs))
+    """Number of data objects whose contents changed and that a reached function references, directly
+    or through pointers stored in data: an object a referenced object points to, and so on (c_o's
+    binary: its relocations, or the words of a fixed-address binary's objects that point into an
+    object; collectors/data_pointers.py).  An interpreter reaches a class's member table through the
+    class structure, a dispatcher its handlers' tables through the dispatch table."""
+    if not t.diff.changed_objects:
+        return 0.0
+    return float(len(t.diff.changed_objects & t.profile.data_reached))
 
 
 @feature("build_config_changed", "extension", "New compiler flags or toolchain change all code at once.", per_pair=True)

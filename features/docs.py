@@ -21,7 +21,7 @@ def render() -> str:
     conventions = next(p for p in catalogue.__doc__.split("\n\n") if p.startswith("Conventions"))
     lines = [HEADER, " ".join(conventions.split()), "",
              f"Constants: TOP_N = {catalogue.TOP_N}, RECENT_LABELS = {catalogue.RECENT_LABELS}, "
-             f"LENGTH_CHANGE = {catalogue.LENGTH_CHANGE:.0%}, STARTUP_CALLS = {catalogue.STARTUP_CALLS}.", ""]
+             f"LENGTH_CHANGE = {catalogue.LENGTH_CHANGE:.0%}, STARTUP_CALLS = {catalogue.STARTUP_CALLS}, STARTUP_OWN_SHARE = {catalogue.STARTUP_OWN_SHARE:.0%}.", ""]
     for source in ("Sousa 1.3", "Perphecy 6.2", "extension"):
         title = {"Sousa 1.3": "Sousa 2019, Table 1.3", "Perphecy 6.2": "Perphecy (de Oliveira 2015), Table 6.2",
                  "extension": "Extensions (DESIGN.md)"}[source]

@@ -13,7 +13,7 @@ import pandas as pd
 from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.features.tuples import TUPLE_KEYS
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
-from perf_selector.models.decision import decide_by_policy
+from perf_selector.models.decision import decide_by_policy, pooled_rate
 from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED
 
 
@@ -74,9 +74,7 @@ def policy_from(evidence: dict[str, dict], judged_on: str = "held out in turn") 
         return policy is not None and policy["dismiss_rate"] is not None and policy["dismiss_rate"] > rule["dismiss_rate"]
 
     def dismissed(name: str) -> float:
-        kept = [(e[name]["dismiss_rate"], e["tuples"] - e["changes"]) for e in evidence.values()
-                if e[name]["dismiss_rate"] is not None]
-        return sum(rate * weight for rate, weight in kept) / max(sum(weight for _, weight in kept), 1)
+        return pooled_rate(evidence, name, "dismiss_rate")
 
     def rates(e: dict) -> str:
         return " / ".join("-" if value is None else f"{value:.2f}" for value in (e["hit_rate"], e["dismiss_rate"]))
