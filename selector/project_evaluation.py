@@ -83,11 +83,18 @@ def open_project(store_path: Path, config_path: Path | None = None) -> tuple[str
     store_path = Path(store_path).resolve()
     if is_pack(store_path):
         return store_path.parent.name, Pack(store_path), load_config(config_path or store_path / "selector.toml")
-    config_path = config_path or store_path.parent / "selector.toml"
+    config_path = store_configuration(store_path, config_path)
+    return store_path.parent.name, Store(store_path, create=False), load_config(config_path)
+
+
+def store_configuration(store_path: Path, config_path: Path | None = None) -> Path:
+    """The configuration of a store: `config_path`, or the selector.toml beside the store (as
+    `<repository>/.selector` sits beside `<repository>/selector.toml`); refused when absent."""
+    config_path = config_path or Path(store_path).resolve().parent / "selector.toml"
     if not config_path.is_file():
         raise UserError(f"{store_path}: no configuration at {config_path}; put the project's selector.toml beside its "
                         "store, or give STORE=CONFIG")
-    return store_path.parent.name, Store(store_path, create=False), load_config(config_path)
+    return config_path
 
 
 def open_projects(stores: Sequence[tuple[Path, Path | None]]) -> list[tuple[str, Store, Config]]:

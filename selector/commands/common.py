@@ -106,6 +106,12 @@ def resolved(repo, revision: str) -> str:
     return sha
 
 
+def store_and_config(value: str) -> tuple[Path, Path | None]:
+    """A STORE[=CONFIG] argument: the store (or evaluation pack) and its configuration, if named."""
+    store, _, config = value.partition("=")
+    return Path(store), Path(config) if config else None
+
+
 def comma_list(choices):
     def parse(ctx, param, value):
         if value is None:

@@ -8,17 +8,13 @@ import click
 
 from perf_selector.collectors.errors import UserError
 from perf_selector.models.names import MODEL_NAMES
-from perf_selector.selector.commands.common import FitsLog, comma_list, format_option, operating_point_option
+from perf_selector.selector.commands.common import FitsLog, comma_list, format_option, operating_point_option, store_and_config
 from perf_selector.selector.extras import require
 from perf_selector.selector.tables import caution_few_positives, logging_progress, print_json, print_table, records, stderr, stdout
 
 
 def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | None]]:
-    pairs = []
-    for value in values:
-        store, _, config = value.partition("=")
-        pairs.append((Path(store), Path(config) if config else None))
-    return pairs
+    return [store_and_config(value) for value in values]
 
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from perf_selector.selector.commands.common import format_option
+from perf_selector.selector.commands.common import format_option, store_and_config
 from perf_selector.selector.extras import require
 from perf_selector.selector.tables import print_json, stderr, stdout
 
@@ -32,13 +32,12 @@ def pack_command(store: str, out_dir: Path, k: int, first: int | None, output_fo
     require("selector pack", "collect")
     from perf_selector.collectors.errors import UserError
     from perf_selector.selector.evaluation_pack import write_pack
+    from perf_selector.selector.project_evaluation import store_configuration
     from perf_selector.storage.store import Store
 
-    store_path, _, config = store.partition("=")
-    config_path = Path(config) if config else Path(store_path).resolve().parent / "selector.toml"
-    if not config_path.is_file():
-        raise UserError(f"{store_path}: no configuration at {config_path}; give STORE=CONFIG")
-    if not Path(store_path).is_dir():
+    store_path, config_path = store_and_config(store)
+    config_path = store_configuration(store_path, config_path)
+    if not store_path.is_dir():
         raise UserError(f"{store_path}: no store there")
     with stderr.status(f"building every tuple's features: {store_path}"):
         manifest = write_pack(Store(store_path, create=False), config_path, out_dir,
