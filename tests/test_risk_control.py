@@ -72,7 +72,7 @@ def test_within_the_rule_a_hazard_runs_whatever_the_score_and_the_rule_bounds_th
         return features
 
     hazard = row(executed_changed_share=1e-6, changed_cpu_dispatch=1.0)
-    ordinary, outside = row(executed_changed_share=0.01), row()
+    ordinary, outside = row(executed_changed_share=0.01, executed_steering_share=0.01), row()
     features = np.vstack([hazard, ordinary, outside] * 4)
     labels = np.array([True, True, False] * 4)
     scores = np.array([0.1, 0.8, 0.9] * 4)
