@@ -24,7 +24,9 @@ from perf_selector.collectors.build_config import build_changed
 from perf_selector.collectors.data_pointers import reached_through
 from perf_selector.collectors.errors import BinaryError
 from perf_selector.features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
-from perf_selector.features.executed_code import INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change
+from perf_selector.features.executed_code import (
+    INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change, ran_changed_code,
+)
 from perf_selector.features.steering import (
     NO_STEERING, Steering, changed_constant_fields, largest_inclusive_share, names_cpu_features, reader_share,
     runs_changed_constant,
@@ -307,7 +309,8 @@ class FeatureBuilder:
         )
         changes = self._function_changes(view, new, old, known, benchmark)
         view.executed = self._executed(view, changes, known, benchmark)
-        view.code_changed = np.array([f.regions is None or len(f.regions) > 0 for f in changes], dtype=bool) if changes else None
+        kind = self._runs.get((known, benchmark), (INSTRUCTIONS, 0.0))[0]
+        view.code_changed = np.array([ran_changed_code(f, kind) for f in changes], dtype=bool) if changes else None
         view.steering = self._steering(view, changes, new, known, benchmark)
         return view
 

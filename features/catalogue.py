@@ -143,8 +143,9 @@ class TupleView:
     noise: float
     executed: ExecutedChange = NO_CHANGE  # the changed code weighed by c_o's instruction (or sample) counts (set by the builder)
     steering: Steering = NO_STEERING  # what the changed code decides for the code that runs after it (set by the builder)
-    # per changed reached function (changed_reached's order): False where its old and new blocks align
-    # with no difference (what only the fingerprint saw: a moved literal); None: not aligned (set by the builder)
+    # per changed reached function (changed_reached's order): False where c_o's run never went through
+    # its changed code (blocks that align with no difference, what only the fingerprint saw, such as a
+    # moved literal; or changed blocks the run did not execute); None: no functions (set by the builder)
     code_changed: np.ndarray | None = None
 
     # positions of changed / deleted functions inside the profile (reached ones only)
@@ -366,8 +367,10 @@ def changed_startup_share(t: TupleView) -> float:
     that c_o's run called at most STARTUP_CALLS times and whose own instructions are under
     STARTUP_OWN_SHARE of the run: start-up code whose callees carry the run.  A function called once
     that does the run's work itself (an interpreter's dispatch loop) is hot code, which the executed
-    share and the predicted effect weigh; one whose basic blocks align with no difference (the
-    fingerprint saw a literal move) did not change."""
+    share and the predicted effect weigh.  Only a function whose changed code c_o's run went through
+    counts (executed_code.ran_changed_code): one whose basic blocks align with no difference (the
+    fingerprint saw a literal move) did not change, and a change in a branch this benchmark's run
+    never took (another mode's code inlined into main) cannot steer it."""
     if t.profile.root_inclusive <= 0:
         return 0.0
     positions = t.changed_reached[1]

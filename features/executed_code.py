@@ -90,6 +90,23 @@ def executed_change(functions: list[FunctionChange], deleted_count: float, run_c
     return ExecutedChange(min(changed / run_count, 1.0), delta / run_count, min(steering / run_count, 1.0))
 
 
+def ran_changed_code(function: FunctionChange, kind: str = INSTRUCTIONS) -> bool:
+    """Whether c_o's run went through the function's changed code: an old block of a changed
+    region ran, or new code sits where the old run passed (its anchor ran).  Code the run never
+    reached cannot steer it: the inputs are the same, so only a change the run did execute could
+    send it there, and that change is counted where it is.  Unknown (True) without aligned
+    regions or per-instruction counts, and with samples, which a start-up function run once
+    seldom receives."""
+    if function.regions is None or len(function.addresses) == 0 or kind == SAMPLES:
+        return function.regions is None or len(function.regions) > 0
+    for region in function.regions:
+        if counts_at(function, region.old_addresses).sum() > 0:
+            return True
+        if region.new_blocks and (_block_rates(function, region, kind) > 0).any():
+            return True
+    return False
+
+
 def _new_lengths(region: Region) -> np.ndarray:
     return np.array([block.instructions for block in region.new_blocks], dtype=float)
 
