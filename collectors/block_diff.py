@@ -109,8 +109,11 @@ def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]
     """The function's basic blocks, in address order within each part, parts in the given order."""
     low, high = image.span()
     blocks: list[Block] = []
-    for address, size in ranges:
-        instructions = list(iced_x86.Decoder(64, image.read(address, size), ip=address))
+    parts = [(address, size, list(iced_x86.Decoder(64, image.read(address, size), ip=address))) for address, size in ranges]
+    # A branch of one part may land in the middle of another (a cold part jumping back to the
+    # join point of the hot one): every part's targets split every part.
+    targets = {instruction.near_branch_target for _, _, instructions in parts for instruction in instructions}
+    for address, size, instructions in parts:
         offsets = RegisterOffsets()  # followed through the part in one linear pass, as the readers' are
         accesses = []
         for instruction in instructions:
@@ -118,13 +121,10 @@ def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]
             offsets.follow(instruction)
         accesses_at = dict(zip((instruction.ip for instruction in instructions), accesses))
         inside = range(address, address + size)
-        leaders = {address}
+        leaders = {address} | {target for target in targets if target and target in inside}
         for instruction, following in zip(instructions, instructions[1:]):
             if instruction.flow_control in _FLOW_ENDS_BLOCK:
                 leaders.add(following.ip)
-            target = instruction.near_branch_target
-            if target and target in inside:
-                leaders.add(target)
         current: list[iced_x86.Instruction] = []
         for instruction in instructions:
             if instruction.ip in leaders and current:

@@ -132,3 +132,16 @@ def test_a_score_a_float32_rounding_below_its_threshold_reaches_it():
 
 def test_every_hazard_is_a_feature_of_the_catalogue():
     assert set(HAZARDS) <= set(FEATURE_NAMES)
+
+
+@pytest.mark.slow
+def test_start_up_code_the_run_never_went_through_fires_no_hazard(tmp_path):
+    """main's branch for an argument the benchmark does not give changes (its scale): the run
+    never went through it, so the start-up hazard does not fire.  The same main changing the
+    value it does pass on the run's path fires it."""
+    steps = [("untaken", {"SCALE": "8"}), ("taken", {"VERBOSITY": "3"})]
+    _, _, table = scripted_history(tmp_path / "project", "other_mode.c", {"SCALE": "4", "VERBOSITY": "1"}, steps)
+    assert "changed_startup_share" not in fired_hazards(table.loc["untaken", FEATURE_NAMES].to_numpy(float))
+    assert table.loc["untaken", "executed_changed_share"] == 0.0
+    assert "changed_startup_share" in fired_hazards(table.loc["taken", FEATURE_NAMES].to_numpy(float))
+
