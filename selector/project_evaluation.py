@@ -77,14 +77,15 @@ class ProjectEvaluation:
 
 def open_project(store_path: Path, config_path: Path | None = None) -> tuple[str, Store | Pack, Config]:
     """A project's store, its configuration (by default the selector.toml beside the store, as
-    `<repository>/.selector` sits beside `<repository>/selector.toml`) and its name (the folder
-    that holds the store).  An evaluation pack (selector.evaluation_pack) stands for its store: its
-    configuration is the one packed with it."""
+    `<repository>/.selector` sits beside `<repository>/selector.toml`) and its name: the folder
+    that holds its configuration (the repository, wherever the store is kept), or for a pack the
+    folder that holds the pack.  An evaluation pack (selector.evaluation_pack) stands for its
+    store: its configuration is the one packed with it."""
     store_path = Path(store_path).resolve()
     if is_pack(store_path):
         return store_path.parent.name, Pack(store_path), load_config(config_path or store_path / "selector.toml")
     config_path = store_configuration(store_path, config_path)
-    return store_path.parent.name, Store(store_path, create=False), load_config(config_path)
+    return Path(config_path).resolve().parent.name, Store(store_path, create=False), load_config(config_path)
 
 
 def store_configuration(store_path: Path, config_path: Path | None = None) -> Path:

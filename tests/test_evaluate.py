@@ -91,6 +91,20 @@ def test_evaluate_needs_the_configuration_beside_the_store(tmp_path):
     assert result.returncode == 2 and "no configuration" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_a_project_is_named_after_the_folder_of_its_configuration(tmp_path):
+    """A store kept outside the repository (`--store`, a CI cache) is still the repository's."""
+    from perf_selector.selector.project_evaluation import open_project
+    from perf_selector.storage.store import Store
+    from tests.helpers import gcc_config
+
+    repository, store = tmp_path / "libfoo", tmp_path / "cache" / "store"
+    repository.mkdir()
+    (repository / "selector.toml").write_text(gcc_config('[[benchmark]]\nname = "b"\ncommand = "{binary}"\n'))
+    Store(store)
+    name, _, config = open_project(store, repository / "selector.toml")
+    assert name == "libfoo" and config.benchmark[0].name == "b"
+
+
 def test_evaluate_shipped_decides_every_labelled_pair_as_select_does(collected_sample, evolved_sample, tmp_path):
     """Day one: the shipped bundle, untrained on the project, on every labelled closest pair;
     each decision is the one `selector select --against` makes for that pair."""
