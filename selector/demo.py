@@ -1,10 +1,12 @@
 """``selector demo``: the whole tool on the generated sample history.
 
-Generates the sample C project (39 commits: the scripted kinds of change, then knob
-turns that do or do not change what the benchmarks execute), calibrates and collects
-it, backtests every model (Method 4), writes the HTML report, trains the selecting
-model, selects for the newest commit, and logs the backtest and the training as
-MLflow runs in the store.  Rerunning reuses what is there.
+Generates the sample C project (80 commits: the scripted kinds of change, then knob
+turns that do or do not change what the benchmarks execute, then a season of tuning with
+guards toggled at the kernels' entry), calibrates and collects it, backtests every model
+(Method 4), writes the HTML report, trains the selecting model (the learner its own
+backtest chooses, under the policy and the bound its evidence earns), selects for the
+newest commit, says which model decides and what it saves against the rule, and logs the
+backtest and the training as MLflow runs in the store.  Rerunning reuses what is there.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ def run_demo(directory: Path, jobs: int = 2, output_format: str = "text") -> pd.
     print_table(changes.tail(12), title="what the last commits changed in the binary (static analysis)")
     print_table(evaluation["results"], title="backtest (Method 4, k=5), all benchmarks pooled: operating point for hit rate 0.95")
     print_selection(evaluation["selection"], "text")
+    stdout.print(f"\nWhich model decides: {evaluation['decides']}")
     notebooks = (f"SELECTOR_PROJECT={project} jupyter lab notebooks/" if shutil.which("jupyter")
                  else "pip install jupyterlab, then: SELECTOR_PROJECT=... jupyter lab notebooks/ (in this package's checkout)")
     stdout.print(
@@ -110,12 +113,14 @@ def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
         bundle, _ = train_bundle(store, config, AUTO, "pooled", 0.95, 0, bundle_path)
         train_run = track_training(bundle_path, bundle, tracking_uri, artifacts)
     selection = select(project, config, store, "HEAD")
+    decides = (selection.model or {}).get("policy_summary") or "the executed-changed rule (no model)"
     results = results_table(result.predictions)
     overall = results[results["benchmark"] == "(all)"][["model", "scope", "auroc", "hit_rate", "dismiss_rate", "time_saved",
                                                        "missed"]].round(3)
     return {
-        "results": overall, "selection": selection, "report": report, "bundle": bundle_path, "tracking": tracking_uri,
-        "json": {"report": str(report), "bundle": str(bundle_path), "tracking_uri": tracking_uri,
+        "results": overall, "selection": selection, "decides": decides, "report": report, "bundle": bundle_path,
+        "tracking": tracking_uri,
+        "json": {"decides": decides, "report": str(report), "bundle": str(bundle_path), "tracking_uri": tracking_uri,
                  "mlflow_runs": {"backtest": backtest_run, "train": train_run}, "results": records(overall),
                  "selection": selection.document()},
     }

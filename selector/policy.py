@@ -58,7 +58,7 @@ def policy_from(evidence: dict[str, dict], judged_on: str = "held out in turn") 
     ("model") and the model deciding among what the executed-changed rule runs (WITHIN_RULE),
     those that on every project held out kept a hit rate at least as high as the rule's while
     dismissing no less, and on at least one dismissed more, the one that dismissed the most
-    overall; if neither did, the rule itself (STEPPING_ASIDE_RULE).  A project where a policy
+    overall (within the rule where they tie); if neither did, the rule itself (STEPPING_ASIDE_RULE).  A project where a policy
     only ties with the rule costs nothing there, so it does not veto the policy's gains on the
     others (it did until the corpus held Snappy, where the model within the rule ran exactly
     what the rule runs).  With the reason, in figures, saying what the evidence was (`judged_on`)."""
@@ -79,7 +79,9 @@ def policy_from(evidence: dict[str, dict], judged_on: str = "held out in turn") 
     def rates(e: dict) -> str:
         return " / ".join("-" if value is None else f"{value:.2f}" for value in (e["hit_rate"], e["dismiss_rate"]))
 
-    winners = [name for name in ("model", WITHIN_RULE)
+    # Within the rule first: where both dismiss as much, the one that never runs less than the rule
+    # wins (max keeps the first of equals), as the rule kept every change on every history tried.
+    winners = [name for name in (WITHIN_RULE, "model")
                if all(no_worse(name, e) for e in evidence.values()) and any(better(name, e) for e in evidence.values())]
     if winners:
         best = max(winners, key=dismissed)

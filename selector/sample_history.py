@@ -197,20 +197,62 @@ EVOLUTION_KINDS: dict[str, tuple[float, str, Callable[[Path], None]]] = {
 }
 
 
-def evolution_steps(count: int = 28, seed: int = 36) -> tuple[Step, ...]:
-    """The knobs' introduction, then `count` commits drawn from EVOLUTION_KINDS."""
+# Months later (the demo's history, not the tests'): guards at the kernels' entry, toggled.
+# A guard runs once for each call of a kernel that loops thousands of times: the rule runs
+# it (its control flow changed, in code the benchmark executed), and its size is nil.  This
+# is what a project's own model learns to prune within the rule once its history holds
+# enough changes to certify it.
+
+
+def _introduce_guards(root: Path) -> None:
+    _chain(
+        _replace("src/tuning.h", "#endif\n", "#define NULL_GUARDS 0\n#endif\n"),
+        _replace("src/kernels.c", "    unsigned long sum = 5381;\n",
+                 "#if NULL_GUARDS\n    if (!data)\n        return 0;\n#endif\n    unsigned long sum = 5381;\n"),
+        _replace("src/kernels.c", "void insertion_sort(int *values, int n)\n{\n",
+                 "void insertion_sort(int *values, int n)\n{\n#if NULL_GUARDS\n    if (!values)\n        return;\n#endif\n"),
+    )(root)
+
+
+LATER_WEIGHTS = {  # a season of tuning: the kernels' knobs turn more often than before
+    "neutral": 0.08, "cold": 0.04, "unused-helper": 0.04, "reached-once": 0.06, "hot-same-cost": 0.06,
+    "checksum-mix": 0.12, "sort-pad": 0.12, "fib-cutoff": 0.10, "weights-data": 0.10, "sort-and-fib": 0.08,
+}
+LATER_KINDS: dict[str, tuple[float, str, Callable[[Path], None]]] = {
+    **{kind: (LATER_WEIGHTS[kind], message, edit) for kind, (_, message, edit) in EVOLUTION_KINDS.items()},
+    "guard": (0.20, "Toggle the NULL guards of checksum and sort", _turn("NULL_GUARDS", (0, 1))),
+}
+
+
+def evolution_steps(count: int = 28, seed: int = 36, later: int = 0) -> tuple[Step, ...]:
+    """The knobs' introduction, then `count` commits drawn from EVOLUTION_KINDS; with `later`,
+    the guards' introduction and that many more drawn from LATER_KINDS.  One generator draws
+    them all, so the first `count` are the same whatever `later` is."""
     rng = random.Random(seed)
-    kinds = list(EVOLUTION_KINDS)
-    weights = [EVOLUTION_KINDS[kind][0] for kind in kinds]
     steps = [Step("knobs", "Move tuning constants into tuning.h", _introduce_knobs)]
-    for _ in range(count):
-        kind = rng.choices(kinds, weights)[0]
-        _, message, edit = EVOLUTION_KINDS[kind]
-        steps.append(Step(kind, message, edit))
+    steps += _drawn(rng, EVOLUTION_KINDS, count)
+    if later:
+        steps.append(Step("guards", "Add NULL guards to checksum and sort, off", _introduce_guards))
+        steps += _drawn(rng, LATER_KINDS, later)
     return tuple(steps)
 
 
-DEMO_STEPS = DEFAULT_STEPS + evolution_steps()
+def _drawn(rng: random.Random, kinds: dict[str, tuple[float, str, Callable[[Path], None]]], count: int) -> list[Step]:
+    names = list(kinds)
+    weights = [kinds[name][0] for name in names]
+    steps = []
+    for _ in range(count):
+        kind = rng.choices(names, weights)[0]
+        _, message, edit = kinds[kind]
+        steps.append(Step(kind, message, edit))
+    return steps
+
+
+# The tests' evolved history (39 commits) and the demo's, which goes on for some months more:
+# enough changes (about 30 after the first 19 its own model trains on) for the conformal
+# bound of its own backtest to certify a miss rate of 0.05.
+EVOLVED_STEPS = DEFAULT_STEPS + evolution_steps()
+DEMO_STEPS = DEFAULT_STEPS + evolution_steps(later=40)
 
 
 def sample_cflags(optimization: str = "-O2", pie: bool = True) -> str:

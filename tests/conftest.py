@@ -60,13 +60,13 @@ def collected_sample(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def evolved_sample(tmp_path_factory):
-    """The demo history (scripted steps, then 28 knob turns: 39 commits, 4 benchmarks),
+    """The evolved history (scripted steps, then 28 knob turns: 39 commits, 4 benchmarks; the demo goes on),
     calibrated and collected through the real CLI.  Returns (project root, commits)."""
 
-    from perf_selector.selector.sample_history import DEMO_STEPS
+    from perf_selector.selector.sample_history import EVOLVED_STEPS
 
     root = tmp_path_factory.mktemp("evolved") / "project"
-    commits = make_sample_history(root, steps=DEMO_STEPS)
+    commits = make_sample_history(root, steps=EVOLVED_STEPS)
     for arguments in (["calibrate", commits[0].sha, "--rounds", "2"], ["collect", "-j", "2"]):
         result = subprocess.run(selector_command(*arguments, "--repo", str(root), "--format", "json"),
                                 capture_output=True, text=True)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from perf_selector.models.names import WITHIN_RULE
 from perf_selector.selector import __version__
+from perf_selector.selector.sample_history import DEMO_STEPS
 from tests.helpers import compile_c
 from tests.helpers import run_selector
 from tests.helpers import selector_command
@@ -57,12 +60,23 @@ def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
     assert first.returncode == 0, first.stderr
     document = json.loads(first.stdout)
     commits = document["commits"]
-    assert len(commits) == 38
+    assert len(commits) == len(DEMO_STEPS)
     assert "<img" in open(document["report"]).read()
     pooled = {row["model"]: row for row in document["results"] if row["scope"] == "pooled"}
     assert pooled["xgboost"]["auroc"] > 0.75 and pooled["always-run"]["dismiss_rate"] == 0
     assert document["selection"]["schema_version"] == 1 and len(document["selection"]["benchmarks"]) == 4
     assert all(document["mlflow_runs"].values())
+    # The demo's history holds enough changes for its own model to earn pruning: select follows
+    # a learner that the project's own backtest chose, within the rule, which on its evidence
+    # kept every change while dismissing more than the rule, with a bound that certifies 0.05.
+    model = document["selection"]["model"]
+    assert model["policy"] == WITHIN_RULE and not model["shipped"], model
+    settings = json.loads((Path(document["bundle"]) / "manifest.json").read_text())["settings"]
+    evidence = settings["evidence"]["own backtest"]
+    assert evidence[WITHIN_RULE]["hit_rate"] == 1.0
+    assert evidence[WITHIN_RULE]["dismiss_rate"] > evidence["rule"]["dismiss_rate"]
+    assert settings["own_bound"]["bound"] <= 0.05 and settings["model_choice"]["chosen"] == model["model"]
+    assert document["decides"] == model["policy_summary"] and f"this project's {model['model']} decides" in document["decides"]
     by_subject = {row["subject"]: row for row in commits}
     assert by_subject["checksum: mix every byte twice"]["changed"] == "checksum"
     assert by_subject["Explain the checksum constant"]["changed"] == ""
@@ -86,6 +100,7 @@ def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
     assert "backtests" in document["report"] and document["report"].startswith(document["store"])
     again = run_selector("demo", "--out", str(tmp_path / "demo"))
     assert again.returncode == 0 and "already_stored" in again.stdout
+    assert f"Which model decides: this project's {model['model']} decides (within the rule)" in again.stdout
     other = tmp_path / "occupied"
     other.mkdir()
     (other / "file").write_text("mine")
