@@ -249,8 +249,8 @@ def _drawn(rng: random.Random, kinds: dict[str, tuple[float, str, Callable[[Path
 
 
 # The tests' evolved history (39 commits) and the demo's, which goes on for some months more:
-# enough changes (about 30 after the first 19 its own model trains on) for the conformal
-# bound of its own backtest to certify a miss rate of 0.05.
+# enough changes for the conformal bound of its own backtest to certify a miss rate of 0.05
+# (measured: 55 test changes in the epochs trained on 19 or more, none missed, bound 0.018).
 EVOLVED_STEPS = DEFAULT_STEPS + evolution_steps()
 DEMO_STEPS = DEFAULT_STEPS + evolution_steps(later=40)
 
