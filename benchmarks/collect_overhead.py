@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 from perf_selector.collectors.repository import Repository
-from perf_selector.selector.calibrate import calibrate
-from perf_selector.selector.collect import collect
+from perf_selector.selector.collection.calibrate import calibrate
+from perf_selector.selector.collection.collect import collect
 from perf_selector.selector.config import load_config
-from perf_selector.selector.sample_history import make_sample_history
+from perf_selector.selector.onboarding.sample_history import make_sample_history
 from perf_selector.storage.store import Store
 
 

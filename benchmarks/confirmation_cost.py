@@ -1,6 +1,6 @@
 """What interleaved confirmation costs, and what it changes, on the demo history timed.
 
-The demo's sample project and its 39-commit history (selector/sample_history.py), with
+The demo's sample project and its 39-commit history (selector/onboarding/sample_history.py), with
 its four benchmarks measured by wall time instead of callgrind (arguments scaled so a run
 takes a few to a few tens of milliseconds, five repetitions, profiling off), collected,
 calibrated and then confirmed through the real CLI (`selector collect`, `calibrate`,
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from perf_selector.selector.sample_history import DEMO_STEPS, make_sample_history  # noqa: E402
+from perf_selector.selector.onboarding.sample_history import DEMO_STEPS, make_sample_history  # noqa: E402
 from perf_selector.storage.store import Store  # noqa: E402
 
 BENCHMARKS = {"checksum": "checksum 150", "sort": "sort 4096", "fib": "fib 36", "weights": "weights 400000"}

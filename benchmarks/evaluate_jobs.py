@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 from _common import interleaved, print_medians
 
-from perf_selector.selector.project_evaluation import evaluate, load_projects
+from perf_selector.selector.evaluation.project_evaluation import evaluate, load_projects
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ try:
     from perf_selector.storage.history import load_history
     from perf_selector.storage.store import Store
 except ImportError:  # a checkout from before the store layer (benchmarks/side_by_side.py runs those too)
-    from perf_selector.selector.feature_table import load_history
+    from perf_selector.selector.evaluation.feature_table import load_history
     from perf_selector.selector.store import Store
 
 

@@ -16,7 +16,7 @@ from _common import interleaved, print_medians
 
 from perf_selector.features.builder import FeatureBuilder
 from perf_selector.features.tuples import closest_tuples
-from perf_selector.selector.feature_table import benchmarks_of
+from perf_selector.selector.evaluation.feature_table import benchmarks_of
 from perf_selector.storage.history import load_history
 from perf_selector.storage.store import Store
 

@@ -9,7 +9,7 @@ separates the labels (AUROC of the share against each store's own labels).
     python benchmarks/perf_vs_callgrind.py CALLGRIND_STORE PERF_STORE
     python benchmarks/perf_vs_callgrind.py --generate WORKDIR [-n COMMITS]
 
-``--generate`` makes the sample history (selector/sample_history.py) in WORKDIR and
+``--generate`` makes the sample history (selector/onboarding/sample_history.py) in WORKDIR and
 collects its newest COMMITS twice, with ``[profile] tool`` callgrind and perf (the same
 benchmarks and metrics; each commit's benchmarks run again under the other profiler, so
 keep COMMITS small: about a minute a commit on 2 cores).
@@ -26,8 +26,8 @@ import pandas as pd
 from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
-from perf_selector.selector.feature_table import feature_table
-from perf_selector.selector.sample_history import make_sample_history
+from perf_selector.selector.evaluation.feature_table import feature_table
+from perf_selector.selector.onboarding.sample_history import make_sample_history
 from perf_selector.storage.store import Store
 
 KEY = ["new", "old", "benchmark"]

@@ -71,8 +71,8 @@ from perf_selector.storage.store import Store  # noqa: E402
 
 BENCHMARKS = ["b1", "b2", "b3"]
 # what a `selector select` process imports: the CLI and the select command's module, then (lazily) selection, features, the bundle (onnxruntime)
-SELECT_IMPORTS = ("perf_selector.selector.cli, perf_selector.selector.commands.select, perf_selector.selector.selection, "
-                  "perf_selector.selector.selection_output, perf_selector.features.builder, perf_selector.models.bundle, "
+SELECT_IMPORTS = ("perf_selector.selector.cli, perf_selector.selector.commands.select, perf_selector.selector.selection.selection, "
+                  "perf_selector.selector.selection.selection_output, perf_selector.features.builder, perf_selector.models.bundle, "
                   "perf_selector.models.design, "
                   "onnxruntime")
 MODEL, SCOPE = "xgboost", "pooled"  # `selector train`'s defaults

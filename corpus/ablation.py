@@ -30,8 +30,8 @@ from perf_selector.models.evaluation import OPERATING_POINTS
 # groups of features an ablation can take away (features/catalogue.py)
 FEATURE_GROUPS = {"executed": ("executed_changed_share", "predicted_effect", "predicted_effect_size"),
                   "steering": STEERING_FEATURES}
-from perf_selector.selector.store_backtest import run_backtest
-from perf_selector.selector.project_evaluation import cross_project_predictions, load_projects, project_table
+from perf_selector.selector.evaluation.store_backtest import run_backtest
+from perf_selector.selector.evaluation.project_evaluation import cross_project_predictions, load_projects, project_table
 
 
 def epochs_caught(predictions: pd.DataFrame) -> str:

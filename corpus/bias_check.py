@@ -10,7 +10,7 @@ max(min_effect, the spread it was decided against).
 
 Prints, per project, the changed labels and the share that hold, for the labels as
 decided now and for the old rule; `--json` writes the rows.  The runs and the test are the
-product's (selector/perturbed_labels.py: both sides in turn in each context, stored in the
+product's (selector/collection/perturbed_labels.py: both sides in turn in each context, stored in the
 `perturbed` table, so a second check of a store runs nothing again; storage.labels.holds_under),
 with this check's six contexts.
 
@@ -31,12 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from perf_selector.collectors.run_context import NORMALISED, Perturbation  # noqa: E402
 from perf_selector.selector.config import label_rules, load_config  # noqa: E402
-from perf_selector.selector.perturbed_labels import TABLE, confirm_perturbed  # noqa: E402
+from perf_selector.selector.collection.perturbed_labels import TABLE, confirm_perturbed  # noqa: E402
 from perf_selector.storage.labels import PairLabeller, history_labels, holds_under, perturbed_effects  # noqa: E402
 from perf_selector.storage.store import Store  # noqa: E402
 
 # Three environment sizes by two path lengths; calibration perturbs with others
-# (selector/calibrate.py PERTURBATIONS), so this is a check, not a replay.
+# (selector/collection/calibrate.py PERTURBATIONS), so this is a check, not a replay.
 CONTEXTS = [Perturbation(environment, path) for environment, path in itertools.product((0, 61, 2500), (0, 17))]
 assert NORMALISED in CONTEXTS  # the stored labels' own context, run again with both sides in one session
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from perf_selector.features.catalogue import FEATURE_NAMES, STEERING_FEATURES
-from perf_selector.selector.project_evaluation import method4_test_tuples, load_projects
+from perf_selector.selector.evaluation.project_evaluation import method4_test_tuples, load_projects
 from perf_selector.models.decision import executed_rule_scores
 
 MARGIN = 0.10

@@ -1,6 +1,6 @@
 """Labels under perturbation, project by project (issue 37): of the pairs the normalised
 context labels changed, how many hold in every perturbed context `collect` re-measured them
-in (`[labels] perturbed_contexts`, selector/perturbed_labels.py), and how many labels the
+in (`[labels] perturbed_contexts`, selector/collection/perturbed_labels.py), and how many labels the
 relabelling changed.
 
 The labels are made twice from the store's tables (selector.confirmation.current_labels, which
@@ -20,10 +20,10 @@ import pandas as pd
 
 from perf_selector.collectors.errors import UserError
 from perf_selector.selector.config import label_rules
-from perf_selector.selector.confirmation import current_labels
+from perf_selector.selector.collection.confirmation import current_labels
 from perf_selector.selector.markdown_section import number
-from perf_selector.selector.perturbed_labels import TABLE, configured_contexts, stored_contexts
-from perf_selector.selector.project_evaluation import open_project
+from perf_selector.selector.collection.perturbed_labels import TABLE, configured_contexts, stored_contexts
+from perf_selector.selector.evaluation.project_evaluation import open_project
 
 
 def changed_pairs(labels: list[dict]) -> set[tuple[str, str, str]]:

@@ -28,7 +28,7 @@ import pandas as pd
 from perf_selector.collectors.errors import UserError
 from perf_selector.models.names import WITHIN_RULE
 from perf_selector.selector.markdown_section import number
-from perf_selector.selector.project_evaluation import (
+from perf_selector.selector.evaluation.project_evaluation import (
     held_out_scores,
     load_projects,
     policy_risk_bound,

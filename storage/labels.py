@@ -36,7 +36,7 @@ with the same test and calibration but no drift, since its two sides shared a se
 **Changed labels confirmed under perturbation** (:func:`perturbed_effects`, applied by
 :class:`PairLabeller`).  Layouts differ from commit to commit, and one commit's spread does
 not bound another's, so a changed pair is re-measured on both sides in several perturbed run
-contexts (the `perturbed` table, which `selector collect` fills: selector/perturbed_labels.py)
+contexts (the `perturbed` table, which `selector collect` fills: selector/collection/perturbed_labels.py)
 and stays changed only if it holds in every configured context it was measured in: a count's
 effect keeps its sign and exceeds max(min_effect, spread) (:func:`holds_under`); a noisy
 metric's rounds there are not shown, by the paired test, within min_effect or changed the

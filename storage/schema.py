@@ -318,7 +318,7 @@ CONFIRMATIONS = TableSchema("confirmations", "One row per run of an interleaved 
 ))
 
 PERTURBED = TableSchema("perturbed", "One row per run of a changed label's re-measurement under a perturbed run "
-                        "context (selector/perturbed_labels.py; `[labels] perturbed_contexts`): the stored binaries of "
+                        "context (selector/collection/perturbed_labels.py; `[labels] perturbed_contexts`): the stored binaries of "
                         "the label's two commits run in turn, in one session, in each context. One file per new commit "
                         "(its pairs, each context once: collection and relabelling never run a stored one again); a "
                         "changed label stays changed only if it holds in every configured context: a count keeps its "

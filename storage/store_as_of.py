@@ -1,6 +1,6 @@
 """A store as a team had it at a point of its history: every table's rows of earlier commits only.
 
-The replay (selector/replay.py) retrains the project's own model as a team would have, every
+The replay (selector/evaluation/replay.py) retrains the project's own model as a team would have, every
 few commits, on what the store held then: `StoreAsOf` answers `read` as the store does, with
 each table filtered to the rows whose commit (a pair's new commit) is among the commits given,
 so nothing of a later commit reaches training.  Calibration is kept whole: it is made once, on

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from perf_selector.collectors.static_analysis import StaticAnalysis, analyse_binary
-from perf_selector.selector.sample_history import SampleCommit, make_sample_history, sample_cflags
+from perf_selector.selector.onboarding.sample_history import SampleCommit, make_sample_history, sample_cflags
 from tests.helpers import selector_command
 
 for tool in ("gcc", "g++", "git", "make"):
@@ -63,7 +63,7 @@ def evolved_sample(tmp_path_factory):
     """The evolved history (scripted steps, then 28 knob turns: 39 commits, 4 benchmarks; the demo goes on),
     calibrated and collected through the real CLI.  Returns (project root, commits)."""
 
-    from perf_selector.selector.sample_history import EVOLVED_STEPS
+    from perf_selector.selector.onboarding.sample_history import EVOLVED_STEPS
 
     root = tmp_path_factory.mktemp("evolved") / "project"
     commits = make_sample_history(root, steps=EVOLVED_STEPS)

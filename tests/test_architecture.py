@@ -1,6 +1,8 @@
 """The layering docs/architecture.md states, checked against the code: the five packages
-import one way (collectors -> storage -> features -> models -> selector), and no module imports,
-at any depth and counting imports inside functions, a module that imports it back.  And the
+import one way (collectors -> storage -> features -> models -> selector), selector's subpackages
+too (its shared modules -> collection -> selection -> evaluation -> onboarding -> commands -> cli),
+and no module imports, at any depth and counting imports inside functions, a module that
+imports it back.  And the
 tests stand alone: no test module imports another; what they share is in tests/helpers."""
 
 from __future__ import annotations
@@ -61,6 +63,35 @@ def test_no_module_imports_one_that_imports_it_back():
         pytest.fail(f"import circle: {' -> '.join(error.args[1])}")
 
 
+# selector/ drawn as what a user does, bottom to top (docs/architecture.md): the shared pieces
+# at its top level, then each use case's subpackage, then the commands, then the entry point.
+# A module imports only from its own floor or those below it.
+SELECTOR_FLOORS = ["shared", "collection", "selection", "evaluation", "onboarding", "commands", "entry"]
+ENTRY = {"selector", "selector.cli", "selector.__main__"}
+
+
+def _selector_floor(module: str) -> str:
+    if module in ENTRY:
+        return "entry"
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (ROOT / "selector" / parts[1]).is_dir() else "shared"
+
+
+def test_selector_top_level_holds_at_most_ten_modules():
+    modules = sorted(path.name for path in (ROOT / "selector").glob("*.py"))
+    assert len(modules) <= 10, modules
+
+
+def test_selector_subpackages_import_only_their_floor_or_below():
+    selector_modules = {module: targets for module, targets in _imports().items() if module.startswith("selector")}
+    floors = {_selector_floor(module) for module in selector_modules}
+    assert floors == set(SELECTOR_FLOORS), floors  # a new subpackage takes its place in the list
+    upward = sorted((module, imported) for module, targets in selector_modules.items() for imported in targets
+                    if imported.startswith("selector")
+                    and SELECTOR_FLOORS.index(_selector_floor(imported)) > SELECTOR_FLOORS.index(_selector_floor(module)))
+    assert upward == []
+
+
 @pytest.mark.parametrize("layer", LAYERS)
 def test_every_name_a_package_exports_resolves(layer):
     """A package's public surface (its lazily loaded __all__) names only what exists."""
@@ -106,3 +137,20 @@ def test_no_test_module_imports_another():
     importing = {str(path.relative_to(ROOT)): sorted(imported) for path in sorted(files)
                  if (imported := _test_modules_imported(path))}
     assert importing == {}
+
+
+def test_the_architecture_page_draws_every_selector_module_in_its_subpackage():
+    """docs/architecture.md's tree of selector/ names each module on its subpackage's lines."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    tree = text[text.index("```\nselector/\n"):]
+    tree = tree[:tree.index("\n```", 4)]
+    floors = {}  # each subpackage's lines of the tree: from its name to the next name at that indent
+    current = None
+    for line in tree.splitlines()[1:]:
+        if line.startswith("  ") and not line.startswith("   "):
+            current = line.split()[0].rstrip("/,")
+        floors[current] = floors.get(current, "") + line
+    missing = [f"{path.parent.name}/{path.stem}" for path in sorted((ROOT / "selector").glob("*/*.py"))
+               if path.stem != "__init__" and path.parent.name != "commands"
+               and path.stem not in floors.get(path.parent.name, "")]
+    assert missing == []

@@ -22,7 +22,7 @@ from perf_selector.storage.history import History
 from perf_selector.models.bundle import MANIFEST, BundleError, load_bundle, seal_path
 from perf_selector.models.perphecy import PerphecyPredictor
 from perf_selector.selector.config import label_rules, load_config
-from perf_selector.selector.store_backtest import evaluation_data
+from perf_selector.selector.evaluation.store_backtest import evaluation_data
 from perf_selector.storage.store import Store
 from tests.helpers import selector_command
 
@@ -137,7 +137,7 @@ def test_the_report_renders_in_a_browser(backtest_run, tmp_path):
 
 def test_every_roc_panel_has_a_legend_and_the_deciding_policies_stand_out(backtest_run):
     from perf_selector.models.evaluation import results_table
-    from perf_selector.selector.report import _deciding, _policy_summary, _roc_figure
+    from perf_selector.selector.evaluation.report import _deciding, _policy_summary, _roc_figure
 
     _, out, _ = backtest_run
     predictions = pd.read_parquet(out / "predictions.parquet")
@@ -154,7 +154,7 @@ def test_every_roc_panel_has_a_legend_and_the_deciding_policies_stand_out(backte
 
 def _pruning_bundle(directory: Path, policy: str = "model-within-rule") -> Path:
     """The shipped bundle with `policy` in its settings, sealed as `selector train` seals one."""
-    from perf_selector.selector.shipped_model import SHIPPED_BUNDLE
+    from perf_selector.selector.selection.shipped_model import SHIPPED_BUNDLE
 
     shutil.copytree(SHIPPED_BUNDLE, directory)
     manifest = json.loads((directory / "manifest.json").read_text())
@@ -169,8 +169,8 @@ def test_the_report_draws_the_replay_timeline_with_a_change_caught_late(backtest
     """`selector backtest` replays the same store (replay.json) and the report draws it: commits by
     benchmark for the policy select applies, the others below; a change skipped at its commit and
     seen at a later run is drawn as late, with how many commits later."""
-    from perf_selector.selector.replay import AT_COMMIT, LATE, NEVER, OWN, SHIPPED, timeline_document
-    from perf_selector.selector.report import (CAUGHT_AT_COMMIT, CAUGHT_LATE, NEVER_CAUGHT, RAN, SKIPPED, _replay_policies,
+    from perf_selector.selector.evaluation.replay import AT_COMMIT, LATE, NEVER, OWN, SHIPPED, timeline_document
+    from perf_selector.selector.evaluation.report import (CAUGHT_AT_COMMIT, CAUGHT_LATE, NEVER_CAUGHT, RAN, SKIPPED, _replay_policies,
                                  _timeline_figure)
 
     root, backtested, document = backtest_run
@@ -276,7 +276,7 @@ def test_the_backtest_judges_effect_rules_at_the_projects_min_effect(evolved_sam
     import dataclasses
     import importlib
 
-    from perf_selector.selector.store_backtest import run_backtest
+    from perf_selector.selector.evaluation.store_backtest import run_backtest
 
     backtest_module = importlib.import_module("perf_selector.models.backtest")  # models.backtest is also the package's function
 
@@ -398,7 +398,7 @@ def test_trained_models_score_the_same_from_their_onnx_form(evolved_sample, tmp_
     """`select` scores with the ONNX files (no scikit-learn, XGBoost or skops import): same
     probabilities as the skops models to float32 rounding, decisions exactly theirs."""
     from perf_selector.models.portable import BORDERLINE, PortableModel
-    from perf_selector.selector.store_backtest import labelled_feature_table
+    from perf_selector.selector.evaluation.store_backtest import labelled_feature_table
     from perf_selector.storage.history import load_history
     from perf_selector.features.tuples import closest_tuples
     from perf_selector.features.catalogue import FEATURE_NAMES

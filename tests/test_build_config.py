@@ -14,10 +14,10 @@ from perf_selector.collectors.build_config import (
     FILES, FLAGS, binary_config, build_changed, configs_differ, files_config, kind_of, recorded_flags,
 )
 from perf_selector.collectors.repository import Repository
-from perf_selector.selector.collect import collect, upgrade_build_configs
+from perf_selector.selector.collection.collect import collect, upgrade_build_configs
 from perf_selector.selector.config import load_config
-from perf_selector.selector.sample_history import commit_all
-from perf_selector.selector.selection import select
+from perf_selector.selector.onboarding.sample_history import commit_all
+from perf_selector.selector.selection.selection import select
 from perf_selector.storage.history import load_history, with_current_build_configs
 from perf_selector.storage.store import Store
 

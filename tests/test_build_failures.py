@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from perf_selector.collectors.builds import FAILURE_LINES, describe_failure
-from perf_selector.selector.sample_history import commit_all, make_sample_history
+from perf_selector.selector.onboarding.sample_history import commit_all, make_sample_history
 from tests.helpers import run_selector
 
 ERROR = re.compile(r"src/table\.c:\d+:\d+: error: .no_such_variable. undeclared")  # gcc's line (quotes by locale)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from perf_selector.selector.calibrate import calibrate
+from perf_selector.selector.collection.calibrate import calibrate
 from perf_selector.selector.config import load_config
-from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.onboarding.sample_history import commit_all
 from perf_selector.storage.store import Store
 from tests.helpers import new_project, run_selector
 from tests.helpers.loop_program import CONFIG, PROGRAM as LOOP_PROGRAM

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from perf_selector.selector.sample_history import make_sample_history
+from perf_selector.selector.onboarding.sample_history import make_sample_history
 from tests.helpers import core_python
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -209,8 +209,8 @@ def _dotenv(path: Path) -> dict[str, str]:
 
 
 def test_the_gitlab_dotenv_runs_everything_when_the_names_would_not_fit(capsys):
-    from perf_selector.selector.selection import Decision, Selection
-    from perf_selector.selector.selection_output import print_gitlab_dotenv
+    from perf_selector.selector.selection.selection import Decision, Selection
+    from perf_selector.selector.selection.selection_output import print_gitlab_dotenv
 
     few = Selection("c" * 40, None, [Decision("compress", "run", "why"), Decision("gb/BM_a", "run", "why"),
                                      Decision("gb/BM_b", "skip", "why"), Decision("db-suite/fill", "skip", "why")], None, [])

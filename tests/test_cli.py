@@ -11,7 +11,7 @@ import pytest
 
 from perf_selector.models.names import WITHIN_RULE
 from perf_selector.selector import __version__
-from perf_selector.selector.sample_history import DEMO_STEPS
+from perf_selector.selector.onboarding.sample_history import DEMO_STEPS
 from tests.helpers import compile_c
 from tests.helpers import run_selector
 from tests.helpers import selector_command

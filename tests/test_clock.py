@@ -13,7 +13,7 @@ import pytest
 
 from perf_selector.collectors.child_processes import process_alive
 from perf_selector.collectors.run_context import faketime_library
-from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.onboarding.sample_history import commit_all
 from tests.helpers import compile_c, gcc_config, new_project, program_text, run_selector
 
 needs_faketime = pytest.mark.skipif(
@@ -58,7 +58,7 @@ def test_only_a_growth_every_slow_run_shows_is_taken_for_a_timed_loop():
     """A timed loop does more work under a slower clock, in every run: a count that shrinks
     (the clock library's start-up, a machine whose whole-process counts wander by a percent)
     or that grew once and not again is not one."""
-    from perf_selector.selector.calibrate import clock_growth
+    from perf_selector.selector.collection.calibrate import clock_growth
 
     assert clock_growth([100_000], [400_000]) == pytest.approx(3.0)  # four times the iterations
     assert clock_growth([330_521], [325_563]) < 0  # -1.5%: smaller, not a loop that ran longer

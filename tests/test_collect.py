@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from perf_selector.selector.sample_history import commit_all, make_sample_history, sample_cflags
+from perf_selector.selector.onboarding.sample_history import commit_all, make_sample_history, sample_cflags
 from perf_selector.storage.store import Store
 from tests.helpers import comparable_tables, run_selector
 from tests.helpers import selector_command

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from perf_selector.selector.sample_history import commit_all, make_sample_history
+from perf_selector.selector.onboarding.sample_history import commit_all, make_sample_history
 from perf_selector.storage.store import Store
 from tests.helpers import selector_command
 

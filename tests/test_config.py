@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from perf_selector.selector.config import ConfigError, load_config
-from perf_selector.selector.sample_history import project_file
+from perf_selector.selector.onboarding.sample_history import project_file
 from tests.helpers import assert_one_line_error, run_selector
 
 

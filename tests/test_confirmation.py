@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from perf_selector.selector.calibrate import repetitions_needed
-from perf_selector.selector.confirmation import interleaved_schedule, why_confirm
+from perf_selector.selector.collection.calibrate import repetitions_needed
+from perf_selector.selector.collection.confirmation import interleaved_schedule, why_confirm
 from perf_selector.storage.labels import LabelRules, PairLabeller, history_labels
 from perf_selector.storage.schema import TABLES
 from perf_selector.storage.store import Store
@@ -233,7 +233,7 @@ def test_a_timed_metrics_scatter_is_for_the_test_not_a_spread_to_exceed():
 
 def test_pairs_measured_in_two_contexts_are_confirmed_whatever_the_metric():
     from perf_selector.selector.config import Config, benchmark_specs
-    from perf_selector.selector.confirmation import DIFFERENT_CONTEXTS, plan_confirmations
+    from perf_selector.selector.collection.confirmation import DIFFERENT_CONTEXTS, plan_confirmations
 
     rules = LabelRules(0.05, 0.01, {"count": "instructions"}, {"count": "lower"}, profiled=False)
     runs = [{"commit": commit, "benchmark": "count", "metric": "instructions", "repetition": 0, "warmup": False,
@@ -254,7 +254,7 @@ def test_pairs_measured_in_two_contexts_are_confirmed_whatever_the_metric():
 
 def test_decided_labels_are_confirmed_only_when_asked():
     from perf_selector.selector.config import Config, benchmark_specs
-    from perf_selector.selector.confirmation import plan_confirmations
+    from perf_selector.selector.collection.confirmation import plan_confirmations
 
     config = msgspec.convert({"project": {"binary": "prog"}, "build": {"command": "make"}, "benchmark": [
         {"name": "loop", "command": "{binary}", "metric": "wall_time"}]}, Config)

@@ -74,7 +74,7 @@ def test_a_stripping_release_build_fails_doctor_with_the_variable_that_carries_m
 
 
 def test_init_writes_the_override_of_a_stripping_makefile():
-    from perf_selector.selector.build_recipes import strip_overrides
+    from perf_selector.selector.onboarding.build_recipes import strip_overrides
 
     assert strip_overrides(STRIPPING_MAKEFILE) == [
         ("ALL_LDFLAGS='$(LDFLAGS)'", "ALL_LDFLAGS without -s (the Makefile strips the program, whose functions then have no names)")]

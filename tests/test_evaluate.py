@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from perf_selector.models.bundle import load_bundle
-from perf_selector.selector.project_evaluation import BEGIN, CROSS_PROJECT, END, OWN_OR_SHIPPED
-from perf_selector.selector.shipped_model import SHIPPED_BUNDLE
+from perf_selector.selector.evaluation.project_evaluation import BEGIN, CROSS_PROJECT, END, OWN_OR_SHIPPED
+from perf_selector.selector.selection.shipped_model import SHIPPED_BUNDLE
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow
@@ -93,7 +93,7 @@ def test_evaluate_needs_the_configuration_beside_the_store(tmp_path):
 
 def test_a_project_is_named_after_the_folder_of_its_configuration(tmp_path):
     """A store kept outside the repository (`--store`, a CI cache) is still the repository's."""
-    from perf_selector.selector.project_evaluation import open_project
+    from perf_selector.selector.evaluation.project_evaluation import open_project
     from perf_selector.storage.store import Store
     from tests.helpers import gcc_config
 
@@ -169,7 +169,7 @@ def test_evaluate_replay_held_out_decides_each_project_by_a_bundle_trained_witho
                                                                                      tmp_path):
     """The replay's shipped policy, honest for corpus projects: each store walked with a bundle
     trained as the shipped one on the other stores only; its table written between markers."""
-    from perf_selector.selector.replay import BEGIN as REPLAY_BEGIN, END as REPLAY_END
+    from perf_selector.selector.evaluation.replay import BEGIN as REPLAY_BEGIN, END as REPLAY_END
 
     stores = [str(collected_sample[0] / ".selector"), str(evolved_sample[0] / ".selector")]
     markdown = tmp_path / "evaluation.md"
@@ -204,7 +204,7 @@ def test_evaluate_replay_held_out_decides_each_project_by_a_bundle_trained_witho
 def test_evaluate_side_by_side_gives_the_figures_it_gives_alone(collected_sample, evolved_sample):
     """`--jobs 2` evaluates the projects in two processes: every prediction, own and left out
     in turn, is the one a single process makes."""
-    from perf_selector.selector.project_evaluation import evaluate, load_projects
+    from perf_selector.selector.evaluation.project_evaluation import evaluate, load_projects
 
     stores = [(root / ".selector", None) for root in (collected_sample[0], evolved_sample[0])]
     projects = load_projects(stores, {"k": 5, "first": None, "epoch_days": None})
@@ -217,7 +217,7 @@ def test_evaluate_side_by_side_gives_the_figures_it_gives_alone(collected_sample
     assert side_by_side.notes == alone.notes
     # the progress bar reaches its total: every fit of every project, and each held-out project's models
     from perf_selector.models.backtest import count_fits
-    from perf_selector.selector.project_evaluation import SCOPES
+    from perf_selector.selector.evaluation.project_evaluation import SCOPES
     assert sum(advanced) == sum(count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects) + 2 * len(models)
 
 
@@ -228,9 +228,9 @@ def test_evaluate_cut_off_half_way_resumes_from_the_parts_it_kept(collected_samp
     computes the rest, with the figures of an uninterrupted run; other inputs take nothing."""
     import dataclasses
 
-    from perf_selector.selector import project_evaluation
-    from perf_selector.selector.evaluation_parts import Parts, project_digest
-    from perf_selector.selector.project_evaluation import evaluate, load_projects
+    from perf_selector.selector.evaluation import project_evaluation
+    from perf_selector.selector.evaluation.evaluation_parts import Parts, project_digest
+    from perf_selector.selector.evaluation.project_evaluation import evaluate, load_projects
 
     stores = [(root / ".selector", None) for root in (collected_sample[0], evolved_sample[0])]
     projects = load_projects(stores, {"k": 5, "first": None, "epoch_days": None})
@@ -259,7 +259,7 @@ def test_evaluate_cut_off_half_way_resumes_from_the_parts_it_kept(collected_samp
     pd.testing.assert_frame_equal(whole.predictions, resumed.predictions)
     assert resumed.notes == whole.notes
     from perf_selector.models.backtest import count_fits
-    from perf_selector.selector.project_evaluation import SCOPES
+    from perf_selector.selector.evaluation.project_evaluation import SCOPES
     assert sum(advanced) == sum(count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects) + 2 * len(models)
     assert len(list(folder.iterdir())) == 4
 

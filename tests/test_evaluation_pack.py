@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from perf_selector.models.bundle import load_bundle
-from perf_selector.selector.evaluation_pack import MANIFEST
+from perf_selector.selector.evaluation.evaluation_pack import MANIFEST
 from tests.helpers import selector_command
 
 pytestmark = pytest.mark.slow

@@ -21,9 +21,9 @@ import pytest
 from perf_selector.collectors.block_diff import Block, NewBlock, Region, align
 from perf_selector.features.builder import FeatureBuilder
 from perf_selector.features.executed_code import INSTRUCTIONS, SAMPLES, FunctionChange, executed_change
-from perf_selector.selector.feature_table import feature_table
-from perf_selector.selector.selection import Decision, overrule_by_predicted_effect
-from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.evaluation.feature_table import feature_table
+from perf_selector.selector.selection.selection import Decision, overrule_by_predicted_effect
+from perf_selector.selector.onboarding.sample_history import commit_all
 from perf_selector.storage.store import Store
 from tests.helpers import perf_cannot_record, program_text, run_selector
 

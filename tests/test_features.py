@@ -12,9 +12,9 @@ from perf_selector.features.catalogue import ALLOCATORS, CATALOGUE, FEATURE_NAME
 from perf_selector.features.docs import render
 from perf_selector.features.scaling import MaxAbsScaler, distance_weights
 from perf_selector.features.tuples import ancestor_pairs, closest_tuples
-from perf_selector.selector.feature_table import feature_table
+from perf_selector.selector.evaluation.feature_table import feature_table
 from perf_selector.storage.history import load_history
-from perf_selector.selector.sample_history import commit_all, make_sample_history
+from perf_selector.selector.onboarding.sample_history import commit_all, make_sample_history
 from perf_selector.storage.store import Store
 from tests.helpers import run_selector
 

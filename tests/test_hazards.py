@@ -42,7 +42,7 @@ def hazards(tmp_path_factory):
 
 def _decisions(store, shas, policy: str) -> dict:
     """select's decision of each step against its parent, under [select] policy = `policy`."""
-    from perf_selector.selector.selection import select
+    from perf_selector.selector.selection.selection import select
 
     root = Path(store.root).parent
     config = load_config(root / "selector.toml")

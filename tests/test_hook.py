@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from perf_selector.collectors.repository import Repository
-from perf_selector.selector.sample_history import make_sample_history
-from perf_selector.selector.working_tree_build import working_tree_build
+from perf_selector.selector.onboarding.sample_history import make_sample_history
+from perf_selector.selector.selection.working_tree_build import working_tree_build
 from tests.helpers import run_selector
 
 
@@ -141,7 +141,7 @@ def test_hook_install_has_git_ignore_the_store_once(tmp_path):
 def test_the_hook_says_how_many_commits_back_it_compares_and_that_their_changes_are_included(tmp_path):
     """Only an older commit is collected: the pushed commit is compared with it, and the hook
     says so, rather than showing the change of a commit in between as the pushed one's."""
-    from perf_selector.selector.sample_history import DEFAULT_STEPS
+    from perf_selector.selector.onboarding.sample_history import DEFAULT_STEPS
 
     root = tmp_path / "project"
     commits = make_sample_history(root, steps=DEFAULT_STEPS[:4])  # initial, neutral, hot (checksum), cold, add-top
@@ -165,7 +165,7 @@ def test_the_hook_says_how_many_commits_back_it_compares_and_that_their_changes_
 def test_a_hook_an_older_version_wrote_is_found_and_installing_again_mends_it(tmp_path):
     """A hook from before the perf_selector namespace runs `python -m perf_selector`, which fails
     every push: the hook module finds it (doctor fails on it) and `install` rewrites it."""
-    from perf_selector.selector.hook import MARKER, OLD_MODULE, hook_script, install, outdated_hook
+    from perf_selector.selector.selection.hook import MARKER, OLD_MODULE, hook_script, install, outdated_hook
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     repository = Repository.open(tmp_path)

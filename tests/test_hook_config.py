@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from perf_selector.selector.sample_history import make_sample_history
+from perf_selector.selector.onboarding.sample_history import make_sample_history
 from tests.helpers import run_selector
 
 

@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-from perf_selector.selector.build_target import build_target_finding
-from perf_selector.selector.machine import FAIL, OK, WARN
+from perf_selector.selector.onboarding.build_target import build_target_finding
+from perf_selector.selector.onboarding.machine import FAIL, OK, WARN
 from tests.helpers import run_selector
 from tests.helpers.onboarding import FOO_PROJECT, built, commit, doctor, init, needs_cmake, needs_valgrind
 

@@ -127,7 +127,7 @@ def test_each_member_runs_alone_and_counts_its_own_function_exactly(tmp_path):
 def test_a_source_is_a_harness_candidate_only_by_its_own_benchmark_lines(tmp_path):
     """The BENCHMARK(fn) lines of the code (not of its comments or strings) both make a source a
     harness's and name its benchmarks: a source that only mentions them is no candidate."""
-    from perf_selector.selector.survey import HARNESS, survey
+    from perf_selector.selector.onboarding.survey import HARNESS, survey
 
     mentions = ('#include "util/benchmark.h"\n// BENCHMARK(BM_Find); was here\n'
                 'static const char *why = "BENCHMARK(BM_Sum);";\nBENCHMARK("quoted");\n')

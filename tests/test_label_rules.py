@@ -103,7 +103,7 @@ def test_a_paired_confirmation_sees_through_drift_that_hides_a_change_from_the_u
 
 
 def test_calibration_says_how_many_repetitions_a_timed_label_needs_and_collect_reports_too_few():
-    from perf_selector.selector.calibrate import repetitions_needed
+    from perf_selector.selector.collection.calibrate import repetitions_needed
     from perf_selector.storage.labels import unfit_benchmarks
 
     # At alpha 0.05 the test needs 4 runs a side to reach alpha at all; a 1% effect in 2% noise
@@ -138,7 +138,7 @@ def test_a_shift_within_the_session_drift_is_not_a_change_and_equivalence_holds_
 
 
 def test_session_drift_is_how_far_apart_two_sessions_medians_lie_and_only_noisy_metrics_have_it():
-    from perf_selector.selector.calibrate import session_drift
+    from perf_selector.selector.collection.calibrate import session_drift
 
     # Medians 100, 102 and 110: pairwise 2%, 10% and 7.8%; the 0.95 quantile (higher) is the largest.
     assert session_drift([[99.0, 100.0, 101.0], [101.0, 102.0, 103.0], [109.0, 110.0, 111.0]], 0.05) == pytest.approx(0.10)

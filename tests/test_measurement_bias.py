@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.onboarding.sample_history import commit_all
 from perf_selector.storage.labels import label_pair
 from perf_selector.storage.store import Store
 from tests.helpers import run_selector

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from perf_selector.selector.sample_history import make_sample_history
+from perf_selector.selector.onboarding.sample_history import make_sample_history
 from perf_selector.storage.store import Store
 from tests.helpers import run_selector
 

@@ -15,7 +15,7 @@ import pytest
 
 from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec
 from perf_selector.collectors.metrics import METRICS, is_count, metric_unit
-from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.onboarding.sample_history import commit_all
 from perf_selector.storage.store import Store
 from tests.helpers import gcc_config, new_project, compile_c, program_text, run_selector
 

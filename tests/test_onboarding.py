@@ -168,13 +168,13 @@ def test_doctor_names_each_missing_piece_on_one_line_with_its_fix(tmp_path):
     ("prog: prog.c\n", ("CFLAGS='-O2 -g'", "")),
 ])
 def test_make_flags_add_debug_information_and_keep_the_makefile_s_own(makefile, expected):
-    from perf_selector.selector.build_recipes import make_flags
+    from perf_selector.selector.onboarding.build_recipes import make_flags
 
     assert make_flags(makefile, "CFLAGS")[:2] == expected
 
 
 def test_the_programs_a_build_command_runs():
-    from perf_selector.selector.machine import build_programs
+    from perf_selector.selector.onboarding.machine import build_programs
 
     zlib = ("printf '%s\\n' a.c b.c | xargs -P2 -n1 cc -O2 -g -c && cc -o minigzip *.o")
     assert build_programs(zlib, cxx=False) == ([], ["cc"])
@@ -220,7 +220,7 @@ def test_without_valgrind_init_times_the_benchmarks_with_enough_repetitions_on_a
 
 def test_a_benchmark_linked_to_the_project_s_shared_library_is_built_static_when_the_build_can(tmp_path):
     """libjpeg-turbo defines tjbench and tjbench-static: the static one holds the library's code."""
-    from perf_selector.selector.init_config import Measurement, initial_config
+    from perf_selector.selector.onboarding.init_config import Measurement, initial_config
 
     root = tmp_path / "project"
     commit(root, {"CMakeLists.txt": "if(NOT CMAKE_BUILD_TYPE)\n  set(CMAKE_BUILD_TYPE Release)\nendif()\n"

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 from perf_selector.collectors.run_context import LABEL_PERTURBATIONS, Perturbation
-from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.onboarding.sample_history import commit_all
 from perf_selector.storage.labels import LabelRules, PairLabeller, holds_under
 from perf_selector.storage.store import Store
 from tests.helpers import run_selector
@@ -119,7 +119,7 @@ def test_changed_labels_hold_under_perturbed_contexts_or_are_undecided(tmp_path)
     # The evaluation labels every pair as the store does (backtest, evaluate, the bundles): a change
     # the perturbed contexts refuted is no change there either.
     from perf_selector.selector.config import load_config
-    from perf_selector.selector.store_backtest import evaluation_data
+    from perf_selector.selector.evaluation.store_backtest import evaluation_data
 
     table = evaluation_data(store, load_config(root / "selector.toml"), "kfold", {"folds": 2}).table
     evaluated = {row.new: row.label for row in table.itertuples(index=False)}

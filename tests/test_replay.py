@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from perf_selector.selector.config import load_config
-from perf_selector.selector.replay import (AT_COMMIT, LATE, NEVER, Step, always_policy, catches, replay_project, rule_policy)
-from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.evaluation.replay import (AT_COMMIT, LATE, NEVER, Step, always_policy, catches, replay_project, rule_policy)
+from perf_selector.selector.onboarding.sample_history import commit_all
 from perf_selector.storage.store import Store
 from tests.helpers import gcc_config, new_project, program_text, run_selector
 

@@ -10,7 +10,7 @@ from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.models.evaluation import RUN_EVERYTHING
 from perf_selector.models.names import WITHIN_RULE
 from perf_selector.models.risk_control import HeldOut, deciding_scores, risk_controlled_threshold
-from perf_selector.selector.project_evaluation import HeldOutScores, policy_risk_bound
+from perf_selector.selector.evaluation.project_evaluation import HeldOutScores, policy_risk_bound
 
 
 def _projects(count: int, seed: int = 0, tuples: int = 200, changes: int = 6) -> dict[str, HeldOut]:

@@ -12,7 +12,7 @@ import subprocess
 
 import jsonschema
 
-from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.onboarding.sample_history import commit_all
 from tests.helpers import new_project, run_selector
 from tests.helpers.loop_program import CONFIG, PROGRAM
 from tests.helpers.schema import SCHEMA

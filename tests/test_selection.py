@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.onboarding.sample_history import commit_all
 from tests.helpers import selector_command
 from tests.helpers.schema import SCHEMA
 
@@ -327,8 +327,8 @@ def test_select_computes_the_features_training_computes(project, monkeypatch):
     from perf_selector import features
     from perf_selector.features.catalogue import FEATURE_NAMES
     from perf_selector.selector.config import load_config
-    from perf_selector.selector.feature_table import feature_table
-    from perf_selector.selector.selection import select
+    from perf_selector.selector.evaluation.feature_table import feature_table
+    from perf_selector.selector.selection.selection import select
     from perf_selector.storage.store import Store
 
     store = Store(project / ".selector")

@@ -11,7 +11,7 @@ import pytest
 
 from perf_selector.models.bundle import MANIFEST, BundleError, load_bundle, seal_path
 from perf_selector.models.decision import policy_summary, steps_aside
-from perf_selector.selector.shipped_model import SHIPPED_BUNDLE, shipped_bundle_path
+from perf_selector.selector.selection.shipped_model import SHIPPED_BUNDLE, shipped_bundle_path
 from tests.helpers import selector_command
 
 
@@ -30,7 +30,7 @@ def test_the_shipped_bundle_records_its_policy_with_its_evidence_and_doctor_says
     """The bundle carries the policy its evidence earned (conformal risk control over the
     projects held out in turn), and where that is the rule, `doctor` says so with the reason."""
 
-    from perf_selector.selector.doctor import _model
+    from perf_selector.selector.onboarding.doctor import _model
 
     bundle = load_bundle(SHIPPED_BUNDLE, load_models=False)
     control = bundle.settings["risk_control"]
@@ -106,10 +106,10 @@ def test_the_shipped_operating_point_adapts_to_the_projects_own_changes(collecte
     from perf_selector.models.bundle import load_bundle
     from perf_selector.selector.config import load_config
     from perf_selector.models.decision import executed_rule_scores, steps_aside, within_rule
-    from perf_selector.selector.shipped_model import shipped_bundle_path
-    from perf_selector.selector.store_backtest import labelled_feature_table
+    from perf_selector.selector.selection.shipped_model import shipped_bundle_path
+    from perf_selector.selector.evaluation.store_backtest import labelled_feature_table
     from perf_selector.features.tuples import closest_tuples
-    from perf_selector.selector.feature_table import benchmarks_of
+    from perf_selector.selector.evaluation.feature_table import benchmarks_of
     from perf_selector.storage.history import load_history
     from perf_selector.storage.store import Store
 

@@ -147,7 +147,7 @@ def test_select_computes_the_steering_features_training_computes(steered, monkey
     import perf_selector.features.builder  # noqa: F401 - loads the module
     from perf_selector import features
     from perf_selector.selector.config import load_config
-    from perf_selector.selector.selection import select
+    from perf_selector.selector.selection.selection import select
 
     store, shas, table = steered
     root = Path(store.root).parent

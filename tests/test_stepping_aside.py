@@ -17,7 +17,7 @@ from perf_selector.models.bundle import load_bundle, save_bundle
 from perf_selector.models.design import design_matrix
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from perf_selector.models.registry import model_spec
-from perf_selector.selector.policy import policy_from
+from perf_selector.selector.selection.policy import policy_from
 from perf_selector.models.decision import decide_rows
 
 
@@ -92,9 +92,9 @@ def test_the_projects_own_model_is_judged_by_its_own_backtest(evolved_sample, tm
     import subprocess
 
     from perf_selector.selector.config import load_config
-    from perf_selector.selector.policy import backtest_evidence, feature_rows
-    from perf_selector.selector.store_backtest import evaluation_data, run_backtest
-    from perf_selector.selector.training import OWN_BACKTEST, OWN_EVIDENCE
+    from perf_selector.selector.selection.policy import backtest_evidence, feature_rows
+    from perf_selector.selector.evaluation.store_backtest import evaluation_data, run_backtest
+    from perf_selector.selector.evaluation.training import OWN_BACKTEST, OWN_EVIDENCE
     from perf_selector.storage.store import Store
     from tests.helpers import selector_command
 
@@ -137,7 +137,7 @@ def test_the_projects_own_model_is_judged_by_its_own_backtest(evolved_sample, tm
 def test_evaluations_replay_of_the_own_model_judges_each_epoch_on_earlier_ones_only():
     """evaluate's own-or-shipped replay: each epoch of the own model is decided under the policy
     judged on the earlier epochs' predictions; what happens in an epoch never sets its own policy."""
-    from perf_selector.selector.project_evaluation import own_policy_replay
+    from perf_selector.selector.evaluation.project_evaluation import own_policy_replay
 
     column = FEATURE_NAMES.index
     rows, predictions = [], []
@@ -173,7 +173,7 @@ def test_evaluations_replay_of_the_own_model_judges_each_epoch_on_earlier_ones_o
 
 def test_the_own_bound_is_the_conformal_bound_of_the_backtest_changes():
     """(missed + 1) / (changes + 1): 19 changes, none missed, certify 0.05; one missed does not."""
-    from perf_selector.selector.policy import own_bound
+    from perf_selector.selector.selection.policy import own_bound
 
     def evidence(changes: int, hit: float) -> dict:
         return {"changes": changes, "model": {"hit_rate": hit, "dismiss_rate": 0.9},

@@ -18,7 +18,7 @@ from perf_selector.collectors.benchmark_suite import SuiteSpec, discover
 from perf_selector.collectors.frameworks import GOOGLE_BENCHMARK
 from perf_selector.collectors.callgrind import TimedLoop, read_callgrind
 from perf_selector.collectors.symbols import demangle
-from perf_selector.selector.selection import Decision, Selection
+from perf_selector.selector.selection.selection import Decision, Selection
 from perf_selector.storage.store import Store
 from tests.helpers import compile_c, program_text, run_selector
 
@@ -331,7 +331,7 @@ def _many(count: int, runs: int) -> Selection:
 
 
 def test_a_large_suite_prints_runs_first_groups_skips_and_keeps_github_within_its_matrix(capsys, monkeypatch, tmp_path):
-    from perf_selector.selector.selection_output import GITHUB_MATRIX_LIMIT, print_text, suite_filters, write_github_outputs
+    from perf_selector.selector.selection.selection_output import GITHUB_MATRIX_LIMIT, print_text, suite_filters, write_github_outputs
 
     selection = _many(300, 290)
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "outputs"))

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from perf_selector.selector.sample_history import make_sample_history
+from perf_selector.selector.onboarding.sample_history import make_sample_history
 from tests.helpers import selector_command
 
 

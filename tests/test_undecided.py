@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from perf_selector.selector.sample_history import commit_all, make_sample_history
+from perf_selector.selector.onboarding.sample_history import commit_all, make_sample_history
 from perf_selector.storage.store import Store
 from tests.helpers import selector_command
 

@@ -12,7 +12,7 @@ import subprocess
 import jsonschema
 import pytest
 
-from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.onboarding.sample_history import commit_all
 from tests.helpers import new_project, program_text, run_selector
 from tests.helpers.schema import SCHEMA
 

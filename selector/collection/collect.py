@@ -43,12 +43,12 @@ from perf_selector.collectors.static_analysis import analyse_binary, content_dig
 from perf_selector.storage.history import benchmarks_in, built_commits, measured_runs
 from perf_selector.collectors.benchmark_suite import suite_of
 from perf_selector.selector.benchmarks import BuildBenchmarks, build_benchmarks
-from perf_selector.selector.machine_lock import machine_lock as _machine_lock
+from perf_selector.selector.collection.machine_lock import machine_lock as _machine_lock
 from perf_selector.selector.config import (Config, benchmark_specs, configured_metrics, context_settings, has_benchmarks, label_rules,
                              require_suite)
 from perf_selector.storage.labels import LabelSummary, store_history_labels, update_labels
-from perf_selector.selector.perturbed_labels import PerturbedSummary, confirm_perturbed
-from perf_selector.selector.measurement_reuse import (
+from perf_selector.selector.collection.perturbed_labels import PerturbedSummary, confirm_perturbed
+from perf_selector.selector.collection.measurement_reuse import (
     ReuseContext, complete_benchmarks, copy_reused, copy_runs, identity_lock, plan_reuse, record_owners,
     reuse_context, why_not_reusable,
 )

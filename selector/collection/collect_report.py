@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from perf_selector.collectors.metrics import is_count
 from perf_selector.collectors.builds import describe_failure
 from perf_selector.collectors.commit_graph import CommitInfo
-from perf_selector.selector.collect import SKIPPED, CollectSummary, CommitOutcome, collect
+from perf_selector.selector.collection.collect import SKIPPED, CollectSummary, CommitOutcome, collect
 from perf_selector.selector.config import Config
 from perf_selector.storage.store import Store
 from perf_selector.selector.tables import LogProgress, logging_progress, print_json, print_rows, print_table, stderr

@@ -51,7 +51,7 @@ from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.host import host_facts
 from perf_selector.collectors.repository import Repository
 from perf_selector.collectors.run_context import NORMALISED, Perturbation, RunContext
-from perf_selector.selector.machine_lock import machine_lock as _machine_lock  # collection's too: one timed session at a time
+from perf_selector.selector.collection.machine_lock import machine_lock as _machine_lock  # collection's too: one timed session at a time
 from perf_selector.selector.config import Config, benchmark_specs, context_settings, label_rules, require_suite, suite_specs
 from perf_selector.storage.labels import LabelRules, LabelSummary, fewest_decisive_runs, history_labels, update_labels
 from perf_selector.storage.store import Store
@@ -285,7 +285,7 @@ def run_interleaved(repo: Repository, config: Config, spec: BenchmarkSpec, candi
                     perturbation: Perturbation = NORMALISED) -> pa.Table:
     """The rows of one interleaved session of the two binaries (`binaries`: side -> a stored
     binary), warm-ups first, in one run context (normalised, or `perturbation`'s:
-    selector/perturbed_labels.py)."""
+    selector/collection/perturbed_labels.py)."""
     suite = Path(config.project.suite) if config.project.suite else None
     rows = []
     with ExitStack() as stack:

@@ -8,7 +8,7 @@ from typing import Sequence
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from perf_selector.selector.config import Config
-from perf_selector.selector.confirmation import (
+from perf_selector.selector.collection.confirmation import (
     CONFIRMED, PLANNED, SKIPPED, STORED, Candidate, ConfirmSummary, PairOutcome, chosen_specs, confirm,
 )
 from perf_selector.selector.tables import print_json, print_rows, stderr, stdout

@@ -1,14 +1,14 @@
 """Changed labels confirmed under perturbation: re-measure both sides of each changed pair in
 several perturbed run contexts, and keep the label changed only if it holds in all.
 
-Calibration learns one build's spread under perturbed contexts (selector/calibrate.py), but
+Calibration learns one build's spread under perturbed contexts (selector/collection/calibrate.py), but
 layouts differ from commit to commit: one commit's spread does not bound another's, and a
 commit that only moves a stack frame or a string can move an instruction count by more
 than `min_effect` in the normalised context and by nothing (or the other way) in the next.
 So for every pair labelled changed, the stored binaries of its two commits run again in
 each of `[labels] perturbed_contexts` contexts (collectors/run_context.py
 LABEL_PERTURBATIONS, the first N: none of them one calibration perturbs with), old and new in
-turn within each context (selector/confirmation.py's interleaved session, in that context),
+turn within each context (selector/collection/confirmation.py's interleaved session, in that context),
 so the machine's drift cancels as it does for `selector confirm`.  storage/labels.py then
 keeps the label changed only if it holds in every context (a count: the effect keeps its
 sign and exceeds max(min_effect, spread); a noisy metric: the paired test there shows
@@ -37,7 +37,7 @@ from perf_selector.collectors.builds import Worktree
 from perf_selector.collectors.repository import Repository
 from perf_selector.collectors.run_context import LABEL_PERTURBATIONS, Perturbation
 from perf_selector.selector.config import Config, has_benchmarks, label_rules
-from perf_selector.selector.confirmation import Candidate, NotListed, chosen_specs, current_labels, run_interleaved
+from perf_selector.selector.collection.confirmation import Candidate, NotListed, chosen_specs, current_labels, run_interleaved
 from perf_selector.storage.store import Store
 
 TABLE = "perturbed"

@@ -22,7 +22,7 @@ from perf_selector.collectors.builds import find_compiler_cache, toolchain_versi
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.repository import Repository
 from perf_selector.collectors.result_import import import_results
-from perf_selector.selector.collect import CollectSettings, CommitOutcome, collect_commit
+from perf_selector.selector.collection.collect import CollectSettings, CommitOutcome, collect_commit
 from perf_selector.collectors.benchmark_suite import kept_by, member_name, suite_of
 from perf_selector.collectors.frameworks import RESULTS_FORMATS, framework
 from perf_selector.collectors.metrics import INSTRUCTIONS

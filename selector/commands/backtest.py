@@ -60,7 +60,7 @@ def backtest_command(repository, config_path, store_location, models, method, k,
     from rich.progress import Progress
 
     from perf_selector.models.evaluation import results_table
-    from perf_selector.selector.backtest_run import backtest_store
+    from perf_selector.selector.evaluation.backtest_run import backtest_store
 
     _, config, store = open_project(repository, config_path, store_location)
     options = {"method4": {"k": k, "first": first, "epoch_days": epoch_days}, "kfold": {"folds": folds, "seed": seed},

@@ -27,11 +27,11 @@ def bisect_command(good, bad, benchmark, repository, config_path, store_location
     what the benchmark runs. Commits not in the store are built first.
     """
     require("selector bisect", "collect")
-    from perf_selector.selector.bisect import bisect
+    from perf_selector.selector.selection.bisect import bisect
 
     _, config, store = open_project(repository, config_path, store_location)
     exit_without_teardown()
-    from perf_selector.selector.collect_report import run_collection
+    from perf_selector.selector.collection.collect_report import run_collection
 
     top = Path(repository)
     with stderr.status("finding the suspects") as status:

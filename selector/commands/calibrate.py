@@ -38,7 +38,7 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
     require("selector calibrate", "collect")
     import pandas as pd
 
-    from perf_selector.selector.calibrate import calibrate
+    from perf_selector.selector.collection.calibrate import calibrate
 
     top, config, store = open_project(repository, config_path, store_location, writes=True)
     exit_without_teardown()  # it runs benchmark processes beside Arrow's thread pools (see there)

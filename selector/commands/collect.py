@@ -60,9 +60,9 @@ def collect_command(
     if scheduler:
         require("selector collect --scheduler", "dask")
     from perf_selector.collectors.repository import Repository
-    from perf_selector.selector.calibrate import needs_calibration
-    from perf_selector.selector.collect import connect_scheduler
-    from perf_selector.selector.collect_report import (
+    from perf_selector.selector.collection.calibrate import needs_calibration
+    from perf_selector.selector.collection.collect import connect_scheduler
+    from perf_selector.selector.collection.collect_report import (
         report_collection,
         run_collection,
         undecidable_labels,
@@ -70,7 +70,7 @@ def collect_command(
     from perf_selector.selector.config import has_benchmarks, require_suite
 
     if list_failures:
-        from perf_selector.selector.collect_report import report_failures
+        from perf_selector.selector.collection.collect_report import report_failures
 
         report_failures(open_project(repository, config_path, store_location)[2], output_format)
         return
@@ -99,7 +99,7 @@ def _calibrate_before_collecting(top: Path, config, store, oldest: str):
     """A first collection's calibration, said before it starts; if it fails, collection goes on
     and says why its labels may stay undecided (a failed build: returned, for its output)."""
     from perf_selector.collectors.builds import BuildFailed
-    from perf_selector.selector.calibrate import FIRST_ROUNDS, calibrate
+    from perf_selector.selector.collection.calibrate import FIRST_ROUNDS, calibrate
 
     stderr.print(f"the store has no calibration: calibrating on {oldest[:12]} first ({FIRST_ROUNDS} rounds), so that "
                  "labels can be decided and runs of identical binaries reused (--no-calibrate skips it)")

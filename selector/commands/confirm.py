@@ -50,7 +50,7 @@ def confirm_command(repository: Path, config_path: Path | None, store_location: 
     """
     require("selector confirm", "collect")
     from perf_selector.collectors.repository import Repository
-    from perf_selector.selector.confirmation_report import report_confirmation, run_confirmation
+    from perf_selector.selector.collection.confirmation_report import report_confirmation, run_confirmation
 
     top, config, store = open_project(repository, config_path, store_location)
     repo = Repository.open(top)

@@ -22,7 +22,7 @@ def demo(directory: Path, jobs: int, output_format: str) -> None:
     about the newest commit. Rerunning reuses what is there.
     """
     require("selector demo", "collect", "train", "tracking", "report")
-    from perf_selector.selector.demo import run_demo
+    from perf_selector.selector.onboarding.demo import run_demo
 
     exit_without_teardown()
     run_demo(directory, jobs, output_format)

@@ -26,7 +26,7 @@ def diff(old_binary: Path, new_binary: Path, include_unchanged: bool, output_for
     """
     from perf_selector.collectors.static_analysis import AnalysisInProgress
     from perf_selector.collectors.static_diff import diff_functions, diff_objects
-    from perf_selector.selector.function_names import readable
+    from perf_selector.selector.selection.function_names import readable
 
     # Both analyses at once: the compiled core releases the GIL, and there are two binaries.
     analyses = AnalysisInProgress(old_binary, jobs=ANALYSIS_JOBS), AnalysisInProgress(new_binary, jobs=ANALYSIS_JOBS)
@@ -56,7 +56,7 @@ def diff(old_binary: Path, new_binary: Path, include_unchanged: bool, output_for
 
 
 def _print_diff_rows(rows: list[dict], title: str) -> None:
-    from perf_selector.selector.function_names import readable, shortened
+    from perf_selector.selector.selection.function_names import readable, shortened
     from perf_selector.selector.tables import fit_rows, terminal_width
 
     readable_rows = [{**row, "name": readable(row["name"])} for row in rows]

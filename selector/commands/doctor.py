@@ -36,7 +36,7 @@ def doctor_command(repository: Path, config_path: Path | None, store_location: s
     from rich.markup import escape
 
     from perf_selector.selector.arrow_without_pandas import keep_pandas_out
-    from perf_selector.selector.doctor import diagnose
+    from perf_selector.selector.onboarding.doctor import diagnose
 
     keep_pandas_out()  # reading the store's tables needs pyarrow, not pandas: the core install suffices
     findings = diagnose(repository, config_path, store_location, binary)

@@ -92,8 +92,8 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     if report:
         require("selector evaluate's reports", "report", otherwise="pass --no-report")
     from perf_selector.models.backtest import count_fits
-    from perf_selector.selector.evaluation_parts import Parts
-    from perf_selector.selector.project_evaluation import (
+    from perf_selector.selector.evaluation.evaluation_parts import Parts
+    from perf_selector.selector.evaluation.project_evaluation import (
         SCOPES,
         evaluate,
         load_projects,
@@ -134,7 +134,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
                      f"({parts.directory}; --fresh computes them again)")
     document = save_evaluation(out_dir, evaluation)
     if report:
-        from perf_selector.selector.report import write_report
+        from perf_selector.selector.evaluation.report import write_report
 
         with stderr.status("drawing the reports"):
             for project in projects:
@@ -142,7 +142,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     if markdown_path:
         write_markdown(markdown_path, document)
     if model_path:
-        from perf_selector.selector.project_evaluation import train_cross_project_bundle
+        from perf_selector.selector.evaluation.project_evaluation import train_cross_project_bundle
 
         with stderr.status(f"training the cross-project {shipped_model} on {len(projects)} projects"):
             shipped = train_cross_project_bundle(projects, model_path, shipped_model, target_hit_rate, seed, operating_point,
@@ -171,7 +171,7 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
 
     import pandas as pd
 
-    from perf_selector.selector.day_one import (
+    from perf_selector.selector.evaluation.day_one import (
         day_one_document,
         day_one_predictions,
         day_one_table,
@@ -215,8 +215,8 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
 def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: Path, markdown_path: Path | None,
                      output_format: str, retrain_every: int | None = None) -> None:
     """`evaluate --replay`: each store's history walked as a team using select from day one."""
-    from perf_selector.selector.day_one import held_out_bundle
-    from perf_selector.selector.replay import replay_document, summary_frame, unseen_frame, write_markdown
+    from perf_selector.selector.evaluation.day_one import held_out_bundle
+    from perf_selector.selector.evaluation.replay import replay_document, summary_frame, unseen_frame, write_markdown
 
     bundle_for = None
     if held_out:
@@ -252,7 +252,7 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
 def _shipped_or_given(bundle_path: Path | None):
     """The bundle given, else the shipped one, loaded as select loads it."""
     from perf_selector.models.bundle import BundleError, load_bundle
-    from perf_selector.selector.shipped_model import shipped_bundle_path
+    from perf_selector.selector.selection.shipped_model import shipped_bundle_path
 
     bundle_path = bundle_path or shipped_bundle_path()
     if bundle_path is None:
@@ -265,7 +265,7 @@ def _shipped_or_given(bundle_path: Path | None):
 
 def _labelled_projects(stores) -> list:
     """Every store's project with every labelled closest-ancestor pair's features."""
-    from perf_selector.selector.project_evaluation import load_projects
+    from perf_selector.selector.evaluation.project_evaluation import load_projects
 
     with stderr.status("building every labelled pair's features") as status:
         # every closest-ancestor pair: k-fold's tuples (its folds are not used)

@@ -24,7 +24,7 @@ def features_command(repository: Path, store_location: str | None, output: Path,
     """
     require("selector features", "collect")
     from perf_selector.features.catalogue import FEATURE_NAMES
-    from perf_selector.selector.feature_table import feature_table, summarize, write_table
+    from perf_selector.selector.evaluation.feature_table import feature_table, summarize, write_table
 
     table = feature_table(open_store(repository, store_location))
     write_table(table, output)

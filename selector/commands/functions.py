@@ -27,7 +27,7 @@ def functions(binary: Path, sort: str, limit: int | None, output_format: str) ->
     symbol each function is keyed by ("name").
     """
     from perf_selector.collectors.static_analysis import analyse_binary
-    from perf_selector.selector.function_names import readable
+    from perf_selector.selector.selection.function_names import readable
 
     analysis = analyse_binary(binary, jobs=ANALYSIS_JOBS)
     print_notes(analysis.notes)
@@ -49,7 +49,7 @@ def _print_functions(shown: list[dict], every: list[dict], title: str) -> None:
     a body with several names says which other name it has (= ...)."""
     from collections import defaultdict
 
-    from perf_selector.selector.function_names import part_labels, readable, shortened
+    from perf_selector.selector.selection.function_names import part_labels, readable, shortened
     from perf_selector.selector.tables import fit_rows, terminal_width
 
     names_at = defaultdict(list)

@@ -39,8 +39,8 @@ def hook_install(repository: Path, strict: bool, run_benchmarks: bool, store_loc
 
         load_config(config_path)
     from perf_selector.collectors.repository import Repository
-    from perf_selector.selector.gitignore import ignore_store
-    from perf_selector.selector.hook import install
+    from perf_selector.selector.onboarding.gitignore import ignore_store
+    from perf_selector.selector.selection.hook import install
 
     opened = Repository.open(repository)
     hook, kept = install(opened, strict, run_benchmarks, store_location, str(config_path) if config_path else None)
@@ -54,7 +54,7 @@ def hook_install(repository: Path, strict: bool, run_benchmarks: bool, store_loc
 def hook_uninstall(repository: Path) -> None:
     """Remove the pre-push hook and restore the one it replaced."""
     from perf_selector.collectors.repository import Repository
-    from perf_selector.selector.hook import uninstall
+    from perf_selector.selector.selection.hook import uninstall
 
     hook, restored = uninstall(Repository.open(repository))
     stdout.print(f"removed {hook}" + ("; the previous hook is back" if restored else ""))
@@ -70,7 +70,7 @@ def hook_uninstall(repository: Path) -> None:
 def hook_run(strict: bool, run_benchmarks: bool, store_location: str | None, config_path: Path | None, git_arguments) -> None:
     """What the installed hook (or pre-commit at the pre-push stage) runs; reads git's
     pre-push lines on stdin. Advisory: exits 0 unless --strict and selector failed."""
-    from perf_selector.selector.hook import pushed_commits
+    from perf_selector.selector.selection.hook import pushed_commits
 
     on_the_push_path()
     lines = [] if sys.stdin.isatty() else sys.stdin.read().splitlines()
@@ -109,7 +109,7 @@ def _hook_select(commit: str, store_location: str | None, strict: bool, run_benc
 def _working_tree_binary(revision: str, config_path: Path | None = None) -> Path | None:
     """The developer's build of `revision` when the working tree holds it (saying so, or why not)."""
     from perf_selector.collectors.repository import Repository
-    from perf_selector.selector.working_tree_build import working_tree_build
+    from perf_selector.selector.selection.working_tree_build import working_tree_build
 
     repository = Repository.open(Path("."))
     sha = repository.resolve(revision)
@@ -123,8 +123,8 @@ def _working_tree_binary(revision: str, config_path: Path | None = None) -> Path
 
 def _hook_advice(error: Exception) -> str:
     """The hook's message for a failure: a failed build gets advice a hook user can act on."""
-    from perf_selector.selector.hook import build_failure_advice
-    from perf_selector.selector.selection import BuildFailed
+    from perf_selector.selector.selection.hook import build_failure_advice
+    from perf_selector.selector.selection.selection import BuildFailed
 
     if isinstance(error, BuildFailed):
         return build_failure_advice(error.sha, error.reason, error.command, error.log_tail)

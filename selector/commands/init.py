@@ -26,7 +26,7 @@ def init_command(repository: Path, yes: bool) -> None:
     CHECK. Never overwrites an existing selector.toml.
     """
     from perf_selector.collectors.repository import Repository
-    from perf_selector.selector.init_config import initial_config, refuse_existing, write_new_config
+    from perf_selector.selector.onboarding.init_config import initial_config, refuse_existing, write_new_config
 
     top = Repository.open(repository).top
     refuse_existing(top)

@@ -31,8 +31,8 @@ def pack_command(store: str, out_dir: Path, k: int, first: int | None, output_fo
     """
     require("selector pack", "collect")
     from perf_selector.collectors.errors import UserError
-    from perf_selector.selector.evaluation_pack import write_pack
-    from perf_selector.selector.project_evaluation import store_configuration
+    from perf_selector.selector.evaluation.evaluation_pack import write_pack
+    from perf_selector.selector.evaluation.project_evaluation import store_configuration
     from perf_selector.storage.store import Store
 
     store_path, config_path = store_and_config(store)

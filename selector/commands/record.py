@@ -40,7 +40,7 @@ def record_command(revision, repository, config_path, store_location, results, i
     measures real_time, cpu_time or a counter (a suite counting instructions runs here).
     """
     require("selector record", "collect")
-    from perf_selector.selector.record import record
+    from perf_selector.selector.collection.record import record
 
     top, config, store = open_project(repository, config_path, store_location, writes=True)
     exit_without_teardown()  # it runs benchmark processes beside Arrow's thread pools (see there)

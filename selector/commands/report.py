@@ -23,7 +23,7 @@ def report_command(backtest_dir: Path | None, store_location: str | None, output
     and feature importances.
     """
     require("selector report", "collect", "report")
-    from perf_selector.selector.report import write_report
+    from perf_selector.selector.evaluation.report import write_report
 
     if backtest_dir is None:
         store = open_store(Path("."), store_location)

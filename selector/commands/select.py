@@ -27,8 +27,8 @@ def select_and_print(repository, config_path, store_location, revision, binary, 
     from perf_selector.selector.arrow_without_pandas import keep_pandas_out
 
     keep_pandas_out()  # selecting needs pyarrow, not pandas (whose import alone is a third of a selection)
-    from perf_selector.selector.selection import BUNDLE_REFUSED, SelectionFailed, select_failing_open
-    from perf_selector.selector.selection_output import (
+    from perf_selector.selector.selection.selection import BUNDLE_REFUSED, SelectionFailed, select_failing_open
+    from perf_selector.selector.selection.selection_output import (
         EXIT_INTERNAL,
         exit_status,
         print_filter,
@@ -56,7 +56,7 @@ def select_and_print(repository, config_path, store_location, revision, binary, 
         click.echo(f"selector: {refused[0]}", err=True)
         return EXIT_INTERNAL
     if verifying:
-        from perf_selector.selector.verify import print_verification
+        from perf_selector.selector.selection.verify import print_verification
 
         print_verification(compare_with_ancestor(repository, config, store, selection))
     return exit_status(selection)
@@ -65,7 +65,7 @@ def select_and_print(repository, config_path, store_location, revision, binary, 
 
 def compare_with_ancestor(repository, config, store, selection):
     """`--run-benchmarks`: the selected benchmarks run on the commit, against the ancestor."""
-    from perf_selector.selector.verify import verify
+    from perf_selector.selector.selection.verify import verify
 
     with stderr.status("running the selected benchmarks"):
         return verify(Path(repository), config, store, selection)

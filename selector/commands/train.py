@@ -47,7 +47,7 @@ def train_command(repository, config_path, store_location, model, scope, benchma
     require("selector train", "train")
     if not no_tracking:
         require("selector train's MLflow run", "tracking", otherwise="pass --no-tracking")
-    from perf_selector.selector.training import NothingToLearnYet, default_bundle_path, train_bundle
+    from perf_selector.selector.evaluation.training import NothingToLearnYet, default_bundle_path, train_bundle
 
     _, config, store = open_project(repository, config_path, store_location)
     bundle_path = bundle_path or default_bundle_path(store)
@@ -66,7 +66,7 @@ def train_command(repository, config_path, store_location, model, scope, benchma
         return
     run_id = None
     if not no_tracking:
-        from perf_selector.selector.store_backtest import track_training
+        from perf_selector.selector.evaluation.store_backtest import track_training
 
         run_id = track_training(bundle_path, bundle, *tracking_location(store, tracking_uri))
     if output_format == "json":
@@ -100,7 +100,7 @@ def _policy_words(policy: str | None) -> str:
 def _say_what_decides(summary) -> None:
     """After training: which benchmarks the new bundle decides, and for which the shipped model
     keeps deciding (its own model learnt from too few changes)."""
-    from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED, shipped_bundle_path
+    from perf_selector.selector.selection.shipped_model import OWN_POSITIVES_NEEDED, shipped_bundle_path
 
     thin = summary[summary["positives"] < OWN_POSITIVES_NEEDED]
     if thin.empty or shipped_bundle_path() is None:

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 from perf_selector.collectors.errors import UserError
 from perf_selector.models.backtest import BacktestResult
 from perf_selector.selector.config import Config
-from perf_selector.selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest, track_backtest
+from perf_selector.selector.evaluation.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest, track_backtest
 from perf_selector.storage.store import Store
 
 
@@ -63,7 +63,7 @@ def backtest_store(store: Store, config: Config, method: str = "method4", option
         replay_into(directory, store, config, data, document)
     written = None
     if report:
-        from perf_selector.selector.report import write_report
+        from perf_selector.selector.evaluation.report import write_report
 
         on_step("drawing the report")
         written = write_report(directory)
@@ -76,7 +76,7 @@ def replay_into(directory: Path, store: Store, config: Config, data: EvaluationD
     backtest's benchmarks; when it cannot be, a note in results.json says why instead."""
     import json
 
-    from perf_selector.selector.replay import save_timeline
+    from perf_selector.selector.evaluation.replay import save_timeline
 
     name = Path(store.root).resolve().parent.name if store.location == store.root else str(store.location)
     try:

@@ -31,7 +31,7 @@ from perf_selector.models.names import STEPPING_ASIDE_RULE
 from perf_selector.models.registry import model_spec, positive_scores
 from perf_selector.models.decision import decide_rows
 from perf_selector.selector.markdown_section import number, write_section
-from perf_selector.selector.project_evaluation import Project
+from perf_selector.selector.evaluation.project_evaluation import Project
 from perf_selector.selector.tables import records
 
 DAY_ONE = "day-one"
@@ -72,7 +72,7 @@ def held_out_bundle(projects: Sequence[Project], held_out: Project, like, direct
     """A bundle trained as `like` (the shipped one) was, on every project but `held_out`: what a
     team whose project is not in the corpus would have got on day one."""
     from perf_selector.models.bundle import load_bundle
-    from perf_selector.selector.project_evaluation import train_cross_project_bundle
+    from perf_selector.selector.evaluation.project_evaluation import train_cross_project_bundle
 
     settings = like.settings
     train_cross_project_bundle([p for p in projects if p is not held_out], directory, settings.get("model", "perphecy"),

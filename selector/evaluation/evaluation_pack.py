@@ -97,8 +97,8 @@ def write_pack(store: Store, config_path: Path, out: Path, method4: Mapping = ME
     there only once the whole pack is written.  Returns its manifest."""
     from perf_selector.models.sampling import make_plan
     from perf_selector.selector.config import load_config
-    from perf_selector.selector.feature_table import benchmarks_of
-    from perf_selector.selector.store_backtest import labelled_feature_table
+    from perf_selector.selector.evaluation.feature_table import benchmarks_of
+    from perf_selector.selector.evaluation.store_backtest import labelled_feature_table
 
     config = load_config(config_path)
     history = load_history(store)
@@ -143,7 +143,7 @@ def write_pack(store: Store, config_path: Path, out: Path, method4: Mapping = ME
 def pack_evaluation_data(pack: Pack, config, method: str, options: Mapping):
     """store_backtest.evaluation_data of the pack: the plan made from its history, the tuples'
     labelled features read from it.  Method 4 is answered only at the options it was packed with."""
-    from perf_selector.selector.store_backtest import evaluation_data
+    from perf_selector.selector.evaluation.store_backtest import evaluation_data
 
     if method == "method4" and dict(options) != pack.manifest["protocols"]["method4"]:
         packed = pack.manifest["protocols"]["method4"]

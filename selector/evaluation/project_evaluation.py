@@ -40,16 +40,16 @@ from perf_selector.models.design import design_matrix
 from perf_selector.models.evaluation import score_predictions
 from perf_selector.models.registry import model_spec, positive_scores
 from perf_selector.selector.config import Config, load_config
-from perf_selector.selector.evaluation_pack import Pack, is_pack, pack_evaluation_data
-from perf_selector.selector.evaluation_parts import Parts, project_digest
-from perf_selector.selector.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
-from perf_selector.selector.policy import (
+from perf_selector.selector.evaluation.evaluation_pack import Pack, is_pack, pack_evaluation_data
+from perf_selector.selector.evaluation.evaluation_parts import Parts, project_digest
+from perf_selector.selector.evaluation.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
+from perf_selector.selector.selection.policy import (
     backtest_evidence, bounded_policy, feature_rows, features_of, own_model_epochs, policy_evidence, policy_from,
 )
 from perf_selector.models.decision import decide_by_policy, executed_rule_scores, predicted_effect_reaches
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from perf_selector.models.risk_control import HeldOut, RiskBound, deciding_scores, risk_controlled_threshold
-from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED
+from perf_selector.selector.selection.shipped_model import OWN_POSITIVES_NEEDED
 from perf_selector.storage.store import Store
 from perf_selector.selector.tables import records
 

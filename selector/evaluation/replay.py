@@ -65,10 +65,10 @@ from perf_selector.features.tuples import ancestors
 from perf_selector.models.decision import decide, decide_rows, executed_rule_scores
 from perf_selector.selector.markdown_section import number, write_section
 from perf_selector.selector.config import Config, label_rules
-from perf_selector.selector.evaluation_pack import Pack
-from perf_selector.selector.feature_table import benchmarks_of
-from perf_selector.selector.project_evaluation import open_projects
-from perf_selector.selector.store_backtest import benchmark_costs
+from perf_selector.selector.evaluation.evaluation_pack import Pack
+from perf_selector.selector.evaluation.feature_table import benchmarks_of
+from perf_selector.selector.evaluation.project_evaluation import open_projects
+from perf_selector.selector.evaluation.store_backtest import benchmark_costs
 from perf_selector.storage.history import History, load_history
 from perf_selector.storage.labels import PairLabeller, binary_digests
 from perf_selector.storage.store import Store
@@ -192,8 +192,8 @@ def retrained_policy(store: Store, config: Config, commits: Sequence[str], every
     team's store would also lack the runs its policy skipped; this one holds every stored run
     of the past, so its training set is, if anything, larger than the team's.)"""
     from perf_selector.models.bundle import load_bundle
-    from perf_selector.selector.selection import _scorer
-    from perf_selector.selector.training import AUTO, NothingToLearnYet, train_bundle
+    from perf_selector.selector.selection.selection import _scorer
+    from perf_selector.selector.evaluation.training import AUTO, NothingToLearnYet, train_bundle
     from perf_selector.storage.store_as_of import StoreAsOf
 
     position = {sha: i for i, sha in enumerate(commits)}
@@ -226,8 +226,8 @@ def policies_of(store: Store, config: Config, bundle_path: Path | None = None, r
     policy is the project's model retrained as the walk goes (retrained_policy, into `workdir`),
     not the bundle in <store>/models, which was trained on this very history."""
     from perf_selector.models.bundle import BundleError, load_bundle
-    from perf_selector.selector.selection import _models, _scorer
-    from perf_selector.selector.shipped_model import describe, shipped_bundle_path
+    from perf_selector.selector.selection.selection import _models, _scorer
+    from perf_selector.selector.selection.shipped_model import describe, shipped_bundle_path
 
     min_effect = config.labels.min_effect
     policies: dict[str, Policy] = {ALWAYS: always_policy, RULE: rule_policy(min_effect)}

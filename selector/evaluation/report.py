@@ -288,7 +288,7 @@ _LATE_COLOUR, _NEVER_COLOUR, _CAUGHT_COLOUR = "#e08a00", "#d62728", "#2a9d3a"
 
 def _replay_policies(replay: dict) -> list[str]:
     """The policy that decides first, then the others worth comparing (always-run runs everything)."""
-    from perf_selector.selector.replay import ALWAYS
+    from perf_selector.selector.evaluation.replay import ALWAYS
 
     others = [row["policy"] for row in replay["summary"] if row["policy"] not in (replay["decides"], ALWAYS)]
     return [replay["decides"], *others]
@@ -307,7 +307,7 @@ def _replay_headline(row: dict) -> str:
 def _replay_section(replay: dict) -> list[str]:
     """The history walked as a team using `select` from its first commit would have lived it
     (selector.replay): the timeline of the deciding policy, the others below it, their figures."""
-    from perf_selector.selector.replay import AT_COMMIT
+    from perf_selector.selector.evaluation.replay import AT_COMMIT
 
     policies = _replay_policies(replay)
     summary = {row["policy"]: row for row in replay["summary"]}
@@ -351,7 +351,7 @@ def _timeline_figure(replay: dict, policies: list[str]):
     """Commits (x, in the replay's order) by benchmark (y): where each policy ran and skipped,
     and each change, caught at its commit, late (a line to the commit where it was seen, and how
     many commits later) or never.  The first policy's panel is the large one."""
-    from perf_selector.selector.replay import AT_COMMIT, LATE, NEVER
+    from perf_selector.selector.evaluation.replay import AT_COMMIT, LATE, NEVER
 
     commits = replay["commits"]
     x = {sha: i for i, sha in enumerate(commits)}

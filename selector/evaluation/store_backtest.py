@@ -28,7 +28,7 @@ from perf_selector.models.backtest import BacktestResult, backtest
 from perf_selector.models.evaluation import epoch_table, results_table
 from perf_selector.models.sampling import Plan, make_plan
 from perf_selector.selector.config import Config, label_rules
-from perf_selector.selector.feature_table import benchmarks_of
+from perf_selector.selector.evaluation.feature_table import benchmarks_of
 from perf_selector.storage.history import load_history
 from perf_selector.storage.labels import PairLabeller, binary_digests
 from perf_selector.storage.store import Store

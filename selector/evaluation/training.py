@@ -25,11 +25,11 @@ from perf_selector.models.bundle import Bundle, save_bundle
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from perf_selector.models.registry import model_spec
 from perf_selector.selector.config import Config, harness_digest
-from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED
-from perf_selector.selector.feature_table import benchmarks_of
+from perf_selector.selector.selection.shipped_model import OWN_POSITIVES_NEEDED
+from perf_selector.selector.evaluation.feature_table import benchmarks_of
 from perf_selector.storage.history import History, load_history
-from perf_selector.selector.policy import backtest_evidence, bounded_policy, feature_rows, own_model_epochs
-from perf_selector.selector.store_backtest import evaluation_data, labelled_feature_table, run_backtest
+from perf_selector.selector.selection.policy import backtest_evidence, bounded_policy, feature_rows, own_model_epochs
+from perf_selector.selector.evaluation.store_backtest import evaluation_data, labelled_feature_table, run_backtest
 from perf_selector.storage.store import Store
 
 BUNDLE_DIRECTORY = "models"
@@ -213,7 +213,7 @@ def adapted_shipped_threshold(table: pd.DataFrame, config: Config, target_hit_ra
     from perf_selector.models.bundle import BundleError, load_bundle
     from perf_selector.models.evaluation import operating_threshold
     from perf_selector.models.decision import executed_rule_scores, steps_aside, within_rule
-    from perf_selector.selector.shipped_model import shipped_bundle_path
+    from perf_selector.selector.selection.shipped_model import shipped_bundle_path
 
     path, labels = shipped_bundle_path(), table["label"].to_numpy(bool)
     if path is None or not labels.any():

@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from perf_selector.selector.survey import MAKEFILES, Candidate, Survey, benchmark_options
+from perf_selector.selector.onboarding.survey import MAKEFILES, Candidate, Survey, benchmark_options
 
 JOBS = "-j$(nproc)"  # the build command runs in a shell
 

@@ -18,8 +18,8 @@ import shlex
 import subprocess
 from pathlib import Path, PurePosixPath
 
-from perf_selector.selector.machine import FAIL, OK, WARN, Finding
-from perf_selector.selector.survey import MAKEFILES, make_rules
+from perf_selector.selector.onboarding.machine import FAIL, OK, WARN, Finding
+from perf_selector.selector.onboarding.survey import MAKEFILES, make_rules
 
 CHECK = "build target"
 DRY_RUN_SECONDS = 60

@@ -21,13 +21,13 @@ from perf_selector.collectors.build_config import configs_differ
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.repository import Repository
 from perf_selector.collectors.static_diff import diff_functions, diff_objects
-from perf_selector.selector.calibrate import calibrate
-from perf_selector.selector.collect_report import report_collection, run_collection
+from perf_selector.selector.collection.calibrate import calibrate
+from perf_selector.selector.collection.collect_report import report_collection, run_collection
 from perf_selector.selector.config import CONFIG_NAME, load_config
-from perf_selector.selector.function_names import readable
-from perf_selector.selector.sample_history import DEMO_STEPS, make_sample_history
+from perf_selector.selector.selection.function_names import readable
+from perf_selector.selector.onboarding.sample_history import DEMO_STEPS, make_sample_history
 from perf_selector.storage.store import Store
-from perf_selector.selector.selection_output import print_selection
+from perf_selector.selector.selection.selection_output import print_selection
 from perf_selector.selector.tables import print_json, print_table, records, stderr, stdout
 
 
@@ -98,10 +98,10 @@ def _evaluate(project: Path, config, store: Store, directory: Path) -> dict:
     from perf_selector.models.names import MODEL_NAMES
     from perf_selector.models.tracking import default_tracking
     from perf_selector.models.evaluation import results_table
-    from perf_selector.selector.backtest_run import backtest_store
-    from perf_selector.selector.store_backtest import track_training
-    from perf_selector.selector.selection import select
-    from perf_selector.selector.training import AUTO, default_bundle_path, train_bundle
+    from perf_selector.selector.evaluation.backtest_run import backtest_store
+    from perf_selector.selector.evaluation.store_backtest import track_training
+    from perf_selector.selector.selection.selection import select
+    from perf_selector.selector.evaluation.training import AUTO, default_bundle_path, train_bundle
 
     tracking_uri, artifacts = default_tracking(Path(store.root))
     with stderr.status("backtesting every model (Method 4, k=5)"):

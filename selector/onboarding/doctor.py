@@ -17,12 +17,12 @@ from perf_selector.collectors.metrics import under_callgrind as metric_under_cal
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.repository import Repository
 from perf_selector.selector.config import CONFIG_NAME, Config, configured_metrics, find_config, has_benchmarks, label_rules, load_config
-from perf_selector.selector.build_recipes import PLACEHOLDER, strip_overrides
-from perf_selector.selector.build_target import build_target_finding
+from perf_selector.selector.onboarding.build_recipes import PLACEHOLDER, strip_overrides
+from perf_selector.selector.onboarding.build_target import build_target_finding
 from perf_selector.selector.extras import install_hint, missing_modules
-from perf_selector.selector.machine import (FAIL, NOT_NEEDED, NOT_YET, OK, WARN, Finding, build_programs, ccache_finding, perf_finding,
+from perf_selector.selector.onboarding.machine import (FAIL, NOT_NEEDED, NOT_YET, OK, WARN, Finding, build_programs, ccache_finding, perf_finding,
                               program_finding, taskset_finding, valgrind_finding)
-from perf_selector.selector.survey import CXX_SUFFIXES, MAKEFILES
+from perf_selector.selector.onboarding.survey import CXX_SUFFIXES, MAKEFILES
 from perf_selector.storage.labels import near_exact
 
 # Below this share of decided labels, training learns from too few pairs: the undecided
@@ -58,7 +58,7 @@ def diagnose(repository: Path, config_path: Path | None = None, store_location: 
 
 def _hook(top: Path) -> list[Finding]:
     """The pre-push hook, said only when it needs doing again."""
-    from perf_selector.selector.hook import outdated_hook
+    from perf_selector.selector.selection.hook import outdated_hook
 
     hook = outdated_hook(Repository.open(top))
     if hook is None:
@@ -102,7 +102,7 @@ def _successful_builds(store) -> int:
 
 def _build_tools(top: Path, config: Config, built: int = 0) -> list[Finding]:
     """The programs the build command runs and the compilers it names (or the build systems use),
-    then whether the target it names exists (selector/build_target.py); a dry run's warning is
+    then whether the target it names exists (selector/onboarding/build_target.py); a dry run's warning is
     outweighed by `built` successful builds in the store."""
     tracked = Repository.open(top).git("ls-files").splitlines()
     cxx = any(name.endswith(CXX_SUFFIXES) for name in tracked)
@@ -356,11 +356,11 @@ def _shipped_policy(path: Path) -> str:
 
 
 def _model(store) -> Finding:
-    """Which model `select` would use (selector/selection.py chooses the same way): the
+    """Which model `select` would use (selector/selection/selection.py chooses the same way): the
     project's own bundle, the shipped cross-project model where the own one learnt from
     too few changes or there is none, else no model (every benchmark runs)."""
     from perf_selector.models.bundle import BundleError, load_bundle
-    from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED, shipped_bundle_path
+    from perf_selector.selector.selection.shipped_model import OWN_POSITIVES_NEEDED, shipped_bundle_path
 
     own = Path(store.root) / "models" if store is not None and store.location == store.root else None
     shipped = shipped_bundle_path()

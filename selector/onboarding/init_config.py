@@ -18,10 +18,10 @@ from pathlib import Path
 
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.metrics import INSTRUCTIONS
-from perf_selector.selector.build_recipes import Recipe, build_recipe
+from perf_selector.selector.onboarding.build_recipes import Recipe, build_recipe
 from perf_selector.selector.config import CONFIG_NAME
 from perf_selector.collectors.frameworks import FRAMEWORKS
-from perf_selector.selector.survey import DRIVER, HARNESS, PROGRAM, Candidate, Survey, survey
+from perf_selector.selector.onboarding.survey import DRIVER, HARNESS, PROGRAM, Candidate, Survey, survey
 
 BUILD_SYSTEM_NAMES = {"cmake": "CMake (CMakeLists.txt)", "meson": "Meson (meson.build)", "make": "make (Makefile)",
                       "autotools": "autotools (configure.ac)", "configure": "a configure script and make"}

@@ -26,7 +26,7 @@ from typing import Callable
 # @CFLAGS@ each history fills in, its selector.toml, and benchmarks.toml (the four
 # benchmarks; callgrind counts are deterministic for this program, `selector calibrate`
 # proves it, and then three repetitions without warm-up are plenty).
-PROJECT = Path(__file__).parent / "data" / "sample_project"
+PROJECT = Path(__file__).parent.parent / "data" / "sample_project"
 SOURCES = ("src/kernels.c", "src/table.c", "src/report.c", "src/main.c", "src/kernels.h")
 
 

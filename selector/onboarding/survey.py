@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from perf_selector.selector.cmake_model import CMakeProgram, cmake_programs
+from perf_selector.selector.onboarding.cmake_model import CMakeProgram, cmake_programs
 from perf_selector.collectors.frameworks import DETECTED
 from perf_selector.collectors.repository import Repository, submodule_paths
 from perf_selector.selector.config import BuildSection
@@ -96,7 +96,7 @@ def survey(path: Path) -> Survey:
     texts = {name: _read(top / name) for name in ours if PurePosixPath(name).name in BUILD_FILES}
     makefiles = {_folder(name): text for name, text in texts.items() if PurePosixPath(name).name in MAKEFILES}
     build_files = [(name, text) for name, text in texts.items() if PurePosixPath(name).name not in MAKEFILES]
-    # CMake's own answer, where a configure works here (selector/cmake_model.py); else the files are read
+    # CMake's own answer, where a configure works here (selector/onboarding/cmake_model.py); else the files are read
     introspected = cmake_programs(top, benchmark_options(texts.get("CMakeLists.txt", ""))) if build_system == "cmake" \
         else None
     candidates = [found for name in ours if name.endswith(SOURCE_SUFFIXES)

@@ -22,12 +22,12 @@ from perf_selector.collectors.benchmark_suite import member_name, suite_of
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.repository import Repository
 from perf_selector.selector.config import Config
-from perf_selector.selector.function_names import readable
+from perf_selector.selector.selection.function_names import readable
 from perf_selector.storage.store import Store
 
 if TYPE_CHECKING:
     from perf_selector.collectors.commit_graph import CommitInfo
-    from perf_selector.selector.collect import CollectSummary
+    from perf_selector.selector.collection.collect import CollectSummary
 
     # builds commits (the configuration given, no benchmarks) into the store: (config, commits, jobs) -> summary
     BuildMissing = Callable[[Config, list[CommitInfo], int], CollectSummary]
@@ -50,9 +50,9 @@ def bisect(top: Path, config: Config, store: Store, good: str, bad: str, benchma
     from perf_selector.features.builder import FeatureBuilder
     from perf_selector.features.catalogue import FEATURE_NAMES
     from perf_selector.models.bundle import BundleError, load_bundle
-    from perf_selector.selector.collect import collect
+    from perf_selector.selector.collection.collect import collect
     from perf_selector.storage.history import load_history
-    from perf_selector.selector.selection import drivers
+    from perf_selector.selector.selection.selection import drivers
 
     build = build or (lambda config, commits, jobs: collect(top, config, store, commits, jobs=jobs))
 

@@ -14,7 +14,7 @@ from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.features.tuples import TUPLE_KEYS
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from perf_selector.models.decision import decide_by_policy, pooled_rate
-from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED
+from perf_selector.selector.selection.shipped_model import OWN_POSITIVES_NEEDED
 
 
 def policy_evidence(scores: np.ndarray, thresholds: np.ndarray, features: np.ndarray, labels: np.ndarray,

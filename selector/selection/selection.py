@@ -44,8 +44,8 @@ from perf_selector.storage.history import History, measured_runs, with_current_b
 from perf_selector.collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
 from perf_selector.selector.temporaries import remove_at_exit
 from perf_selector.selector.config import Config, benchmark_metrics, harness_digest, has_benchmarks
-from perf_selector.selector.function_names import readable
-from perf_selector.selector.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, shipped_bundle_path
+from perf_selector.selector.selection.function_names import readable
+from perf_selector.selector.selection.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, shipped_bundle_path
 from perf_selector.storage.store import Store
 from perf_selector.collectors.metrics import INSTRUCTIONS
 
@@ -471,7 +471,7 @@ def _working_tree_analysis(repository: Repository, config: Config, sha: str, not
     the commit checked out, nothing changed, the binary newer than every tracked file), saying so
     or why not; None when not, or when it cannot be analysed (stripped, not a program)."""
     from perf_selector.collectors.errors import BinaryError
-    from perf_selector.selector.working_tree_build import working_tree_build
+    from perf_selector.selector.selection.working_tree_build import working_tree_build
 
     found = working_tree_build(repository, sha, config.project.binary)
     if found.binary is None:

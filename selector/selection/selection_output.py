@@ -16,8 +16,8 @@ from pathlib import Path
 from perf_selector.collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
 from perf_selector.collectors.frameworks import COMMAND, FRAMEWORKS
 from perf_selector.collectors.errors import UserError
-from perf_selector.selector.function_names import readable, shortened
-from perf_selector.selector.selection import Decision, Selection
+from perf_selector.selector.selection.function_names import readable, shortened
+from perf_selector.selector.selection.selection import Decision, Selection
 from perf_selector.selector.tables import print_json, print_rows, stderr, stdout
 
 EXIT_RUN, EXIT_NOTHING, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3

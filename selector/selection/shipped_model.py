@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-SHIPPED_BUNDLE = Path(__file__).parent / "data" / "cross-project"
+SHIPPED_BUNDLE = Path(__file__).parent.parent / "data" / "cross-project"
 # Below this many performance changes in its training tuples, a project's own model yields
 # to the shipped one: 19 is the fewest from which any threshold can promise a 95% hit rate
 # on the next changes (the split-conformal bound, models.evaluation).  Measured on the corpus

@@ -27,7 +27,7 @@ from perf_selector.collectors.repository import Repository
 from perf_selector.collectors.run_context import RunContext
 from perf_selector.selector.benchmarks import build_benchmarks
 from perf_selector.selector.config import Config, context_settings, label_rules, require_suite
-from perf_selector.selector.selection import Decision, Selection
+from perf_selector.selector.selection.selection import Decision, Selection
 from perf_selector.storage.labels import PairLabeller
 from perf_selector.storage.store import Store
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perf_selector.selector.feature_table import feature_table
-from perf_selector.selector.sample_history import commit_all
+from perf_selector.selector.evaluation.feature_table import feature_table
+from perf_selector.selector.onboarding.sample_history import commit_all
 from perf_selector.storage.store import Store
 
 from tests.helpers import gcc_config, new_project, program_text, run_selector
