@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from perf_selector.collectors.child_processes import die_with_parent
 from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.cache_home import cache_home
+from perf_selector.collectors.file_lock import held_and_removed, remove_held, still_at
 from perf_selector.collectors.slots import claim_slot
 from perf_selector.collectors.repository import GitCommandFailed
 from perf_selector.collectors.submodules import SubmoduleCheckouts, check_out_submodules
@@ -79,7 +81,7 @@ class Worktree:
             with self._git_lock():
                 self._add()
         except BaseException:
-            self._slot_lock.close()
+            self._release_slot()
             raise
         try:
             # Outside the lock: the clones read the submodules' repositories, not this one's worktree bookkeeping.
@@ -109,7 +111,18 @@ class Worktree:
             with self._git_lock():
                 self._remove()
         finally:
-            self._slot_lock.close()  # closing the file releases its lock
+            self._release_slot()
+
+    def _release_slot(self) -> None:
+        """Let the slot go, its lock file removed, and the slots' folders too once empty: the
+        temporary directory keeps nothing of a collection that ended (ccache's hits come from
+        the slot's path, made again the same by the next claim)."""
+        remove_held(self.path.with_suffix(".lock"), self._slot_lock)
+        for folder in (self.slots, self.slots.parent):
+            try:
+                folder.rmdir()
+            except OSError:  # another slot or repository still in use
+                break
 
     @classmethod
     def sweep(cls, repository: Repository, parent: str | None = None) -> int:
@@ -117,16 +130,21 @@ class Worktree:
         stale = cls(repository, "", parent)
         removed = 0
         for lock_path in stale.slots.glob("slot-*.lock"):
-            with open(lock_path, "w") as handle:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue  # in use
-                stale.path = lock_path.with_suffix("")
-                if stale.path.exists():
-                    with stale._git_lock():
-                        stale._remove()
-                    removed += 1
+            handle = open(lock_path, "a")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                continue  # in use
+            if not still_at(lock_path, handle):  # its holder let it go as we locked
+                handle.close()
+                continue
+            stale.path, stale._slot_lock = lock_path.with_suffix(""), handle
+            if stale.path.exists():
+                with stale._git_lock():
+                    stale._remove()
+                removed += 1
+            stale._release_slot()
         return removed
 
     def _claim_slot(self):
@@ -138,8 +156,7 @@ class Worktree:
     def _git_lock(self) -> Iterator[None]:
         """git's worktree bookkeeping (add, prune, remove) is not safe to run twice at once
         in one repository: two collections of it take turns."""
-        with open(self.slots / "git.lock", "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+        with held_and_removed(self.slots / "git.lock"):
             yield
 
     def _remove(self) -> None:
@@ -185,8 +202,8 @@ def find_compiler_cache() -> CompilerCache | None:
     executable = shutil.which("ccache")
     if executable is None:
         return None
-    shims = Path(tempfile.gettempdir()) / f"selector-ccache-{os.getuid()}"
-    shims.mkdir(exist_ok=True)
+    shims = cache_home() / "ccache-shims"  # meant to last: the user's cache, not the temporary directory
+    shims.mkdir(parents=True, exist_ok=True)
     for name in COMPILER_NAMES:
         link = shims / name
         if not link.is_symlink() or os.readlink(link) != executable:

@@ -1,6 +1,6 @@
 """A lock file that does not outlive its lock.
 
-Commits of one binary identity measure one at a time (selector/measurement_reuse.py); their
+Commits of one binary identity measure one at a time (selector/collection/measurement_reuse.py); their
 lock files, one a binary identity, were never removed, and a day of collections left hundreds
 of empty ones in the temporary directory.  Here the file is removed while still held, and a
 waiter that opened it before the removal notices it locked a file no longer at that path.
@@ -12,7 +12,7 @@ import fcntl
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import IO, Iterator
 
 
 @contextmanager
@@ -23,15 +23,27 @@ def held_and_removed(path: Path) -> Iterator[None]:
     while True:
         handle = open(path, "a")
         fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            here, mine = os.stat(path), os.fstat(handle.fileno())
-            if (here.st_ino, here.st_dev) == (mine.st_ino, mine.st_dev):
-                break
-        except FileNotFoundError:
-            pass
+        if still_at(path, handle):
+            break
         handle.close()
     try:
         yield
     finally:
-        path.unlink(missing_ok=True)  # while held: whoever locks next makes the file anew
-        handle.close()
+        remove_held(path, handle)
+
+
+def still_at(path: Path, handle: IO) -> bool:
+    """Whether the open file `handle` is still the file at `path` (not removed, not replaced):
+    a lock taken on a file its holder has since removed guards nothing."""
+    try:
+        here, mine = os.stat(path), os.fstat(handle.fileno())
+    except FileNotFoundError:
+        return False
+    return (here.st_ino, here.st_dev) == (mine.st_ino, mine.st_dev)
+
+
+def remove_held(path: Path, handle: IO) -> None:
+    """Remove the lock file `path` while `handle` still holds it, then let the lock go: whoever
+    locks next makes the file anew."""
+    Path(path).unlink(missing_ok=True)
+    handle.close()

@@ -22,7 +22,7 @@ So every benchmark runs in a *normalised context*:
 Calibration perturbs what differs between users' machines on purpose: the environment's
 size (``environment_padding``: an extra variable of that many bytes) and the paths'
 length (``path_padding``: a longer context folder name), and measures the spread each
-benchmark shows under it (selector/calibrate.py).
+benchmark shows under it (selector/collection/calibrate.py).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import Mapping, Sequence
 
 from perf_selector.collectors.child_processes import process_alive
 from perf_selector.collectors.errors import UserError
+from perf_selector.collectors.file_lock import remove_held
 from perf_selector.collectors.slots import claim_slot
 
 # A PATH that does not depend on who runs the collection: benchmark commands that need
@@ -132,9 +133,9 @@ def remove_faketime_leftovers(directory: Path = SHARED_MEMORY) -> int:
             continue
     return removed
 
-# The contexts a changed label is re-measured in before it stays changed (selector/perturbed_labels.py;
+# The contexts a changed label is re-measured in before it stays changed (selector/collection/perturbed_labels.py;
 # `[labels] perturbed_contexts` takes the first N): none of them one that calibration perturbs with
-# (selector/calibrate.py PERTURBATIONS), so a label is checked in layouts its spread was not learnt
+# (selector/collection/calibrate.py PERTURBATIONS), so a label is checked in layouts its spread was not learnt
 # from.  Sizes that are not multiples of 16 move the stack's alignment; 2500 bytes moves it across a
 # page as well; a longer path moves argv[0] and every path a command names.
 LABEL_PERTURBATIONS = (
@@ -205,9 +206,16 @@ class RunContext:
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def release(self) -> None:
+        """Let the slot go: its folder of links and its lock file removed (the lock last, so
+        no other process claims the slot while the folder goes), the root too once empty."""
         if self._lock is not None:
-            self._lock.close()  # closing the file releases its lock
+            shutil.rmtree(self.folder, ignore_errors=True)  # links only: rmtree never follows them
+            remove_held(self.folder.with_name(self.folder.name + ".lock"), self._lock)
             self._lock = None
+            try:
+                self.root.rmdir()
+            except OSError:  # other slots in use
+                pass
 
     def _claim(self):
         """The first slot no live process holds, and its held lock."""

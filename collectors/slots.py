@@ -2,7 +2,9 @@
 
 A slot is held by an exclusive ``flock`` on its lock file for as long as the returned
 file stays open; a process that dies, even by SIGKILL, releases its slots with it, so a
-later claim simply reuses them.
+later claim simply reuses them.  A holder that is done removes its lock file while still
+holding it (file_lock.remove_held), so nothing is left behind in the temporary directory; a
+claim that locked a file removed meanwhile sees it and tries the slot again.
 """
 
 from __future__ import annotations
@@ -12,16 +14,21 @@ import itertools
 from pathlib import Path
 from typing import IO, Callable
 
+from perf_selector.collectors.file_lock import still_at
+
 
 def claim_slot(lock_file: Callable[[int], Path], limit: int | None = None) -> tuple[int, IO] | None:
     """The first slot number whose lock file (`lock_file(number)`) no live process holds, and
     that file, held; None when all `limit` slots are held."""
     for slot in itertools.count() if limit is None else range(limit):
-        handle = open(lock_file(slot), "w")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            continue
-        return slot, handle
+        while True:
+            handle = open(lock_file(slot), "a")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                break  # held: the next slot
+            if still_at(lock_file(slot), handle):
+                return slot, handle
+            handle.close()  # its holder removed it as we locked: the slot's new file decides
     return None

@@ -5,9 +5,9 @@ perturbed contexts)."""
 from __future__ import annotations
 
 import fcntl
-import tempfile
 from contextlib import contextmanager
-from pathlib import Path
+
+from perf_selector.collectors.cache_home import cache_home
 
 
 @contextmanager
@@ -22,7 +22,8 @@ def machine_lock(timing: bool, exclusive: bool):
     if not timing:
         yield
         return
-    with open(Path(tempfile.gettempdir()) / "selector-measurement.lock", "w") as lock:
+    # In the user's cache, which lasts: a shared lock cannot be removed by whoever lets it go.
+    with open(cache_home() / "measurement.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         try:
             yield

@@ -1,0 +1,18 @@
+"""The user's cache directory for what the tool keeps between commands (compiler shims,
+the machine's measurement lock): ``$XDG_CACHE_HOME/perf-selector``, else
+``~/.cache/perf-selector``, where ccache and pip keep theirs.  The temporary directory
+holds only what a command removes when it ends (issue 49)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_home() -> Path:
+    """The tool's folder in the user's cache directory, made if missing."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"  # the XDG spec ignores a relative path
+    folder = root / "perf-selector"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
