@@ -18,7 +18,7 @@ def init_command(repository: Path, yes: bool) -> None:
 
     Looks at the build system (CMake, Meson, make, autotools) and the benchmarks in
     the tree (Google Benchmark sources, a db_bench-like driver, programs named like
-    benchmarks), and writes a build command with debug information (-g), the
+    benchmarks, scripts in a benchmark folder that the project's program runs), and writes a build command with debug information (-g), the
     benchmarks as a [[suite]] or [[benchmark]]s (a commented template when it finds
     none), the metric and repetitions that decide labels on this machine
     (callgrind instruction counts when valgrind is installed, else wall time with 10

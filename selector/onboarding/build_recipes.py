@@ -10,6 +10,7 @@ Makefile whichever of its variables carries the flags (see :func:`make_flags`).
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -84,7 +85,7 @@ def _configure(survey: Survey, candidate: Candidate | None) -> Recipe:
 
 
 def _make(survey: Survey, candidate: Candidate | None) -> Recipe:
-    folder = candidate.directory if candidate else ""
+    folder = candidate.directory if candidate else survey.make_folder
     makefile = survey.build_file(folder, *MAKEFILES)
     languages = ["CFLAGS"] + (["CXXFLAGS"] if survey.cxx else [])
     settings = [make_flags(makefile, variable) for variable in languages]
@@ -114,7 +115,8 @@ def _binary(build: str, candidate: Candidate | None, survey: Survey | None = Non
         target, folder = programs[0] if programs else (PLACEHOLDER, "")
     else:
         target, folder = candidate.target, candidate.directory
-    return str(PurePosixPath(build or ".", folder or ".", target))
+    # a make goal may name the program from its Makefile's folder (projects/make: ../../bin/prog)
+    return os.path.normpath(PurePosixPath(build or ".", folder or ".", target))
 
 
 def make_flags(makefile: str, variable: str) -> tuple[str, str, str]:

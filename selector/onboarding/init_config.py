@@ -21,12 +21,12 @@ from perf_selector.collectors.metrics import INSTRUCTIONS
 from perf_selector.selector.onboarding.build_recipes import Recipe, build_recipe
 from perf_selector.selector.config import CONFIG_NAME
 from perf_selector.collectors.frameworks import FRAMEWORKS
-from perf_selector.selector.onboarding.survey import DRIVER, HARNESS, PROGRAM, Candidate, Survey, survey
+from perf_selector.selector.onboarding.survey import DRIVER, HARNESS, PROGRAM, SCRIPTS, Candidate, Survey, survey
 
 BUILD_SYSTEM_NAMES = {"cmake": "CMake (CMakeLists.txt)", "meson": "Meson (meson.build)", "make": "make (Makefile)",
                       "autotools": "autotools (configure.ac)", "configure": "a configure script and make"}
 KIND_NAMES = {DRIVER: "a db_bench-like driver", **{f.name: f.title for f in FRAMEWORKS.values() if f.lists_itself},
-              HARNESS: "a benchmark program", PROGRAM: "a benchmark program"}
+              HARNESS: "a benchmark program", SCRIPTS: "benchmark scripts", PROGRAM: "a benchmark program"}
 TIMED_REPETITIONS = 10
 DRIVER_RECORDS = 10_000  # --num: enough work to measure, little enough to run under callgrind
 
@@ -118,6 +118,9 @@ def _header() -> str:
 def _project(candidate: Candidate | None, recipe: Recipe, seen: Survey) -> str:
     if candidate is None:
         what = "# CHECK: no benchmark program found; the binary your benchmarks run (the one analysed)."
+    elif candidate.kind == SCRIPTS:
+        what = (f"# {KIND_NAMES[candidate.kind]} in {candidate.source}/ (*{candidate.suffix}), run by the program of "
+                f"target {candidate.target}\n# (CHECK: the program that runs them).")
     else:
         how = "" if candidate.defined else " (CHECK: target guessed from the file name)"
         what = f"# {KIND_NAMES[candidate.kind]}, {candidate.source}: target {candidate.target}{how}."
@@ -159,6 +162,8 @@ def _benchmarks(candidate: Candidate | None, measurement: Measurement, seen: Sur
         return _driver(candidate, measurement)
     if candidate.kind == HARNESS and candidate.names:
         return _harness_suite(candidate, measurement)
+    if candidate.kind == SCRIPTS:
+        return _script_suite(candidate, measurement)
     return (f"# {candidate.source} runs as one benchmark. CHECK: the arguments it needs (inputs can live in a\n"
             "# folder outside the history: [project] suite, then {suite}/file in the command).\n"
             f"[[benchmark]]\nname = {_string(_benchmark_name(candidate.stem))}\ncommand = \"{{binary}}\"\n"
@@ -221,6 +226,21 @@ def _harness_suite(candidate: Candidate, measurement: Measurement) -> str:
             + _measured(measurement))
 
 
+def _script_suite(candidate: Candidate, measurement: Measurement) -> str:
+    """A command suite of the benchmark scripts, one benchmark a script, each run by the
+    program from the commit's checkout (a script's own change is the commit's change too)."""
+    names = "".join(f"    {_string(stem)},\n" for stem in candidate.names)
+    script = f"{{checkout}}/{candidate.source}/{{name}}{candidate.suffix}"
+    return (f"# The scripts of {candidate.source}/, one benchmark each, run by the program. `selector calibrate` says\n"
+            "# which run too long to profile on every commit; give those a smaller input through [project]\n"
+            "# suite ({suite} in the command) rather than editing the project's scripts.\n"
+            "[[suite]]\nname = \"scripts\"\nframework = \"command\"\n"
+            + _entry(f"command = {_string('{binary} ' + script)}", "CHECK: how the program runs a script")
+            + f"names = [\n{names}]\n"
+            + _entry("isolate = false", "the whole run counts: the program's start-up and the script's work")
+            + _measured(measurement))
+
+
 def _benchmark_name(stem: str) -> str:
     return "".join(c if c.isalnum() or c in "_.-" else "-" for c in stem) or "benchmark"
 
@@ -256,7 +276,8 @@ def _run(measurement: Measurement) -> str:
 
 
 def _found(seen: Survey, measurement: Measurement) -> list[str]:
-    found = [f"build system: {BUILD_SYSTEM_NAMES.get(seen.build_system or '', 'none found')}"]
+    found = [f"build system: {BUILD_SYSTEM_NAMES.get(seen.build_system or '', 'none found')}"
+             + (f", in {seen.make_folder}/ (no build file at the top)" if seen.make_folder else "")]
     for candidate in seen.candidates[:5]:
         registered = f", naming {len(candidate.names)} benchmark{'s' * (len(candidate.names) > 1)}" if candidate.names else ""
         found.append(f"{KIND_NAMES[candidate.kind]}: {candidate.source} (target {candidate.target}{registered})")
@@ -285,6 +306,9 @@ def _checks(seen: Survey, candidate: Candidate | None, recipe: Recipe, measureme
     elif candidate.kind == HARNESS and candidate.names:
         checks.append(f"how {candidate.target} picks one benchmark (its [[suite]] runs it with '^name$') and the "
                       "callgrind pattern of each benchmark's function (isolate)")
+    elif candidate.kind == SCRIPTS:
+        checks.append(f"that {candidate.target} runs a script given as its argument ({len(candidate.names)} scripts of "
+                      f"{candidate.source}/ in the [[suite]])")
     elif candidate.kind in (PROGRAM, HARNESS):
         checks.append(f"the arguments {candidate.stem} needs (its [[benchmark]] command runs it without any)")
     if measurement.metric != INSTRUCTIONS.name:

@@ -34,8 +34,16 @@ LARGEST_SOURCE = 2_000_000  # bytes: a generated table is no benchmark's main
 # a kind is the framework's name) its micro benchmarks, and a program named like a benchmark a guess.
 # HARNESS: a source registering benchmarks (BENCHMARK(fn)) for a harness of the project's own,
 # its main elsewhere in the same program (RE2's util/benchmark.cc), which picks them by argument.
-DRIVER, HARNESS, PROGRAM = "driver", "harness", "program"
-KIND_ORDER = (DRIVER, *(framework.name for framework in DETECTED), HARNESS, PROGRAM)
+# SCRIPTS: a folder of scripts that the project's own program runs (an interpreter's
+# test/benchmark/*.wren, benchmarks/*.py): a suite of one benchmark a script.
+DRIVER, HARNESS, SCRIPTS, PROGRAM = "driver", "harness", "scripts", "program"
+KIND_ORDER = (DRIVER, *(framework.name for framework in DETECTED), HARNESS, SCRIPTS, PROGRAM)
+# Suffixes that are not scripts a program runs: sources, headers, documents, data, build files.
+NOT_SCRIPTS = (*SOURCE_SUFFIXES, *CXX_SUFFIXES, ".h", ".md", ".rst", ".txt", ".json", ".csv", ".yml", ".yaml", ".toml",
+               ".cmake", ".mk", ".sh", ".bat", ".ps1", ".png", ".svg", ".html", ".css", ".gitignore", "")
+# Make goals that name no program.
+PHONY_GOALS = {"all", "clean", "install", "uninstall", "test", "tests", "check", "dist", "distclean", "help", "default",
+               "release", "debug", "lib", "libs", "static", "shared", "prepare", "format", "docs"}
 _MAIN = re.compile(r"\bint\s+main\s*\(|^main\s*\(", re.MULTILINE)
 _DRIVER_FLAG = re.compile(r'"--benchmarks=')
 # db_bench's list of benchmarks: `FLAGS_benchmarks = "fillseq," "fillrandom," ...;` (LevelDB)
@@ -57,6 +65,7 @@ class Candidate:
     scopes: tuple[str, ...] = ()  # harness: the C++ namespace each of `names` is registered in ("a::b", "" global)
     parameterised: tuple[str, ...] = ()  # harness: those of `names` run with sizes (BENCHMARK_RANGE, ->Arg)
     artifact: str = ""  # where the build writes the program, relative to its build folder, when CMake said so
+    suffix: str = ""  # scripts: the scripts' suffix (".wren"); `source` is then their folder, `names` their stems
 
     @property
     def stem(self) -> str:
@@ -74,6 +83,7 @@ class Survey:
     missing_submodules: list[str]  # declared in .gitmodules, not checked out
     cxx: bool  # C++ sources: the build names a C++ compiler too
     build_files: dict[str, str] = field(default_factory=dict)  # path -> text of each CMakeLists.txt, meson.build, Makefile
+    make_folder: str = ""  # where make runs when the only Makefiles are in a folder (projects/make/), else ""
 
     def build_file(self, folder: str, *names: str) -> str:
         """The text of the first of `names` in `folder` ("" when none is there)."""
@@ -95,6 +105,9 @@ def survey(path: Path) -> Survey:
     build_system = _build_system(set(files))
     texts = {name: _read(top / name) for name in ours if PurePosixPath(name).name in BUILD_FILES}
     makefiles = {_folder(name): text for name, text in texts.items() if PurePosixPath(name).name in MAKEFILES}
+    make_folder = _make_folder(makefiles) if build_system is None else ""
+    if make_folder:
+        build_system = "make"  # generated makefiles in a folder of their own (premake's projects/make/)
     build_files = [(name, text) for name, text in texts.items() if PurePosixPath(name).name not in MAKEFILES]
     # CMake's own answer, where a configure works here (selector/onboarding/cmake_model.py); else the files are read
     introspected = cmake_programs(top, benchmark_options(texts.get("CMakeLists.txt", ""))) if build_system == "cmake" \
@@ -102,13 +115,20 @@ def survey(path: Path) -> Survey:
     candidates = [found for name in ours if name.endswith(SOURCE_SUFFIXES)
                   for found in [_candidate(top, name, build_system, build_files, makefiles, introspected)] if found]
     candidates = _without_harnesses(top, candidates, build_system, build_files, introspected)
-    candidates.sort(key=lambda c: (KIND_ORDER.index(c.kind), not c.defined, len(c.stem), c.source.count("/"), c.source))
     programs = _programs(build_system, build_files)
+    scripts = _script_folder(ours)
+    if scripts is not None:
+        program = _script_runner(programs, makefiles, make_folder, top)
+        if program is not None:
+            folder, suffix, stems = scripts
+            target, directory, defined = program
+            candidates.append(Candidate(SCRIPTS, folder, target, directory, defined, stems, suffix=suffix))
+    candidates.sort(key=lambda c: (KIND_ORDER.index(c.kind), not c.defined, len(c.stem), c.source.count("/"), c.source))
     return Survey(
         top=top, files=files, build_system=build_system, candidates=[_static(c, programs) for c in candidates],
         programs=programs, unaffected=unaffected_paths(files, build_system),
         missing_submodules=sorted(p for p in submodules if not (top / p).is_dir() or not any((top / p).iterdir())),
-        cxx=any(name.endswith(CXX_SUFFIXES) for name in ours), build_files=texts,
+        cxx=any(name.endswith(CXX_SUFFIXES) for name in ours), build_files=texts, make_folder=make_folder,
     )
 
 
@@ -117,6 +137,64 @@ def benchmark_options(cmakelists: str) -> tuple[str, ...]:
     LEVELDB_BUILD_BENCHMARKS): the configure that lists its targets, and the build, turn them on."""
     return tuple(f"-D{name}=ON" for name in re.findall(r"^\s*option\s*\(\s*(\w*BENCH\w*)", cmakelists,
                                                        re.MULTILINE | re.IGNORECASE))
+
+
+def _make_folder(makefiles: dict[str, str]) -> str:
+    """Where make runs when the top has no build file: the shallowest folder whose Makefile
+    makes a program (premake's and GENie's projects/make/, a build/ folder)."""
+    making = [folder for folder, text in makefiles.items() if folder and _make_programs(text)]
+    return min(making, key=lambda folder: (folder.count("/"), folder), default="")
+
+
+def _make_programs(makefile: str) -> list[tuple[str, bool]]:
+    """(goal, built from sources?) of each rule of a Makefile that makes a program: not a
+    phony goal, an object or a library; those whose prerequisites are sources or objects first."""
+    found = []
+    for targets, prerequisites in make_rules(makefile):
+        for target in targets:
+            if "$" in target or target.endswith(_NOT_A_PROGRAM) or PurePosixPath(target).name in PHONY_GOALS:
+                continue
+            found.append((target, any(p.endswith((*SOURCE_SUFFIXES, ".o", ".a")) for p in prerequisites)))
+    return sorted(dict.fromkeys(found), key=lambda item: not item[1])
+
+
+def _script_folder(files: list[str]) -> tuple[str, str, tuple[str, ...]] | None:
+    """(folder, suffix, stems) of the benchmark scripts: files of one suffix in a benchmark
+    folder (test/benchmark/, benchmarks/), at least two, not sources, documents or data.  Where
+    a folder holds several languages (an interpreter compared with others: fib.wren beside
+    fib.lua and fib.py), the suffix the repository has most of elsewhere is the project's own."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for name in files:
+        path = PurePosixPath(name)
+        if path.suffix.lower() in NOT_SCRIPTS or path.name.startswith("."):
+            continue
+        if BENCHMARK_FOLDERS.intersection(part.lower() for part in path.parts[:-1]):
+            groups.setdefault((_folder(name), path.suffix), []).append(path.stem)
+    suffixes = {}
+    for name in files:
+        suffix = PurePosixPath(name).suffix
+        suffixes[suffix] = suffixes.get(suffix, 0) + 1
+    found = [(key, stems) for key, stems in groups.items() if len(stems) >= 2]
+    if not found:
+        return None
+    (folder, suffix), stems = max(found, key=lambda item: (suffixes[item[0][1]], len(item[1]), -item[0][0].count("/")))
+    return folder, suffix, tuple(sorted(stems))
+
+
+def _script_runner(programs: list[tuple[str, str]], makefiles: dict[str, str], make_folder: str,
+                   top: Path) -> tuple[str, str, bool] | None:
+    """(target, folder, defined) of the program that runs the benchmark scripts: the first the
+    build defines (add_executable, executable, a make rule building a program), one not named
+    like a test first; None when the build defines none."""
+    if programs:
+        ordered = sorted(programs, key=lambda item: "test" in item[0].lower())
+        return ordered[0][0], ordered[0][1], True
+    folder = make_folder  # "" : the top's Makefile
+    goals = _make_programs(makefiles.get(folder, ""))
+    if not goals:
+        return None
+    ordered = sorted(goals, key=lambda item: (not item[1], "test" in PurePosixPath(item[0]).name.lower()))
+    return ordered[0][0], folder, True
 
 
 def _folder(name: str) -> str:

@@ -1,0 +1,96 @@
+"""Scripts as benchmarks (issue 48): a repository laid out as a scripting language's, with no
+build file at its top (its makefiles generated under projects/make/, a release configuration
+that strips the program) and its benchmarks scripts in test/benchmark/ that the program runs.
+`selector init --yes` writes a configuration that works as written: the make folder, the
+override that keeps the symbol table, a suite of one benchmark a script; then calibrate,
+collect and select need no hand edit, and a commit that changes one opcode's work runs the
+one script that uses that opcode."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perf_selector.selector.onboarding.init_config import Measurement, initial_config
+from tests.helpers import PROGRAMS, run_selector
+
+# premake's layout: the program is built from ../../src and written to ../../bin, stripped
+STRIPPING_MAKEFILE = """# Release configuration, as an interpreter's generated makefile: the program is stripped.
+CFLAGS ?= -O2
+ALL_LDFLAGS = $(LDFLAGS) -s
+
+all: ../../bin/interp
+
+../../bin/interp: ../../src/interp.c
+\tmkdir -p ../../bin && $(CC) $(CFLAGS) -o $@ $< $(ALL_LDFLAGS)
+
+clean:
+\trm -f ../../bin/interp
+"""
+SCRIPTS = {"sum": "add 200000\nadd 100000\n", "product": "mul 150000\n", "bits": "xor 120000\nadd 1000\n"}
+COUNTS = Measurement("instructions", 2, "callgrind", None)
+
+
+def _commit(root: Path, message: str) -> None:
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message], cwd=root, check=True)
+
+
+def _interpreter(root: Path, extra: dict[str, str] | None = None) -> Path:
+    files = {"src/interp.c": (PROGRAMS / "script_interpreter.c").read_text(), "projects/make/Makefile": STRIPPING_MAKEFILE,
+             "README.md": "# interp\n", "test/unit/ops.scr": "mul 10\n", "test/unit/more.scr": "add 3\n",
+             **{f"test/benchmark/{name}.scr": text for name, text in SCRIPTS.items()}, **(extra or {})}
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    _commit(root, "an interpreter")
+    return root
+
+
+def test_init_finds_the_make_folder_the_override_and_a_suite_of_the_scripts(tmp_path):
+    config = initial_config(_interpreter(tmp_path / "interp"), COUNTS)
+    assert "build system: make (Makefile), in projects/make/ (no build file at the top)" in config.found
+    assert 'binary = "bin/interp"' in config.text
+    assert "make -C projects/make -j$(nproc) ../../bin/interp ALL_LDFLAGS='$(LDFLAGS)'" in config.text
+    assert "CFLAGS='-O2 -g'" in config.text  # the Makefile's default with -g
+    assert 'command = "{binary} {checkout}/test/benchmark/{name}.scr"' in config.text
+    assert 'names = [\n    "bits",\n    "product",\n    "sum",\n]' in config.text  # the benchmark folder's alone
+    assert "isolate = false" in config.text and "CHANGE-ME" not in config.text
+
+
+def test_a_benchmark_folder_of_several_languages_keeps_the_projects_own(tmp_path):
+    """An interpreter compared with others (fib.scr beside fib.lua and fib.py): the suffix the
+    repository holds most of is its own language."""
+    others = {f"test/benchmark/{name}.{language}": "-- another language\n"
+              for name in ("fib", "loop", "sum", "product") for language in ("lua", "py")}
+    config = initial_config(_interpreter(tmp_path / "interp", others), COUNTS)
+    assert "{name}.scr" in config.text and ".lua" not in config.text and ".py" not in config.text
+
+
+@pytest.mark.slow
+def test_init_calibrate_collect_select_need_no_hand_edit_and_select_runs_the_opcodes_script(tmp_path):
+    root = _interpreter(tmp_path / "interp")
+    initialised = run_selector("init", "--repo", str(root), "--yes")
+    assert initialised.returncode == 0, initialised.stderr
+    _commit(root, "selector.toml, as init wrote it")
+    for step in (("calibrate", "--rounds", "2"), ("collect", "-n", "1")):
+        done = run_selector(*step, "--repo", str(root))
+        assert done.returncode == 0, (step, done.stdout, done.stderr)
+    doctor = json.loads(run_selector("doctor", "--repo", str(root), "--format", "json").stdout)
+    symbols = next(check for check in doctor["checks"] if check["check"] == "symbols")
+    assert symbols["status"].lower() == "ok", symbols  # the stripping release build was overridden
+    # one opcode's work changes: only the script that uses that opcode runs
+    source = root / "src" / "interp.c"
+    source.write_text(source.read_text().replace("accumulator = accumulator * 3 + i;",
+                                                 "accumulator = accumulator * 3 + (i ^ (i >> 2)) * 5;"))
+    assert "(i >> 2)" in source.read_text()
+    _commit(root, "mul: mix the index in")
+    selected = run_selector("select", "HEAD", "--repo", str(root), "--format", "json")
+    document = json.loads(selected.stdout)
+    assert document["run"] == ["scripts/product"], [(b["name"], b["reason"]) for b in document["benchmarks"]]
+    assert selected.returncode == 0, selected.stderr  # 0: some benchmark should run
