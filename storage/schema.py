@@ -261,6 +261,9 @@ CALIBRATION = TableSchema("calibration", "One row per benchmark: its latest A/A 
     Column("repetitions", INT, "runs on each side of one A/A round"),
     Column("rounds", INT, "A/A rounds"),
     Column("runs", INT, "runs in all"),
+    Column("run_seconds", FLOAT, "median wall time of one run, the profiler included when the metric is its count "
+                                 "(callgrind slows a program 20 to 50 times): what each repetition costs on every commit "
+                                 "collected; null in calibrations stored before it was recorded"),
     Column("median", FLOAT, "median of all runs"),
     Column("cv", FLOAT, "coefficient of variation over all runs"),
     Column("exact", BOOL, "every run gave the same value: labels use the effect alone"),

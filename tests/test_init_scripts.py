@@ -78,9 +78,11 @@ def test_init_calibrate_collect_select_need_no_hand_edit_and_select_runs_the_opc
     initialised = run_selector("init", "--repo", str(root), "--yes")
     assert initialised.returncode == 0, initialised.stderr
     _commit(root, "selector.toml, as init wrote it")
-    for step in (("calibrate", "--rounds", "2"), ("collect", "-n", "1")):
-        done = run_selector(*step, "--repo", str(root))
-        assert done.returncode == 0, (step, done.stdout, done.stderr)
+    calibrated = run_selector("calibrate", "--rounds", "2", "--repo", str(root), "--format", "json")
+    assert calibrated.returncode == 0, calibrated.stderr
+    assert all(0 < row["run_seconds"] < 60 for row in json.loads(calibrated.stdout))  # each script's run, timed
+    collected = run_selector("collect", "-n", "1", "--repo", str(root))
+    assert collected.returncode == 0, collected.stderr
     doctor = json.loads(run_selector("doctor", "--repo", str(root), "--format", "json").stdout)
     symbols = next(check for check in doctor["checks"] if check["check"] == "symbols")
     assert symbols["status"].lower() == "ok", symbols  # the stripping release build was overridden
@@ -94,3 +96,18 @@ def test_init_calibrate_collect_select_need_no_hand_edit_and_select_runs_the_opc
     document = json.loads(selected.stdout)
     assert document["run"] == ["scripts/product"], [(b["name"], b["reason"]) for b in document["benchmarks"]]
     assert selected.returncode == 0, selected.stderr  # 0: some benchmark should run
+
+
+def test_calibration_says_which_benchmarks_run_too_long_to_measure_on_every_commit():
+    """`calibrate` records each benchmark's run time (run_seconds) and names those over
+    LONG_RUN_SECONDS with what they cost on every commit and how to make them cheaper."""
+    import pandas as pd
+
+    from perf_selector.selector.collection.calibrate import LONG_RUN_SECONDS, too_long_to_measure
+
+    table = pd.DataFrame({"benchmark": ["scripts/sum", "scripts/fib", "wall"], "metric": ["instructions"] * 2 + ["wall_time"],
+                          "repetitions": [2, 2, 10], "run_seconds": [1.5, 24.0, LONG_RUN_SECONDS + 1]})
+    lines = too_long_to_measure(table)
+    assert len(lines) == 2 and lines[0].startswith("scripts/fib: one run takes 24 s under callgrind, 2 repetitions 48 s")
+    assert "{suite}" in lines[0] and "rather than editing the project's script" in lines[0]
+    assert lines[1].startswith("wall: one run takes 11 s, 10 repetitions 110 s")

@@ -42,7 +42,7 @@ from typing import Callable
 import pandas as pd
 import pyarrow as pa
 
-from perf_selector.collectors.metrics import is_count, metric_unit
+from perf_selector.collectors.metrics import is_count, metric_unit, registered
 from perf_selector.collectors.benchmark_runner import BenchmarkRunner, BenchmarkSpec, file_stem, run_folder_prefix, sweep_run_folders
 from perf_selector.collectors.builds import OK, BuildFailed, Worktree, run_build
 from perf_selector.collectors.run_context import Perturbation, RunContext
@@ -132,8 +132,8 @@ POWER = 0.8  # of the test to detect min_effect, for repetitions_needed
 
 def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, rounds: int, sha: str,
                    on_round, stop_when_identical: bool = False) -> dict:
-    values, sessions, false_positives, done = _aa_rounds(spec, config, checkout, suite, workdir, rounds, sha, on_round,
-                                                         stop_when_identical)
+    values, sessions, false_positives, done, seconds = _aa_rounds(spec, config, checkout, suite, workdir, rounds, sha,
+                                                                  on_round, stop_when_identical)
     # Collection compares commits measured at different times: consecutive rounds are
     # A/A comparisons across sessions, which also see the machine's drift.
     session_pairs = [
@@ -164,6 +164,7 @@ def _calibrate_one(spec: BenchmarkSpec, config: Config, checkout: Path, suite, w
         "repetitions": spec.repetitions,
         "rounds": done,
         "runs": len(values),
+        "run_seconds": statistics.median(seconds),
         "median": median,
         "cv": cv,
         "exact": len(set(values)) == 1 and not clocked,
@@ -198,12 +199,13 @@ def session_drift(sessions: list[list[float]], alpha: float) -> float:
 
 
 def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, rounds: int, sha: str,
-               on_round, stop_when_identical: bool = False) -> tuple[list[float], list[list[float]], int, int]:
+               on_round, stop_when_identical: bool = False) -> tuple[list[float], list[list[float]], int, int, list[float]]:
     """All A/A values in the normalised context, group A of each round (a session each),
-    the rounds the labeller called changed, and the rounds run: all `rounds`, unless
-    `stop_when_identical` and the first round's runs are identical."""
+    the rounds the labeller called changed, the rounds run (all `rounds`, unless
+    `stop_when_identical` and the first round's runs are identical) and each run's seconds."""
     doubled = dataclasses.replace(spec, repetitions=2 * spec.repetitions)
     values: list[float] = []
+    seconds: list[float] = []
     sessions: list[list[float]] = []
     false_positives = done = 0
     for round_number in range(rounds):
@@ -213,6 +215,7 @@ def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workd
         group_a = [run.value for run in runs if run.repetition < spec.repetitions]
         group_b = [run.value for run in runs if run.repetition >= spec.repetitions]
         values += group_a + group_b
+        seconds += [run.seconds for run in runs]
         sessions.append(group_a)
         label = label_pair(group_a, group_b, config.labels.alpha, config.labels.min_effect, exact=False, direction=spec.direction)
         false_positives += bool(label.label)
@@ -220,7 +223,28 @@ def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workd
         on_round(spec.name, done)
         if stop_when_identical and round_number == 0 and len(set(values)) == 1:
             break  # asked for by name: identical runs in one round taken for exact
-    return values, sessions, false_positives, done
+    return values, sessions, false_positives, done, seconds
+
+
+LONG_RUN_SECONDS = 10.0  # a run longer than this, under the profiler, is felt on every commit collected
+
+
+def too_long_to_measure(table: pd.DataFrame) -> list[str]:
+    """One line for each benchmark whose run takes over LONG_RUN_SECONDS as measured (under
+    valgrind when its metric is a valgrind tool's): what it costs on every commit, and how to
+    make it cheaper without editing the project's benchmarks."""
+    if "run_seconds" not in table:
+        return []
+    lines = []
+    for row in table.itertuples():
+        if row.run_seconds and row.run_seconds > LONG_RUN_SECONDS:
+            tool = registered(row.metric).tool if registered(row.metric) else None
+            under = f" under {tool}" if tool else ""
+            lines.append(f"{row.benchmark}: one run takes {row.run_seconds:.0f} s{under}, {row.repetitions} repetitions "
+                         f"{row.repetitions * row.run_seconds:.0f} s on every commit collected; too long to measure on "
+                         "every commit: give it a smaller input through [project] suite ({suite} in its command), "
+                         "or fewer iterations by an argument, rather than editing the project's script")
+    return lines
 
 
 def _clock_change(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, threshold: float) -> float:

@@ -38,7 +38,7 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
     require("selector calibrate", "collect")
     import pandas as pd
 
-    from perf_selector.selector.collection.calibrate import calibrate
+    from perf_selector.selector.collection.calibrate import calibrate, too_long_to_measure
 
     top, config, store = open_project(repository, config_path, store_location, writes=True)
     exit_without_teardown()  # it runs benchmark processes beside Arrow's thread pools (see there)
@@ -76,6 +76,8 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
                          f"({row.contexts}); changes within that are left undecided")
         if not row.fit:
             stderr.print(f"{row.benchmark}: {row.unfit_reason}")
+    for line in too_long_to_measure(table):
+        stderr.print(line, markup=False)
     stdout.print("The stored labels were recomputed with this calibration.")
     stdout.print("Exact benchmarks are labelled by the effect alone. For the others, compare the false-positive rates "
                  "with alpha: 'across sessions' is what labels between commits will see; well above alpha means the "
