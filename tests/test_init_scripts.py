@@ -111,3 +111,22 @@ def test_calibration_says_which_benchmarks_run_too_long_to_measure_on_every_comm
     assert len(lines) == 2 and lines[0].startswith("scripts/fib: one run takes 24 s under callgrind, 2 repetitions 48 s")
     assert "{suite}" in lines[0] and "rather than editing the project's script" in lines[0]
     assert lines[1].startswith("wall: one run takes 11 s, 10 repetitions 110 s")
+
+
+def test_a_benchmark_program_the_build_defines_comes_before_helper_scripts(tmp_path):
+    """A C++ library's benchmark program beside a folder of helper scripts in another language
+    (simdutf's benchmarks/competition/.../scripts/*.py): init chooses the program."""
+    root = tmp_path / "library"
+    files = {"CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(lib CXX)\n"
+                               "add_executable(throughput benchmarks/throughput.cpp)\n",
+             "benchmarks/throughput.cpp": "int main() { return 0; }\n",
+             "benchmarks/tools/scripts/plot.py": "print(1)\n", "benchmarks/tools/scripts/table.py": "print(2)\n"}
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    _commit(root, "a library")
+    config = initial_config(root, COUNTS)
+    assert config.found[1].startswith("a benchmark program: benchmarks/throughput.cpp (target throughput")
+    assert '[[benchmark]]\nname = "throughput"' in config.text and 'name = "scripts"' not in config.text

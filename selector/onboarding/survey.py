@@ -123,7 +123,7 @@ def survey(path: Path) -> Survey:
             folder, suffix, stems = scripts
             target, directory, defined = program
             candidates.append(Candidate(SCRIPTS, folder, target, directory, defined, stems, suffix=suffix))
-    candidates.sort(key=lambda c: (KIND_ORDER.index(c.kind), not c.defined, len(c.stem), c.source.count("/"), c.source))
+    candidates.sort(key=lambda c: (_rank(c), not c.defined, len(c.stem), c.source.count("/"), c.source))
     return Survey(
         top=top, files=files, build_system=build_system, candidates=[_static(c, programs) for c in candidates],
         programs=programs, unaffected=unaffected_paths(files, build_system),
@@ -137,6 +137,15 @@ def benchmark_options(cmakelists: str) -> tuple[str, ...]:
     LEVELDB_BUILD_BENCHMARKS): the configure that lists its targets, and the build, turn them on."""
     return tuple(f"-D{name}=ON" for name in re.findall(r"^\s*option\s*\(\s*(\w*BENCH\w*)", cmakelists,
                                                        re.MULTILINE | re.IGNORECASE))
+
+
+def _rank(candidate: Candidate) -> float:
+    """Where a kind of candidate stands in KIND_ORDER; a benchmark program the build defines
+    stands before scripts (a C++ library's benchmark program beside a folder of helper
+    scripts), one whose target is only guessed from its name after them (an interpreter's
+    benchmarks/primes.cpp, a comparison no build makes, beside its scripts)."""
+    rank = KIND_ORDER.index(candidate.kind)
+    return KIND_ORDER.index(SCRIPTS) - 0.5 if candidate.kind == PROGRAM and candidate.defined else rank
 
 
 def _make_folder(makefiles: dict[str, str]) -> str:
