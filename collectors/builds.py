@@ -117,6 +117,9 @@ class Worktree:
         """Let the slot go, its lock file removed, and the slots' folders too once empty: the
         temporary directory keeps nothing of a collection that ended (ccache's hits come from
         the slot's path, made again the same by the next claim)."""
+        # An interrupt (SIGTERM) can stop the wait for `git worktree remove` while git still
+        # deletes: what is left of the slot goes while the slot is still held.
+        shutil.rmtree(self.path, ignore_errors=True)
         remove_held(self.path.with_suffix(".lock"), self._slot_lock)
         for folder in (self.slots, self.slots.parent):
             try:
