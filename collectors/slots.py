@@ -22,7 +22,11 @@ def claim_slot(lock_file: Callable[[int], Path], limit: int | None = None) -> tu
     that file, held; None when all `limit` slots are held."""
     for slot in itertools.count() if limit is None else range(limit):
         while True:
-            handle = open(lock_file(slot), "a")
+            try:
+                handle = open(lock_file(slot), "a")
+            except FileNotFoundError:  # the last holder removed the emptied folder as we came
+                lock_file(slot).parent.mkdir(parents=True, exist_ok=True)
+                continue
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

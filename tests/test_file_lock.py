@@ -30,3 +30,23 @@ def test_holders_take_turns_and_leave_no_file(tmp_path):
     assert not any(thread.is_alive() for thread in threads)
     assert overlaps == []  # never two holders at once, though each removed the file it held
     assert not path.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_slot_is_claimed_in_a_folder_its_last_holder_removed(tmp_path):
+    """The last holder of a slot removes its lock file and the emptied folder; a claim that made
+    the folder a moment before makes it again rather than fail."""
+    from perf_selector.collectors.file_lock import remove_held
+    from perf_selector.collectors.slots import claim_slot
+
+    folder = tmp_path / "slots"
+    slot, handle = claim_slot(lambda number: folder / f"slot-{number}.lock")
+    assert slot == 0 and (folder / "slot-0.lock").exists()
+    remove_held(folder / "slot-0.lock", handle)
+    folder.rmdir()  # as the last holder leaves it
+    slot, handle = claim_slot(lambda number: folder / f"slot-{number}.lock")
+    assert slot == 0 and (folder / "slot-0.lock").exists()
+    second, other = claim_slot(lambda number: folder / f"slot-{number}.lock")
+    assert second == 1  # slot 0 is held
+    remove_held(folder / "slot-1.lock", other)
+    remove_held(folder / "slot-0.lock", handle)
+    assert list(folder.iterdir()) == []
