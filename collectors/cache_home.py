@@ -6,13 +6,20 @@ holds only what a command removes when it ends (issue 49)."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 
 def cache_home() -> Path:
-    """The tool's folder in the user's cache directory, made if missing."""
+    """The tool's folder in the user's cache directory, made if missing; where that cannot be
+    made (a CI container whose HOME is read-only or absent), one of the user's own in the
+    temporary directory."""
     base = os.environ.get("XDG_CACHE_HOME") or ""
     root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"  # the XDG spec ignores a relative path
     folder = root / "perf-selector"
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        folder = Path(tempfile.gettempdir()) / f"perf-selector-cache-{os.getuid()}"
+        folder.mkdir(parents=True, exist_ok=True)
     return folder

@@ -50,3 +50,21 @@ def test_a_slot_is_claimed_in_a_folder_its_last_holder_removed(tmp_path):
     remove_held(folder / "slot-1.lock", other)
     remove_held(folder / "slot-0.lock", handle)
     assert list(folder.iterdir()) == []
+
+
+def test_the_cache_directory_falls_back_to_the_users_own_in_tmp_when_home_is_read_only(tmp_path, monkeypatch):
+    import os
+    import tempfile
+
+    from perf_selector.collectors.cache_home import cache_home
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert cache_home() == tmp_path / "cache" / "perf-selector" and cache_home().is_dir()
+    read_only = tmp_path / "home"
+    read_only.mkdir(mode=0o500)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(read_only / "cache"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    if os.access(read_only, os.W_OK):  # root writes anywhere: make the folder fail another way
+        (read_only / "cache").write_text("a file where the folder should be")
+    assert cache_home() == tmp_path / "tmp" / f"perf-selector-cache-{os.getuid()}" and cache_home().is_dir()
