@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import fnmatch
 import hashlib
 import os
@@ -20,8 +19,8 @@ from typing import TYPE_CHECKING, Iterator
 from perf_selector.collectors.child_processes import die_with_parent
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.cache_home import cache_home
-from perf_selector.collectors.file_lock import held_and_removed, remove_held, still_at
-from perf_selector.collectors.slots import claim_slot
+from perf_selector.collectors.file_lock import held_and_removed, remove_held
+from perf_selector.collectors.slots import claim_slot, lock_if_free
 from perf_selector.collectors.repository import GitCommandFailed
 from perf_selector.collectors.submodules import SubmoduleCheckouts, check_out_submodules
 
@@ -133,15 +132,9 @@ class Worktree:
         stale = cls(repository, "", parent)
         removed = 0
         for lock_path in stale.slots.glob("slot-*.lock"):
-            handle = open(lock_path, "a")
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
+            handle = lock_if_free(lock_path)
+            if handle is None:
                 continue  # in use
-            if not still_at(lock_path, handle):  # its holder let it go as we locked
-                handle.close()
-                continue
             stale.path, stale._slot_lock = lock_path.with_suffix(""), handle
             if stale.path.exists():
                 with stale._git_lock():

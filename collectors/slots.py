@@ -21,18 +21,25 @@ def claim_slot(lock_file: Callable[[int], Path], limit: int | None = None) -> tu
     """The first slot number whose lock file (`lock_file(number)`) no live process holds, and
     that file, held; None when all `limit` slots are held."""
     for slot in itertools.count() if limit is None else range(limit):
-        while True:
-            try:
-                handle = open(lock_file(slot), "a")
-            except FileNotFoundError:  # the last holder removed the emptied folder as we came
-                lock_file(slot).parent.mkdir(parents=True, exist_ok=True)
-                continue
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                break  # held: the next slot
-            if still_at(lock_file(slot), handle):
-                return slot, handle
-            handle.close()  # its holder removed it as we locked: the slot's new file decides
+        handle = lock_if_free(lock_file(slot))
+        if handle is not None:
+            return slot, handle
     return None
+
+
+def lock_if_free(path: Path) -> IO | None:
+    """The lock file `path`, locked, when no live process holds it; None when one does."""
+    while True:
+        try:
+            handle = open(path, "a")
+        except FileNotFoundError:  # the last holder removed the emptied folder as we came
+            path.parent.mkdir(parents=True, exist_ok=True)
+            continue
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            return None
+        if still_at(path, handle):
+            return handle
+        handle.close()  # its holder removed it as we locked: the path's new file decides

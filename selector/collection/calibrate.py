@@ -233,13 +233,11 @@ def too_long_to_measure(table: pd.DataFrame) -> list[str]:
     """One line for each benchmark whose run takes over LONG_RUN_SECONDS as measured (under
     valgrind when its metric is a valgrind tool's): what it costs on every commit, and how to
     make it cheaper without editing the project's benchmarks."""
-    if "run_seconds" not in table:
-        return []
     lines = []
     for row in table.itertuples():
-        if row.run_seconds and row.run_seconds > LONG_RUN_SECONDS:
-            tool = registered(row.metric).tool if registered(row.metric) else None
-            under = f" under {tool}" if tool else ""
+        if row.run_seconds > LONG_RUN_SECONDS:
+            metric = registered(row.metric)
+            under = f" under {metric.tool}" if metric and metric.tool else ""
             lines.append(f"{row.benchmark}: one run takes {row.run_seconds:.0f} s{under}, {row.repetitions} repetitions "
                          f"{row.repetitions * row.run_seconds:.0f} s on every commit collected; too long to measure on "
                          "every commit: give it a smaller input through [project] suite ({suite} in its command), "

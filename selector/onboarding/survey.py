@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -118,7 +119,7 @@ def survey(path: Path) -> Survey:
     programs = _programs(build_system, build_files)
     scripts = _script_folder(ours)
     if scripts is not None:
-        program = _script_runner(programs, makefiles, make_folder, top)
+        program = _script_runner(programs, makefiles, make_folder)
         if program is not None:
             folder, suffix, stems = scripts
             target, directory, defined = program
@@ -179,10 +180,7 @@ def _script_folder(files: list[str]) -> tuple[str, str, tuple[str, ...]] | None:
             continue
         if BENCHMARK_FOLDERS.intersection(part.lower() for part in path.parts[:-1]):
             groups.setdefault((_folder(name), path.suffix), []).append(path.stem)
-    suffixes = {}
-    for name in files:
-        suffix = PurePosixPath(name).suffix
-        suffixes[suffix] = suffixes.get(suffix, 0) + 1
+    suffixes = Counter(PurePosixPath(name).suffix for name in files)
     found = [(key, stems) for key, stems in groups.items() if len(stems) >= 2]
     if not found:
         return None
@@ -190,8 +188,8 @@ def _script_folder(files: list[str]) -> tuple[str, str, tuple[str, ...]] | None:
     return folder, suffix, tuple(sorted(stems))
 
 
-def _script_runner(programs: list[tuple[str, str]], makefiles: dict[str, str], make_folder: str,
-                   top: Path) -> tuple[str, str, bool] | None:
+def _script_runner(programs: list[tuple[str, str]], makefiles: dict[str, str],
+                   make_folder: str) -> tuple[str, str, bool] | None:
     """(target, folder, defined) of the program that runs the benchmark scripts: the first the
     build defines (add_executable, executable, a make rule building a program), one not named
     like a test first; None when the build defines none."""
