@@ -2,7 +2,7 @@
 the closest pairs, how far a floor on the size of a change (the predicted effect, the executed
 share), taken from the other projects' changes, would cut them, and which changes a rule that
 skips small, hazard-free runs would miss.  Run from the repository's top: python3 corpus/size_floor.py"""
-import numpy as np, pandas as pd, pyarrow.parquet as pq, sys
+import numpy as np, pandas as pd, pyarrow.parquet as pq
 from pathlib import Path
 from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.models import decision as d
