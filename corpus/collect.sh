@@ -63,7 +63,9 @@ fi
 suite=$(printf '%s' "$here/suite" | sed 's/[\\|&]/\\&/g')     # escaped for sed's replacement
 sed -e "s|SUITE_DIR|$suite|g" -e "s|^suite = \"suite\"|suite = \"$suite\"|" "$here/selector.toml" > "$work/selector.toml"
 cd "$work/$project"
-${SELECTOR:-selector} calibrate "${range%%..*}" --config "$work/selector.toml" --store "$work/store" --rounds "${calibration_rounds:-2}"
+# Every corpus benchmark is calibrated however long its run (older selectors calibrate every one anyway)
+long=(); ${SELECTOR:-selector} calibrate --help | grep -q -- --long-run && long=(--long-run 0)
+${SELECTOR:-selector} calibrate "${range%%..*}" --config "$work/selector.toml" --store "$work/store" --rounds "${calibration_rounds:-2}" "${long[@]}"
 time ${SELECTOR:-selector} collect "$range" --first-parent -j 2 --config "$work/selector.toml" --store "$work/store" "${@:3}"
 # What the evaluation needs of the store, small enough to commit (corpus/evaluate.sh reads it
 # where the store is not collected): the project's configuration as committed, not the copy.

@@ -10,7 +10,7 @@ from perf_selector.selector.collection.calibrate import calibrate
 from perf_selector.selector.config import load_config
 from perf_selector.selector.onboarding.sample_history import commit_all
 from perf_selector.storage.store import Store
-from tests.helpers import new_project, run_selector
+from tests.helpers import gcc_config, new_project, run_selector
 from tests.helpers.loop_program import CONFIG, PROGRAM as LOOP_PROGRAM
 
 # Twice the work once MARKER exists: what a timed harness does when, in a later round, the
@@ -86,3 +86,43 @@ def test_calibrate_runs_the_rounds_asked_for_on_an_exact_count(tmp_path):
     assert [(row["rounds"], row["exact"]) for row in json.loads(stopped.stdout)] == [(1, True)]
     helped = run_selector("calibrate", "--help")
     assert "--stop-when-identical" in helped.stdout and "every one runs" in helped.stdout
+
+
+LONG_CONFIG = gcc_config("""
+[[benchmark]]
+name = "short"
+command = "{binary} 1000"
+metric = "instructions"
+repetitions = 2
+warmup = 0
+
+[[benchmark]]
+name = "long"
+command = "{binary} 4000000000"
+metric = "instructions"
+repetitions = 2
+warmup = 0
+""")
+ARGUMENT_PROGRAM = LOOP_PROGRAM.replace("#include <stdio.h>", "#include <stdio.h>\n#include <stdlib.h>").replace(
+    "int main(void)", "int main(int argc, char **argv)").replace("loop(50000)", "loop(atol(argv[1]))")
+
+
+def test_a_benchmark_whose_first_run_is_too_long_is_named_and_not_calibrated(tmp_path):
+    """A script that runs for many minutes under callgrind (an interpreter's benchmark): its
+    first run, stopped after --long-run seconds, is all calibrate runs of it; it says what the
+    benchmark would cost on every commit and how to shorten it, and calibrates the others."""
+    root = new_project(tmp_path / "long", LONG_CONFIG)
+    (root / "prog.c").write_text(ARGUMENT_PROGRAM)
+    commit_all(root, "a short and a very long benchmark")
+    result = run_selector("calibrate", "--repo", str(root), "--rounds", "1", "--long-run", "5", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["benchmark"]: row for row in json.loads(result.stdout)}
+    assert rows["short"]["rounds"] == 1 and rows["short"]["exact"] and rows["short"]["fit"], rows["short"]
+    long = rows["long"]
+    assert long["rounds"] == 0 and long["runs"] == 0 and long["fit"] is False and long["run_seconds"] == 5, long
+    assert long["unfit_reason"].startswith("long: one run takes over 5 s under callgrind (stopped there)"), long
+    assert "{suite}" in long["unfit_reason"] and "--long-run 0" in long["unfit_reason"], long
+    shown = run_selector("calibrate", "--repo", str(root), "--rounds", "1", "--long-run", "5")
+    assert shown.returncode == 0 and "long: one run takes over 5 s" in " ".join(shown.stderr.split()), shown.stderr
+    helped = run_selector("calibrate", "--help")
+    assert "--long-run" in helped.stdout

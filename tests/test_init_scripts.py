@@ -106,7 +106,8 @@ def test_calibration_says_which_benchmarks_run_too_long_to_measure_on_every_comm
     from perf_selector.selector.collection.calibrate import LONG_RUN_SECONDS, too_long_to_measure
 
     table = pd.DataFrame({"benchmark": ["scripts/sum", "scripts/fib", "wall"], "metric": ["instructions"] * 2 + ["wall_time"],
-                          "repetitions": [2, 2, 10], "run_seconds": [1.5, 24.0, LONG_RUN_SECONDS + 1]})
+                          "repetitions": [2, 2, 10], "rounds": [10, 10, 10],
+                          "run_seconds": [1.5, 24.0, LONG_RUN_SECONDS + 1]})
     lines = too_long_to_measure(table)
     assert len(lines) == 2 and lines[0].startswith("scripts/fib: one run takes 24 s under callgrind, 2 repetitions 48 s")
     assert "{suite}" in lines[0] and "rather than editing the project's script" in lines[0]

@@ -66,10 +66,13 @@ def needs_calibration(config: Config, store: Store) -> bool:
 def calibrate(
     repository: Path, config: Config, store: Store, revision: str = "HEAD", rounds: int = 10,
     on_round: Callable[[str, int], None] = lambda benchmark, done: None, stop_when_identical: bool = False,
+    long_run: float | None = None,
 ) -> pd.DataFrame:
     """A/A-measure every benchmark on the build of `revision`, `rounds` rounds each; store and return
     one row per benchmark.  `stop_when_identical`: a benchmark whose first round's runs are all
-    identical stops there (faster, and blind to a count that changes from one round to the next)."""
+    identical stops there (faster, and blind to a count that changes from one round to the next).
+    `long_run` (seconds): each benchmark runs once first, stopped at that time; one stopped there is
+    not calibrated: its row is unfit, saying why and what to do."""
     if not has_benchmarks(config):
         raise UserError("no [[benchmark]] or [[suite]] in the configuration: nothing to calibrate")
     require_suite(config)
@@ -96,8 +99,10 @@ def calibrate(
             if found.problems:
                 raise UserError(f"cannot calibrate {candidate[:12]}: {found.describe_problems()}")
             for spec in found.specs:
-                rows.append(_calibrate_one(spec, config, checkout, suite, Path(workdir), rounds, candidate, on_round,
-                                           stop_when_identical))
+                too_long = _first_run_too_long(spec, config, checkout, suite, Path(workdir), candidate, long_run) \
+                    if long_run else None
+                rows.append(too_long or _calibrate_one(spec, config, checkout, suite, Path(workdir), rounds, candidate,
+                                                       on_round, stop_when_identical))
             break
     if not rows:
         raise failure
@@ -229,20 +234,51 @@ def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workd
 LONG_RUN_SECONDS = 10.0  # a run longer than this, under the profiler, is felt on every commit collected
 
 
-def too_long_to_measure(table: pd.DataFrame) -> list[str]:
-    """One line for each benchmark whose run takes over LONG_RUN_SECONDS as measured (under
-    valgrind when its metric is a valgrind tool's): what it costs on every commit, and how to
-    make it cheaper without editing the project's benchmarks."""
-    lines = []
-    for row in table.itertuples():
-        if row.run_seconds > LONG_RUN_SECONDS:
-            metric = registered(row.metric)
-            under = f" under {metric.tool}" if metric and metric.tool else ""
-            lines.append(f"{row.benchmark}: one run takes {row.run_seconds:.0f} s{under}, {row.repetitions} repetitions "
-                         f"{row.repetitions * row.run_seconds:.0f} s on every commit collected; too long to measure on "
-                         "every commit: give it a smaller input through [project] suite ({suite} in its command), "
-                         "or fewer iterations by an argument, rather than editing the project's script")
-    return lines
+def too_long_to_measure(table: pd.DataFrame, long_run: float = LONG_RUN_SECONDS) -> list[str]:
+    """One line for each benchmark calibrated in full whose run takes over `long_run` seconds as
+    measured (under valgrind when its metric is a valgrind tool's): what it costs on every commit,
+    and how to make it cheaper without editing the project's benchmarks.  (One whose first run
+    stopped calibration already says so in its unfit_reason.)"""
+    return [_too_long_line(row.benchmark, row.metric, row.repetitions, row.run_seconds)
+            for row in table.itertuples() if row.run_seconds > long_run and row.rounds > 0]
+
+
+def _too_long_line(benchmark: str, metric_name: str, repetitions: int, seconds: float, stopped: bool = False) -> str:
+    metric = registered(metric_name)
+    under = f" under {metric.tool}" if metric and metric.tool else ""
+    takes = f"one run takes over {seconds:.0f} s{under} (stopped there)" if stopped else \
+        f"one run takes {seconds:.0f} s{under}"
+    return (f"{benchmark}: {takes}, {repetitions} repetitions {'over ' if stopped else ''}{repetitions * seconds:.0f} s on "
+            "every commit collected; too long to measure on every commit: give it a smaller input through "
+            "[project] suite ({suite} in its command), or fewer iterations by an argument, rather than editing the "
+            "project's script")
+
+
+def _first_run_too_long(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, sha: str,
+                        long_run: float) -> dict | None:
+    """The row of a benchmark whose first run is stopped after `long_run` seconds, not calibrated
+    further; None when that run ends in time (it is then calibrated as asked).  One run of a
+    script that takes 15 minutes under callgrind says all a user needs to know, where ten
+    rounds would take hours."""
+    if spec.timeout <= long_run:
+        return None  # its own timeout comes first: calibration says it failed, as before
+    probe = dataclasses.replace(spec, repetitions=1, warmup=0, timeout=long_run)
+    runs = [run for run in _runner(probe, config, checkout, suite, workdir, config.run.seed * 1000, RunContext(
+        context_settings(config))).run().runs if not run.warmup]
+    if not any(run.status != "ok" and run.seconds >= long_run for run in runs):
+        _succeeded(runs)  # a run that failed otherwise stops calibration, naming why
+        return None
+    reason = (_too_long_line(spec.name, spec.metric, spec.repetitions, long_run, stopped=True) +
+              f"; not calibrated (its first run is over the {long_run:g} s asked): until it is, its counts are not "
+              "known exact and its labels may stay undecided; shorten it, or calibrate it with --long-run 0")
+    return {"benchmark": spec.name, "metric": spec.metric, "commit": sha, "repetitions": spec.repetitions, "rounds": 0,
+            "runs": 0, "run_seconds": float(long_run), "median": float("nan"), "cv": float("nan"), "exact": False,
+            "tolerance": float("nan"), "layout_spread": 0.0, "spread": 0.0, "contexts": "",
+            "session_drift": float("nan"), "fit": False, "unfit_reason": reason, "clock_change": float("nan"),
+            "repetitions_needed": spec.repetitions, "false_positives": 0, "false_positive_rate": float("nan"),
+            "session_false_positives": 0, "session_false_positive_rate": float("nan"),
+            "alpha": config.labels.alpha, "min_effect": config.labels.min_effect,
+            "measured_at": datetime.now(timezone.utc)}
 
 
 def _clock_change(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workdir: Path, threshold: float) -> float:

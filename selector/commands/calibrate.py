@@ -19,9 +19,14 @@ from perf_selector.selector.tables import LogProgress, logging_progress, print_j
 @click.option("--stop-when-identical", is_flag=True,
               help="Stop a benchmark after its first round when all its runs are identical: faster, but a harness "
                    "that loops for a time can repeat its count in one round and change it in the next.")
+@click.option("--long-run", type=click.FloatRange(min=0), default=60.0, show_default=True, metavar="SECONDS",
+              help="Run each benchmark once first, stopped after this long (under its profiler): one stopped there is "
+                   "not calibrated but named, with its cost on every commit and how to shorten it (a script that runs "
+                   "for minutes under callgrind). 0 calibrates every benchmark however long. Any benchmark over 10 s is "
+                   "named after calibration.")
 @format_option
 def calibrate_command(revision: str, repository: Path, config_path: Path | None, store_location: str | None,
-                      rounds: int, stop_when_identical: bool, output_format: str) -> None:
+                      rounds: int, stop_when_identical: bool, long_run: float, output_format: str) -> None:
     """Measure one build against itself (A/A) to learn each benchmark's noise.
 
     Reports the coefficient of variation of each benchmark and the labeler's
@@ -49,15 +54,16 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
             if log:
                 log.advance(f"{name}: round {done}/{rounds}")
 
-        table = calibrate(top, config, store, revision, rounds, on_round=on_round, stop_when_identical=stop_when_identical)
+        table = calibrate(top, config, store, revision, rounds, on_round=on_round, stop_when_identical=stop_when_identical,
+                          long_run=long_run or None)
     if output_format == "json":
         print_json(records(table.drop(columns=["measured_at"])))
         return
     shown = pd.DataFrame({
         "benchmark": table["benchmark"], "metric": table["metric"], "runs": table["runs"],
-        "median": table["median"].map(lambda v: f"{v:.6g}"), "cv": table["cv"].map(lambda v: f"{v:.2%}"),
-        "exact": table["exact"], "tolerance": table["tolerance"].map(lambda v: f"{v:.2g}"),
-        "layout spread": table["layout_spread"].map(lambda v: f"{v:.2%}"),
+        "median": table["median"].map(lambda v: f"{v:.6g}"), "cv": table["cv"].map(lambda v: "-" if v != v else f"{v:.2%}"),
+        "exact": table["exact"], "tolerance": table["tolerance"].map(lambda v: "-" if v != v else f"{v:.2g}"),
+        "layout spread": table["layout_spread"].map(lambda v: "-" if v != v else f"{v:.2%}"),
         "repetitions needed": table["repetitions_needed"],
         "false positives": [f"{fp}/{r} ({rate:.0%})" for fp, r, rate in zip(table["false_positives"], table["rounds"], table["false_positive_rate"])],
         "across sessions": [f"{fp}/{max(r - 1, 0)} ({rate:.0%})" for fp, r, rate in
