@@ -64,7 +64,7 @@ suite=$(printf '%s' "$here/suite" | sed 's/[\\|&]/\\&/g')     # escaped for sed'
 sed -e "s|SUITE_DIR|$suite|g" -e "s|^suite = \"suite\"|suite = \"$suite\"|" "$here/selector.toml" > "$work/selector.toml"
 cd "$work/$project"
 # Every corpus benchmark is calibrated however long its run (older selectors calibrate every one anyway)
-long=(); ${SELECTOR:-selector} calibrate --help | grep -q -- --long-run && long=(--long-run 0)
+long=(); [[ $(${SELECTOR:-selector} calibrate --help) == *--long-run* ]] && long=(--long-run 0)
 ${SELECTOR:-selector} calibrate "${range%%..*}" --config "$work/selector.toml" --store "$work/store" --rounds "${calibration_rounds:-2}" "${long[@]}"
 time ${SELECTOR:-selector} collect "$range" --first-parent -j 2 --config "$work/selector.toml" --store "$work/store" "${@:3}"
 # What the evaluation needs of the store, small enough to commit (corpus/evaluate.sh reads it
