@@ -147,6 +147,32 @@ def test_a_meson_executable_is_the_target(tmp_path):
                                            check=True).stdout.strip())
 
 
+
+@pytest.mark.skipif(shutil.which("meson") is None or shutil.which("ninja") is None, reason="meson and ninja are needed")
+def test_a_meson_program_declared_in_a_foreach_is_the_target_meson_names(tmp_path):
+    """Meson's introspection (not the build files read by pattern) names the benchmark program
+    that a `foreach` over a list declares beside the harness util/benchmark.cc, and where it
+    is written; init's command builds it, and it runs its registered benchmark."""
+    root = tmp_path / "project"
+    sha = commit(root, {
+        "meson.build": "project('foo', 'cpp')\n"
+                       "benchmarks = ['foo_benchmark']\n"
+                       "foreach name : benchmarks\n"
+                       "  executable(name, 'lib/' + name + '.cc', 'util/benchmark.cc', 'lib/foo.cc')\n"
+                       "endforeach\n",
+        "lib/foo.h": "long foo(long x);\n", "lib/foo.cc": "long foo(long x) { return x * 3 + 1; }\n",
+        "util/benchmark.h": HARNESS_H, "util/benchmark.cc": HARNESS_CC, "lib/foo_benchmark.cc": FOO_BENCHMARK,
+    }, "foo and its benchmark, declared in a foreach")
+    config, result = init(root)
+    assert "a benchmark program: lib/foo_benchmark.cc (target foo_benchmark, naming 1 benchmark)" in result.stderr, \
+        result.stderr
+    assert "util/benchmark.cc" not in result.stderr  # the harness is no benchmark of its own
+    assert config.build.command == "meson setup build --buildtype=debugoptimized && meson compile -C build foo_benchmark"
+    assert config.project.binary == "build/foo_benchmark"
+    binary = built(root, config, sha)
+    ran = subprocess.run([str(binary)], capture_output=True, text=True, check=True)
+    assert ran.stdout.split() == ["BM_Foo"]
+
 def test_doctor_fails_a_make_goal_no_makefile_has_before_anything_is_built(tmp_path):
     """What init wrote before: `make -C bench bench_hash` where bench/ has no Makefile."""
     root = tmp_path / "project"

@@ -64,8 +64,10 @@ def _cmake(survey: Survey, candidate: Candidate | None) -> Recipe:
 
 def _meson(candidate: Candidate | None) -> Recipe:
     target = f" {candidate.target}" if candidate else ""
+    binary = str(PurePosixPath("build", candidate.artifact)) if candidate and candidate.artifact else \
+        _binary("build", candidate)  # where Meson said it writes it, else where it usually does
     return Recipe(f"meson setup build --buildtype=debugoptimized && meson compile -C build{target}",
-                  _binary("build", candidate), "Meson's debugoptimized: -O2 with debug information (-g)")
+                  binary, "Meson's debugoptimized: -O2 with debug information (-g)")
 
 
 def _configure(survey: Survey, candidate: Candidate | None) -> Recipe:

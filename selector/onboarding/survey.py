@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from perf_selector.selector.onboarding.cmake_model import CMakeProgram, cmake_programs
+from perf_selector.selector.onboarding.build_model import Program, cmake_programs, meson_programs
 from perf_selector.collectors.frameworks import DETECTED
 from perf_selector.collectors.repository import Repository, submodule_paths
 from perf_selector.selector.config import BuildSection
@@ -110,9 +110,10 @@ def survey(path: Path) -> Survey:
     if make_folder:
         build_system = "make"  # generated makefiles in a folder of their own (premake's projects/make/)
     build_files = [(name, text) for name, text in texts.items() if PurePosixPath(name).name not in MAKEFILES]
-    # CMake's own answer, where a configure works here (selector/onboarding/cmake_model.py); else the files are read
+    # the build system's own answer, where a configure works here (selector/onboarding/build_model.py); else the
+    # files are read
     introspected = cmake_programs(top, benchmark_options(texts.get("CMakeLists.txt", ""))) if build_system == "cmake" \
-        else None
+        else meson_programs(top) if build_system == "meson" else None
     candidates = [found for name in ours if name.endswith(SOURCE_SUFFIXES)
                   for found in [_candidate(top, name, build_system, build_files, makefiles, introspected)] if found]
     candidates = _without_harnesses(top, candidates, build_system, build_files, introspected)
@@ -243,7 +244,7 @@ def _build_system(files: set[str]) -> str | None:
 
 
 def _candidate(top: Path, name: str, build_system: str | None, build_files: list[tuple[str, str]],
-               makefiles: dict[str, str], introspected: list[CMakeProgram] | None = None) -> Candidate | None:
+               makefiles: dict[str, str], introspected: list[Program] | None = None) -> Candidate | None:
     """The benchmark program whose main source is `name`, or None when it is none."""
     path = PurePosixPath(name)
     named_like_one = "bench" in path.stem.lower() or bool(BENCHMARK_FOLDERS.intersection(p.lower() for p in path.parts[:-1]))
@@ -278,15 +279,15 @@ def _candidate(top: Path, name: str, build_system: str | None, build_files: list
     return Candidate(kind, name, target, directory, defined, names, flags)
 
 
-def _program_of(source: str, introspected: list[CMakeProgram] | None) -> CMakeProgram | None:
-    """The executable CMake builds from `source` (the one with the fewest sources: the benchmark
-    program rather than an all-in-one test binary)."""
+def _program_of(source: str, introspected: list[Program] | None) -> Program | None:
+    """The executable the build system builds from `source` (the one with the fewest sources: the
+    benchmark program rather than an all-in-one test binary)."""
     having = [program for program in introspected or () if source in program.sources]
     return min(having, key=lambda program: (len(program.sources), program.name)) if having else None
 
 
 def _without_harnesses(top: Path, candidates: list[Candidate], build_system: str | None,
-                       build_files: list[tuple[str, str]], introspected: list[CMakeProgram] | None = None) -> list[Candidate]:
+                       build_files: list[tuple[str, str]], introspected: list[Program] | None = None) -> list[Candidate]:
     """The candidates less the main sources of a harness: a source with main that a program
     shares with a source registering benchmarks (util/benchmark.cc in add_executable(
     foo_benchmark util/benchmark.cc lib/foo_benchmark.cc)) is the harness, not a benchmark."""

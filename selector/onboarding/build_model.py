@@ -1,4 +1,5 @@
-"""What CMake says the build makes: every executable, its sources and where it is written.
+"""What the build system says the build makes: every executable, its sources and where it is
+written, from CMake's file API and from Meson's introspection.
 
 `init` used to read CMakeLists.txt with regular expressions, which cannot see a target made
 in a `foreach` over a list variable (`set(BENCHMARK_TARGETS x_benchmark)`, then
@@ -7,6 +8,10 @@ binary goes when the project sets output directories.  CMake's file API answers 
 query file in a scratch build folder, one configure (nothing is built), and the codemodel's
 reply lists every target with its sources and artifacts
 (https://cmake.org/cmake/help/latest/manual/cmake-file-api.7.html).
+
+Meson answers the same question with `meson introspect --targets` on a build folder set up
+once in scratch (https://mesonbuild.com/IDE-integration.html): each target's type, sources
+and the files it writes.
 
 A configure can fail where the project needs packages this machine lacks; then there is no
 answer (None) and `init` falls back to reading the files.
@@ -25,14 +30,14 @@ CONFIGURE_SECONDS = 180
 
 
 @dataclass(frozen=True)
-class CMakeProgram:
+class Program:
     name: str  # the target
-    folder: str  # the source folder of the CMakeLists.txt that defines it, relative to the top ("" at the top)
+    folder: str  # the source folder of the build file that defines it, relative to the top ("" at the top)
     sources: frozenset[str]  # relative to the top
-    artifact: str  # the executable, relative to the build folder (what `cmake --build B --target name` writes)
+    artifact: str  # the executable, relative to the build folder (what building the target there writes)
 
 
-def cmake_programs(top: Path, options: tuple[str, ...] = ()) -> list[CMakeProgram] | None:
+def cmake_programs(top: Path, options: tuple[str, ...] = ()) -> list[Program] | None:
     """The executables CMake's codemodel reports for the project at `top`, configured once in a
     scratch folder with `options` (-D settings); None when cmake is missing or the configure fails."""
     with tempfile.TemporaryDirectory(prefix="selector-cmake-") as scratch:
@@ -51,7 +56,7 @@ def cmake_programs(top: Path, options: tuple[str, ...] = ()) -> list[CMakeProgra
         return _read_reply(build / ".cmake" / "api" / "v1" / "reply", top.resolve())
 
 
-def _read_reply(reply: Path, top: Path) -> list[CMakeProgram] | None:
+def _read_reply(reply: Path, top: Path) -> list[Program] | None:
     indexes = sorted(reply.glob("index-*.json"))
     if not indexes:
         return None
@@ -70,7 +75,7 @@ def _read_reply(reply: Path, top: Path) -> list[CMakeProgram] | None:
         folder = target.get("paths", {}).get("source", ".")
         sources = frozenset(_relative(source["path"], source_root, top) for source in target.get("sources", []))
         artifacts = [artifact["path"] for artifact in target.get("artifacts", []) if not artifact["path"].endswith(".pdb")]
-        programs.append(CMakeProgram(target["name"], "" if folder == "." else folder, sources,
+        programs.append(Program(target["name"], "" if folder == "." else folder, sources,
                                      artifacts[0] if artifacts else target["name"]))
     return programs
 
@@ -82,3 +87,37 @@ def _relative(path: str, source_root: Path, top: Path) -> str:
         return absolute.resolve().relative_to(top).as_posix()
     except ValueError:
         return absolute.as_posix()  # outside the repository (a generated file in the build folder)
+
+
+def meson_programs(top: Path) -> list[Program] | None:
+    """The executables Meson's introspection reports for the project at `top`, set up once in a
+    scratch folder (debugoptimized, as init's recipe builds); None when meson is missing or the
+    set-up fails."""
+    with tempfile.TemporaryDirectory(prefix="selector-meson-") as scratch:
+        build = Path(scratch) / "build"
+        try:
+            configured = subprocess.run(["meson", "setup", str(build), str(top), "--buildtype=debugoptimized"],
+                                        capture_output=True, text=True, timeout=CONFIGURE_SECONDS)
+            if configured.returncode != 0:
+                return None
+            answered = subprocess.run(["meson", "introspect", str(build), "--targets"], capture_output=True, text=True,
+                                      timeout=CONFIGURE_SECONDS)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if answered.returncode != 0:
+            return None
+        return _meson_targets(json.loads(answered.stdout), top.resolve(), build.resolve())
+
+
+def _meson_targets(targets: list[dict], top: Path, build: Path) -> list[Program]:
+    programs = []
+    for target in targets:
+        if target.get("type") != "executable":
+            continue
+        sources = frozenset(_relative(source, top, top) for group in target.get("target_sources", [])
+                            for source in group.get("sources", []))
+        folder = _relative(str(Path(target.get("defined_in", top / "meson.build")).parent), top, top)
+        artifact = next(iter(target.get("filename", [])), str(build / target["name"]))
+        programs.append(Program(target["name"], "" if folder == "." else folder, sources,
+                                _relative(artifact, build, build)))
+    return programs
