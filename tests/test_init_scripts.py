@@ -17,18 +17,26 @@ import pytest
 from perf_selector.selector.onboarding.init_config import Measurement, initial_config
 from tests.helpers import PROGRAMS, run_selector
 
-# premake's layout: the program is built from ../../src and written to ../../bin, stripped
+# premake's layout: the program is built from ../../src and written to ../../bin, stripped; its
+# goal is a variable's value ($(TARGET)), which make's database gives and no pattern reads
 STRIPPING_MAKEFILE = """# Release configuration, as an interpreter's generated makefile: the program is stripped.
 CFLAGS ?= -O2
 ALL_LDFLAGS = $(LDFLAGS) -s
+TARGETDIR = ../../bin
+TARGET = $(TARGETDIR)/interp
 
-all: ../../bin/interp
+.PHONY: clean prebuild
 
-../../bin/interp: ../../src/interp.c
-\tmkdir -p ../../bin && $(CC) $(CFLAGS) -o $@ $< $(ALL_LDFLAGS)
+all: $(TARGET)
+
+$(TARGET): ../../src/interp.c | $(TARGETDIR)
+\t$(CC) $(CFLAGS) -o $@ $< $(ALL_LDFLAGS)
+
+$(TARGETDIR):
+\tmkdir -p $(TARGETDIR)
 
 clean:
-\trm -f ../../bin/interp
+\trm -f $(TARGET)
 """
 SCRIPTS = {"sum": "add 200000\nadd 100000\n", "product": "mul 150000\n", "bits": "xor 120000\nadd 1000\n"}
 COUNTS = Measurement("instructions", 2, "callgrind", None)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -121,3 +122,44 @@ def _meson_targets(targets: list[dict], top: Path, build: Path) -> list[Program]
         programs.append(Program(target["name"], "" if folder == "." else folder, sources,
                                 _relative(artifact, build, build)))
     return programs
+
+
+MAKE_SECONDS = 30
+# make's database: the names of explicit rules after make expanded them (`$(TARGETDIR)/$(TARGET)`
+# of premake's makefiles is `../../bin/prog`), which no reading of the file by pattern sees
+_DATABASE_RULE = re.compile(r"^(?P<targets>[^\s#:][^:]*?)::?(?:[ \t]+(?P<rest>.*))?$")
+
+
+def make_database(folder: Path) -> list[tuple[list[str], list[str]]] | None:
+    """(targets, prerequisites) of each explicit rule of the Makefile in `folder`, as make reads
+    it: `make -pnqr .DEFAULT` prints make's database and runs no recipe (a goal that asks for
+    nothing: the default one could start a sub-make).  Phony targets, names that are no target
+    and special targets (.PHONY) are left out.  None when make is missing or prints none."""
+    try:
+        answered = subprocess.run(["make", "-pnqr", ".DEFAULT"], cwd=folder, capture_output=True, text=True,
+                                  timeout=MAKE_SECONDS, env={**os.environ, "LC_ALL": "C", "MAKEFLAGS": "",
+                                                             "MAKELEVEL": "", "MFLAGS": ""})
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return database_rules(answered.stdout)
+
+
+def database_rules(text: str) -> list[tuple[list[str], list[str]]] | None:
+    """The explicit rules of a printed make database (its `# Files` section), in its order."""
+    _, found, files = text.partition("\n# Files\n")
+    if not found:
+        return None
+    rules = []
+    for entry in files.split("\n# files hash-table stats")[0].split("\n\n"):
+        lines = [line for line in entry.splitlines() if line]
+        if not lines or lines[0] == "# Not a target:" or any(line.startswith("#  Phony target") for line in lines):
+            continue
+        head = next((line for line in lines if not line.startswith(("#", "\t"))), "")
+        rule = _DATABASE_RULE.match(head)
+        if rule is None:
+            continue
+        targets = [t for t in rule["targets"].split() if not t.startswith(".") or "/" in t]
+        prerequisites = [p for p in (rule["rest"] or "").split() if p != "|"]
+        if targets:
+            rules.append(([t.removeprefix("./") for t in targets], [p.removeprefix("./") for p in prerequisites]))
+    return rules

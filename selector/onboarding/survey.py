@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from perf_selector.selector.onboarding.build_model import Program, cmake_programs, meson_programs
+from perf_selector.selector.onboarding.build_model import Program, cmake_programs, make_database, meson_programs
 from perf_selector.collectors.frameworks import DETECTED
 from perf_selector.collectors.repository import Repository, submodule_paths
 from perf_selector.selector.config import BuildSection
@@ -105,7 +105,7 @@ def survey(path: Path) -> Survey:
     ours = [name for name in files if not _vendored(name, submodules)]
     build_system = _build_system(set(files))
     texts = {name: _read(top / name) for name in ours if PurePosixPath(name).name in BUILD_FILES}
-    makefiles = {_folder(name): text for name, text in texts.items() if PurePosixPath(name).name in MAKEFILES}
+    makefiles = MakeRules(top, {_folder(name): text for name, text in texts.items() if PurePosixPath(name).name in MAKEFILES})
     make_folder = _make_folder(makefiles) if build_system is None else ""
     if make_folder:
         build_system = "make"  # generated makefiles in a folder of their own (premake's projects/make/)
@@ -150,18 +150,40 @@ def _rank(candidate: Candidate) -> float:
     return KIND_ORDER.index(SCRIPTS) - 0.5 if candidate.kind == PROGRAM and candidate.defined else rank
 
 
-def _make_folder(makefiles: dict[str, str]) -> str:
+class MakeRules:
+    """Each Makefile's explicit rules, by its folder: make's own database where make reads the
+    Makefile (build_model.make_database: names as make expands them), else the file read by
+    pattern (make_rules).  Asked for lazily and once each: a repository can hold many makefiles."""
+
+    def __init__(self, top: Path, texts: dict[str, str]) -> None:
+        self.top, self.texts = top, texts
+        self._rules: dict[str, list[tuple[list[str], list[str]]]] = {}
+
+    def __contains__(self, folder: str) -> bool:
+        return folder in self.texts
+
+    def __call__(self, folder: str) -> list[tuple[list[str], list[str]]]:
+        """The rules of the Makefile in `folder` ("" at the top); none where there is no Makefile."""
+        if folder not in self.texts:
+            return []
+        if folder not in self._rules:
+            database = make_database(self.top / folder)
+            self._rules[folder] = database if database is not None else make_rules(self.texts[folder])
+        return self._rules[folder]
+
+
+def _make_folder(makefiles: MakeRules) -> str:
     """Where make runs when the top has no build file: the shallowest folder whose Makefile
     makes a program (premake's and GENie's projects/make/, a build/ folder)."""
-    making = [folder for folder, text in makefiles.items() if folder and _make_programs(text)]
-    return min(making, key=lambda folder: (folder.count("/"), folder), default="")
+    shallowest_first = sorted(makefiles.texts, key=lambda folder: (folder.count("/"), folder))
+    return next((folder for folder in shallowest_first if folder and _make_programs(makefiles(folder))), "")
 
 
-def _make_programs(makefile: str) -> list[tuple[str, bool]]:
+def _make_programs(rules: list[tuple[list[str], list[str]]]) -> list[tuple[str, bool]]:
     """(goal, built from sources?) of each rule of a Makefile that makes a program: not a
     phony goal, an object or a library; those whose prerequisites are sources or objects first."""
     found = []
-    for targets, prerequisites in make_rules(makefile):
+    for targets, prerequisites in rules:
         for target in targets:
             if "$" in target or target.endswith(_NOT_A_PROGRAM) or PurePosixPath(target).name in PHONY_GOALS:
                 continue
@@ -189,7 +211,7 @@ def _script_folder(files: list[str]) -> tuple[str, str, tuple[str, ...]] | None:
     return folder, suffix, tuple(sorted(stems))
 
 
-def _script_runner(programs: list[tuple[str, str]], makefiles: dict[str, str],
+def _script_runner(programs: list[tuple[str, str]], makefiles: MakeRules,
                    make_folder: str) -> tuple[str, str, bool] | None:
     """(target, folder, defined) of the program that runs the benchmark scripts: the first the
     build defines (add_executable, executable, a make rule building a program), one not named
@@ -198,7 +220,7 @@ def _script_runner(programs: list[tuple[str, str]], makefiles: dict[str, str],
         ordered = sorted(programs, key=lambda item: "test" in item[0].lower())
         return ordered[0][0], ordered[0][1], True
     folder = make_folder  # "" : the top's Makefile
-    goals = _make_programs(makefiles.get(folder, ""))
+    goals = _make_programs(makefiles(folder))
     if not goals:
         return None
     ordered = sorted(goals, key=lambda item: (not item[1], "test" in PurePosixPath(item[0]).name.lower()))
@@ -244,7 +266,7 @@ def _build_system(files: set[str]) -> str | None:
 
 
 def _candidate(top: Path, name: str, build_system: str | None, build_files: list[tuple[str, str]],
-               makefiles: dict[str, str], introspected: list[Program] | None = None) -> Candidate | None:
+               makefiles: MakeRules, introspected: list[Program] | None = None) -> Candidate | None:
     """The benchmark program whose main source is `name`, or None when it is none."""
     path = PurePosixPath(name)
     named_like_one = "bench" in path.stem.lower() or bool(BENCHMARK_FOLDERS.intersection(p.lower() for p in path.parts[:-1]))
@@ -373,7 +395,7 @@ _MESON_CALL = re.compile(r"\bexecutable\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 
 
 def _target(name: str, build_system: str | None, build_files: list[tuple[str, str]],
-            makefiles: dict[str, str]) -> tuple[str, str, bool]:
+            makefiles: MakeRules) -> tuple[str, str, bool]:
     """(target, folder of the build file defining it, found?) for the program of source `name`."""
     source = PurePosixPath(name)
     if build_system in ("cmake", "meson"):
@@ -392,7 +414,7 @@ def _target(name: str, build_system: str | None, build_files: list[tuple[str, st
         return source.stem, "", False
     folders = _ancestors(_folder(name))
     for folder in folders:
-        goal = make_goal(makefiles.get(folder, ""), folder, source)
+        goal = make_goal(makefiles(folder), folder, source)
         if goal:
             return goal, folder, True
     # no rule names it: make's built-in rule, run where the nearest Makefile is (a folder of
@@ -433,18 +455,17 @@ def make_rules(text: str) -> list[tuple[list[str], list[str]]]:
     return rules
 
 
-def make_goal(makefile: str, folder: str, source: PurePosixPath) -> str | None:
-    """The goal of the Makefile in `folder` that makes the program of `source`: a rule whose
-    target is the program's path (`bench/bench_hash:` at the top, `bench_hash$(EXT):` beside
-    it), else the first rule that builds a program from the source itself."""
-    if not makefile:
+def make_goal(rules: list[tuple[list[str], list[str]]], folder: str, source: PurePosixPath) -> str | None:
+    """The goal among the `rules` of the Makefile in `folder` that makes the program of `source`:
+    a rule whose target is the program's path (`bench/bench_hash:` at the top, `bench_hash$(EXT):`
+    beside it), else the first rule that builds a program from the source itself."""
+    if not rules:
         return None
     try:
         program = _relative(source.with_suffix(""), folder)
         source_name = _relative(source, folder)
     except ValueError:
         return None
-    rules = make_rules(makefile)
     for targets, _ in rules:
         for target in targets:
             if target == program or re.fullmatch(rf"{re.escape(program)}\$[({{][A-Za-z_]+[)}}]", target):
