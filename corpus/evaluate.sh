@@ -38,7 +38,7 @@ if [ "${#packed[@]}" -lt 2 ]; then
     exit 2
 fi
 time selector evaluate "${packed[@]}" --out "$work/evaluation" --markdown "$top/docs/evaluation.md" \
-    --write-model "$top/selector/data/cross-project" --model perphecy --jobs "$(nproc)"
+    --write-model "$top/selector/data/cross-project" --jobs "$(nproc)"
 time selector evaluate --shipped --held-out "${packed[@]}" --out "$work/day-one" --markdown "$top/docs/evaluation.md"
 if [ "${#stores[@]}" -ge 2 ]; then   # the replay walks whole histories: stores only
     time selector evaluate --replay --held-out "${stores[@]}" --out "$work/replay" --markdown "$top/docs/evaluation.md"

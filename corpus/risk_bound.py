@@ -1,8 +1,8 @@
 """The conformal bound of the shipped model's pruning beside each project's realized miss rate
 (issue 37), and optionally the shipped bundle itself, on the corpus stores.
 
-The shipped model (Perphecy's predictor, trained as `selector evaluate --write-model` trains
-it) is trained on all the projects but one and scores every labelled pair of the one left out,
+The shipped model (the learner of the shipped bundle, or `--model`, trained as `selector
+evaluate --write-model` trains it) is trained on all the projects but one and scores every labelled pair of the one left out,
 each project in turn (selector.project_evaluation.held_out_scores).  Conformal risk control
 over those projects (models.risk_control) then gives, for each stated miss rate and policy,
 the highest pruning threshold whose bound keeps an unseen project's expected miss rate at or
@@ -11,10 +11,11 @@ keeps it: the rule decides there).  The bundle records one bound, at its target'
 for the policy it earned (pruning within the rule where it stepped aside); this prints both
 policies at several miss rates, so the table also says what a looser promise would allow.
 
-`--write-model DIR` also writes the shipped bundle, with the function and settings
-`corpus/evaluate.sh`'s `selector evaluate --write-model` uses, without that run's hours of
-backtests (which it does not depend on).
-Usage: python corpus/risk_bound.py STORE[=CONFIG]... [--miss-rates 0.05,0.10] [--write-model DIR] [--markdown]
+`--write-model DIR` also writes a bundle of that model, with the function and settings
+`selector evaluate --write-model --model MODEL` uses, without that run's hours of backtests
+(which it does not depend on).  corpus/evaluate.sh runs this after `evaluate` wrote the shipped
+bundle, whose learner the projects held out in turn chose (`--model auto`).
+Usage: python corpus/risk_bound.py STORE[=CONFIG]... [--model NAME] [--miss-rates 0.05,0.10] [--write-model DIR] [--markdown]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import pandas as pd
 
 from perf_selector.collectors.errors import UserError
 from perf_selector.models.names import WITHIN_RULE
+from perf_selector.models.registry import MODEL_NAMES
 from perf_selector.selector.markdown_section import number
 from perf_selector.selector.evaluation.project_evaluation import (
     held_out_scores,
@@ -35,10 +37,18 @@ from perf_selector.selector.evaluation.project_evaluation import (
     train_cross_project_bundle,
 )
 
-SHIPPED = {"model": "perphecy", "target_hit_rate": 0.95, "seed": 0, "operating_point": "quantile",
+SHIPPED = {"target_hit_rate": 0.95, "seed": 0, "operating_point": "quantile",
            "threshold_by_project": True}  # corpus/evaluate.sh's --write-model, at the command's defaults
 METHOD4 = {"k": 5, "first": None, "epoch_days": None}  # selector evaluate's defaults: the same tuples and features
 POLICIES = ("model", WITHIN_RULE)
+
+
+def shipped_model() -> str:
+    """The learner of the bundle the package ships (selector/data/cross-project)."""
+    from perf_selector.models.bundle import load_bundle
+    from perf_selector.selector.selection.shipped_model import shipped_bundle_path
+
+    return load_bundle(shipped_bundle_path(), load_models=False).settings["model"]
 
 
 def bound_rows(scored: dict, miss_rates: list[float]) -> pd.DataFrame:
@@ -82,7 +92,8 @@ def main() -> None:
     parser.add_argument("stores", nargs="+", help="STORE or STORE=CONFIG (default: selector.toml beside the store)")
     parser.add_argument("--miss-rates", type=miss_rate_list, default=[0.05, 0.10],
                         help="stated miss rates, comma-separated (default: 0.05,0.10; 0.05 is the shipped target's)")
-    parser.add_argument("--write-model", type=Path, metavar="DIR", help="also write the shipped bundle here")
+    parser.add_argument("--model", choices=MODEL_NAMES, help="the learner (default: the shipped bundle's)")
+    parser.add_argument("--write-model", type=Path, metavar="DIR", help="also write a bundle of that model here")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     arguments = parser.parse_args()
     if len(arguments.stores) < 2:
@@ -95,12 +106,14 @@ def main() -> None:
         projects = load_projects(given, METHOD4, on_project=lambda name: print(f"loading {name}", flush=True))
     except UserError as error:
         parser.exit(2, f"risk_bound.py: {error}\n")
-    scored = held_out_scores(projects, SHIPPED["model"], SHIPPED["target_hit_rate"], SHIPPED["seed"],
+    model = arguments.model or shipped_model()
+    print(f"model: {model}")
+    scored = held_out_scores(projects, model, SHIPPED["target_hit_rate"], SHIPPED["seed"],
                              SHIPPED["threshold_by_project"], SHIPPED["operating_point"])
     table = bound_rows(scored, arguments.miss_rates)
     print(markdown(table) if arguments.markdown else table.to_string(index=False))
     if arguments.write_model:
-        bundle = train_cross_project_bundle(projects, arguments.write_model, SHIPPED["model"], SHIPPED["target_hit_rate"],
+        bundle = train_cross_project_bundle(projects, arguments.write_model, model, SHIPPED["target_hit_rate"],
                                             SHIPPED["seed"], SHIPPED["operating_point"], SHIPPED["threshold_by_project"])
         print(f"shipped bundle written to {arguments.write_model}: policy {bundle.settings['policy']} "
               f"({bundle.settings['policy_reason']})")

@@ -68,7 +68,7 @@ def test_risk_bound_prints_the_bound_beside_each_projects_miss_rate_and_writes_t
     threshold keeps the bound (its mean within what the bound allows) and none where two projects
     cannot certify it; the bundle is the one `selector evaluate --write-model` trains."""
     stores = [str(collected_sample[0] / ".selector"), str(evolved_sample[0] / ".selector")]
-    ran = subprocess.run([sys.executable, str(CORPUS / "risk_bound.py"), *stores, "--miss-rates", "0.05,0.5",
+    ran = subprocess.run([sys.executable, str(CORPUS / "risk_bound.py"), *stores, "--model", "perphecy", "--miss-rates", "0.05,0.5",
                           "--markdown", "--write-model", str(tmp_path / "script")], capture_output=True, text=True)
     assert ran.returncode == 0, ran.stderr
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in ran.stdout.splitlines()
@@ -84,7 +84,8 @@ def test_risk_bound_prints_the_bound_beside_each_projects_miss_rate_and_writes_t
         assert len(kept) == 2 and sum(kept) / 2 <= allowed + 1e-9, (policy, kept)
     assert "shipped bundle written to" in ran.stdout
     evaluated = subprocess.run(selector_command("evaluate", *stores, "--own-only", "--models", "perphecy", "--no-report",
-                                                "--out", str(tmp_path / "out"), "--write-model", str(tmp_path / "evaluate")),
+                                                "--out", str(tmp_path / "out"), "--write-model", str(tmp_path / "evaluate"),
+                                                "--model", "perphecy"),
                                capture_output=True, text=True)
     assert evaluated.returncode == 0, evaluated.stderr
     script, command = (json.loads((tmp_path / name / "manifest.json").read_text()) for name in ("script", "evaluate"))

@@ -73,6 +73,15 @@ def test_evaluate_gives_from_packs_the_figures_it_gives_from_stores(packs, tmp_p
     realized = [sorted(control.pop("realized").values()) for control in controls]  # keyed by project names
     assert bundles[0].settings["policy"] == bundles[1].settings["policy"] and controls[0] == controls[1]
     assert realized[0] == realized[1]
+    # no fixed learner: the projects held out in turn chose it among train's candidates, and the bundle says why
+    from perf_selector.selector.evaluation.training import CANDIDATES
+
+    chosen = bundles[0].settings["chosen"]
+    assert chosen == bundles[1].settings["chosen"] and chosen["chosen"] == bundles[0].settings["model"]
+    assert list(chosen["candidates"]) == list(CANDIDATES) and chosen["by"] == "projects held out in turn"
+    assert "2 projects" in chosen["reason"], chosen["reason"]
+    if bundles[0].settings["policy"] == "executed-changed":  # two projects cannot certify 0.05
+        assert chosen["reason"].startswith(f"none of {len(CANDIDATES)} learners"), chosen["reason"]
     day_one = [cli("evaluate", "--shipped", *given, "--out", str(tmp_path / f"day-one-{i}"))
                for i, given in enumerate((stores, packed))]
     assert rename(day_one[0]["results"]) == sorted(json.dumps(r, sort_keys=True) for r in day_one[1]["results"])

@@ -44,9 +44,10 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
               help="Write the tables into this Markdown file (between its 'selector evaluate' markers, keeping the prose).")
 @click.option("--write-model", "model_path", type=click.Path(file_okay=False, path_type=Path),
               help="Also train the shipped-style cross-project model on every project given and write its bundle here.")
-@click.option("--model", "shipped_model", type=click.Choice(MODEL_NAMES), default="perphecy", show_default=True,
-              help="The model --write-model trains (Perphecy's predictor carried over best to unseen projects on the "
-                   "corpus: docs/evaluation.md).")
+@click.option("--model", "shipped_model", type=click.Choice(("auto", *MODEL_NAMES)), default="auto", show_default=True,
+              help="The model --write-model trains. auto: the learner the projects held out in turn choose (each "
+                   "trained on the others and deciding the one held out with select's own code, under the conformal "
+                   "bound): the one that prunes the most, recorded in the bundle with why.")
 @click.option("--shipped", "day_one", is_flag=True,
               help="Day one instead: the shipped cross-project model (or --bundle), untrained on the projects, decides "
                    "every labelled pair of each store with select's own decision code, beside the rules that need no "
@@ -144,9 +145,16 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     if model_path:
         from perf_selector.selector.evaluation.project_evaluation import train_cross_project_bundle
 
-        with stderr.status(f"training the cross-project {shipped_model} on {len(projects)} projects"):
+        with stderr.status(f"training the cross-project {shipped_model} on {len(projects)} projects") as status:
+            def judging(name: str) -> None:
+                status.update(f"choosing the cross-project model: {name} held out on each of {len(projects)} projects")
+                if logging_progress():
+                    stderr.print(f"choosing the cross-project model: {name}")
+
             shipped = train_cross_project_bundle(projects, model_path, shipped_model, target_hit_rate, seed, operating_point,
-                                                 threshold_from == "projects")
+                                                 threshold_from == "projects", on_candidate=judging)
+        if shipped.settings.get("chosen"):
+            stderr.print(f"cross-project model: {shipped.settings['chosen']['reason']}")
         document["model"] = {"bundle": str(model_path), **shipped.trained_on}
     if output_format == "json":
         print_json({"directory": str(out_dir), **document})

@@ -43,10 +43,11 @@ from perf_selector.selector.config import Config, load_config
 from perf_selector.selector.evaluation.evaluation_pack import Pack, is_pack, pack_evaluation_data
 from perf_selector.selector.evaluation.evaluation_parts import Parts, project_digest
 from perf_selector.selector.evaluation.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
+from perf_selector.selector.evaluation.training import AUTO, CANDIDATES
 from perf_selector.selector.selection.policy import (
     backtest_evidence, bounded_policy, feature_rows, features_of, own_model_epochs, policy_evidence, policy_from,
 )
-from perf_selector.models.decision import decide_by_policy, executed_rule_scores, predicted_effect_reaches
+from perf_selector.models.decision import decide_by_policy, executed_rule_scores, pooled_rate, predicted_effect_reaches
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from perf_selector.models.risk_control import HeldOut, RiskBound, deciding_scores, risk_controlled_threshold
 from perf_selector.selector.selection.shipped_model import OWN_POSITIVES_NEEDED
@@ -311,45 +312,112 @@ def cross_project_predictions(others: Sequence[Project], held_out: Project, mode
     return pd.concat(rows, ignore_index=True).assign(project=held_out.name)
 
 
-def train_cross_project_bundle(projects: Sequence[Project], directory: Path, model: str = "xgboost",
+def train_cross_project_bundle(projects: Sequence[Project], directory: Path, model: str = AUTO,
                                target_hit_rate: float = 0.95, seed: int = 0, operating_point: str = "quantile",
-                               threshold_by_project: bool = True):
+                               threshold_by_project: bool = True, candidates: Sequence[str] = CANDIDATES,
+                               on_candidate: Callable[[str], None] = lambda name: None):
     """The shipped-style model: `model` trained on every labelled tuple of `projects`, the
     benchmark's identity not an input, its operating point chosen on each project's scores by
     a model trained on the others (what carries over to a project it has never seen), then
     bounded by conformal risk control over the projects held out in turn (models.risk_control)
     for a miss rate of 1 - `target_hit_rate`: where no threshold keeps it, the rule decides (the
     bound is recorded in the settings' `risk_control` whatever the policy); saved as a bundle
-    (ONNX and skops, manifest, seal) at `directory`."""
+    (ONNX and skops, manifest, seal) at `directory`.  `model` AUTO: the learner the projects held
+    out in turn choose among `candidates` (choose_cross_project_model), recorded with why."""
     from perf_selector.models.bundle import save_bundle
 
     training = cross_project_training(projects)
+    choice = None
+    if model == AUTO and len(projects) >= 2:
+        model, choice, judged = choose_cross_project_model(projects, candidates, target_hit_rate, seed,
+                                                           threshold_by_project, operating_point, on_candidate)
+        scored, (policy, reason), bound = judged[model]
+    else:
+        model = CANDIDATES[0] if model == AUTO else model  # one project: none to hold out, none to choose by
+        scored = held_out_scores(projects, model, target_hit_rate, seed, threshold_by_project, operating_point) \
+            if len(projects) >= 2 else {}
+        evidence = held_out_evidence(scored)
+        policy, reason = policy_from(evidence) if evidence else ("model", "trained on one project: no project held out to judge it")
+        bound = policy_risk_bound(scored, _bounded(policy), 1.0 - target_hit_rate) if scored else None
     fitted, X = fit_cross_project(training, model, target_hit_rate, seed, threshold_by_project, operating_point)
     trained_on = {"projects": [p.name for p in projects], "tuples": len(training), "positives": fitted.training_positives,
                   "commits": int(sum(len(p.data.history.built()) for p in projects)), "benchmarks": []}
-    scored = held_out_scores(projects, model, target_hit_rate, seed, threshold_by_project, operating_point) \
-        if len(projects) >= 2 else {}  # one project: none to hold out
-    evidence = held_out_evidence(scored)
-    policy, reason = policy_from(evidence) if evidence else ("model", "trained on one project: no project held out to judge it")
     settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed,
-                "operating_point": operating_point, "threshold_by_project": threshold_by_project, "evidence": evidence}
-    if scored:
+                "operating_point": operating_point, "threshold_by_project": threshold_by_project,
+                "evidence": held_out_evidence(scored)}
+    if choice is not None:
+        settings["chosen"] = choice
+    if bound is not None:
         # The bound is recorded whatever the evidence chose: where the model already stepped aside,
         # it is the bound of pruning within the rule, the candidate a user would ask about.
-        bounded = WITHIN_RULE if policy == STEPPING_ASIDE_RULE else policy
-        bound = policy_risk_bound(scored, bounded, 1.0 - target_hit_rate)
-        settings["risk_control"] = {"policy": bounded, **bound.as_dict()}
+        settings["risk_control"] = {"policy": _bounded(policy), **bound.as_dict()}
         if policy != STEPPING_ASIDE_RULE:
             if bound.controlled:
                 fitted.threshold = min(fitted.threshold, bound.threshold)
             else:
                 settings["risk_control"]["decided"] = True  # the bound, not the evidence, made it the rule
-                policy, reason = STEPPING_ASIDE_RULE, (
-                    f"conformal risk control over the {bound.projects} projects held out in turn cannot keep a miss rate "
-                    f"of {bound.miss_rate:g} on a project never seen (the least {bound.projects} projects certify is "
-                    f"{bound.least_certifiable:.3f}), so the model may not prune: {reason}")
+                policy, reason = STEPPING_ASIDE_RULE, _bound_reason(bound, reason)
     settings |= {"policy": policy, "policy_reason": reason}
     return save_bundle(directory, [fitted], list(FEATURE_NAMES), trained_on, settings, training_inputs={None: X})
+
+
+def _bounded(policy: str) -> str:
+    """The policy whose pruning the bound is of: within the rule where the rule decides anyway."""
+    return WITHIN_RULE if policy == STEPPING_ASIDE_RULE else policy
+
+
+def _bound_reason(bound: RiskBound, reason: str) -> str:
+    return (f"conformal risk control over the {bound.projects} projects held out in turn cannot keep a miss rate "
+            f"of {bound.miss_rate:g} on a project never seen (the least {bound.projects} projects certify is "
+            f"{bound.least_certifiable:.3f}), so the model may not prune: {reason}")
+
+
+def choose_cross_project_model(projects: Sequence[Project], candidates: Sequence[str], target_hit_rate: float = 0.95,
+                               seed: int = 0, threshold_by_project: bool = True, operating_point: str = "quantile",
+                               on_candidate: Callable[[str], None] = lambda name: None) -> tuple[str, dict, dict]:
+    """The learner the shipped bundle carries, chosen by the projects held out in turn: each of
+    `candidates` trained as shipped on the others and deciding each held-out project with
+    select's own code (held_out_scores, policy_from), its pruning bounded by conformal risk
+    control; of those whose policy prunes within the bound, the one that dismissed the most
+    unchanged pairs (pooled over the projects; the earlier candidate on a tie).  Where none
+    earns pruning, the rule decides whichever is shipped: the one whose pruning came closest
+    (the least certifiable miss rate being the corpus's, the highest pooled dismissal within
+    the rule among those that kept the rule's hit rate), for when the corpus grows.  Returns
+    (model, the choice as the bundle records it, per candidate (scores, (policy, reason), bound))."""
+    judged, figures = {}, {}
+    for name in candidates:
+        on_candidate(name)
+        scored = held_out_scores(projects, name, target_hit_rate, seed, threshold_by_project, operating_point)
+        evidence = held_out_evidence(scored)
+        policy, reason = policy_from(evidence)
+        bound = policy_risk_bound(scored, _bounded(policy), 1.0 - target_hit_rate)
+        judged[name] = (scored, (policy, reason), bound)
+        shown = _bounded(policy)
+        figures[name] = {"policy": policy if policy == STEPPING_ASIDE_RULE or bound.controlled else STEPPING_ASIDE_RULE,
+                         "evidence_policy": policy, "hit_rate": pooled_rate(evidence, shown, "hit_rate"),
+                         "dismiss_rate": pooled_rate(evidence, shown, "dismiss_rate"),
+                         "rule_hit_rate": pooled_rate(evidence, "rule", "hit_rate"),
+                         "rule_dismiss_rate": pooled_rate(evidence, "rule", "dismiss_rate"),
+                         "bound_controlled": bound.controlled, "least_certifiable": bound.least_certifiable}
+    order = {name: position for position, name in enumerate(candidates)}
+    pruning = [name for name in candidates if figures[name]["policy"] != STEPPING_ASIDE_RULE]
+    if pruning:
+        best = max(pruning, key=lambda name: (figures[name]["dismiss_rate"], -order[name]))
+        f = figures[best]
+        reason = (f"of {len(candidates)} learners, each held out in turn on {len(projects)} projects, {best} "
+                  f"({'within the rule' if f['policy'] == WITHIN_RULE else 'alone'}) dismissed the most "
+                  f"({f['dismiss_rate']:.2f} against the rule's {f['rule_dismiss_rate']:.2f}) at a hit rate of "
+                  f"{f['hit_rate']:.2f}, within the conformal bound")
+    else:
+        keeping = [name for name in candidates if not figures[name]["hit_rate"] < figures[name]["rule_hit_rate"]]
+        best = max(keeping or list(candidates), key=lambda name: (figures[name]["evidence_policy"] != STEPPING_ASIDE_RULE,
+                                                                   figures[name]["dismiss_rate"], -order[name]))
+        least = min(f["least_certifiable"] for f in figures.values())
+        reason = (f"none of {len(candidates)} learners, each held out in turn on {len(projects)} projects, earned "
+                  f"pruning within the conformal bound (the least {len(projects)} projects certify is {least:.3f}): the "
+                  f"rule decides; {best} is shipped, having kept the rule's hit rate and dismissed "
+                  f"{figures[best]['dismiss_rate']:.2f} within the rule against its {figures[best]['rule_dismiss_rate']:.2f}")
+    return best, {"chosen": best, "by": "projects held out in turn", "reason": reason, "candidates": figures}, judged
 
 
 @dataclass(frozen=True)
