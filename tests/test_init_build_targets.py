@@ -244,3 +244,24 @@ def test_a_top_level_makefile_project_goes_from_init_to_select_with_no_hand_edit
     assert after.returncode == 0, after.stdout
     assert checks["build target"]["status"] == "ok"
     assert checks["labels"]["status"] == "ok", checks["labels"]
+
+
+@needs_cmake
+def test_the_benchmark_program_the_readme_runs_comes_before_its_siblings(tmp_path):
+    """simdutf's layout: several benchmark programs in benchmarks/ (stream.cpp sorts first by
+    name), and a README that says which is the default by running it
+    (`./build/benchmarks/benchmark --procedure ...`): init chooses that one."""
+    root = tmp_path / "project"
+    program = "int main(int argc, char **argv) { return argc > 5; }\n"
+    commit(root, {
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(lib CXX)\nadd_subdirectory(benchmarks)\n",
+        "benchmarks/CMakeLists.txt": "add_executable(stream stream.cpp)\nadd_executable(benchmark benchmark.cpp)\n",
+        "benchmarks/stream.cpp": program, "benchmarks/benchmark.cpp": program,
+        "README.md": "# lib\n\n## Benchmarks\n\nOur default benchmarks are in the `benchmark` command:\n\n```\n"
+                     "cmake -B build -D LIB_BENCHMARKS=ON\ncmake --build build\n"
+                     "./build/benchmarks/benchmark --procedure convert --input-file file.txt\n```\n",
+    }, "a library with two benchmark programs")
+    config, result = init(root)
+    assert result.stderr.splitlines()[1] == "found: a benchmark program: benchmarks/benchmark.cpp (target benchmark)", \
+        result.stderr
+    assert config.project.binary == "build/benchmarks/benchmark"

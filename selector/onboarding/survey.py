@@ -125,7 +125,11 @@ def survey(path: Path) -> Survey:
             folder, suffix, stems = scripts
             target, directory, defined = program
             candidates.append(Candidate(SCRIPTS, folder, target, directory, defined, stems, suffix=suffix))
-    candidates.sort(key=lambda c: (_rank(c), not c.defined, len(c.stem), c.source.count("/"), c.source))
+    # a program the README runs (`./build/benchmarks/benchmark -P ...`: "our default benchmarks")
+    # before its siblings; then the shorter name, the shallower source
+    readme = _readme_programs(top, files)
+    candidates.sort(key=lambda c: (_rank(c), not c.defined, PurePosixPath(c.target).name not in readme, len(c.stem),
+                                   c.source.count("/"), c.source))
     return Survey(
         top=top, files=files, build_system=build_system, candidates=[_static(c, programs) for c in candidates],
         programs=programs, unaffected=unaffected_paths(files, build_system),
@@ -139,6 +143,16 @@ def benchmark_options(cmakelists: str) -> tuple[str, ...]:
     LEVELDB_BUILD_BENCHMARKS): the configure that lists its targets, and the build, turn them on."""
     return tuple(f"-D{name}=ON" for name in re.findall(r"^\s*option\s*\(\s*(\w*BENCH\w*)", cmakelists,
                                                        re.MULTILINE | re.IGNORECASE))
+
+
+_README_COMMAND = re.compile(r"^\s*(?:\$\s+|sudo\s+)?(?:\./|/)?(?:[\w.-]+/)+(?P<program>[\w.-]+)(?=\s|$)", re.MULTILINE)
+
+
+def _readme_programs(top: Path, files: list[str]) -> set[str]:
+    """The programs the top README runs by path in its examples (`./build/benchmarks/benchmark
+    --help` gives "benchmark"): how a project says which of its benchmark programs is the one."""
+    readmes = [name for name in files if "/" not in name and name.upper().startswith("README")]
+    return {found["program"] for name in readmes for found in _README_COMMAND.finditer(_read(top / name))}
 
 
 def _rank(candidate: Candidate) -> float:
