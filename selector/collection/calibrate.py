@@ -244,11 +244,13 @@ def too_long_to_measure(table: pd.DataFrame, long_run: float = LONG_RUN_SECONDS)
 
 
 def _too_long_line(benchmark: str, metric_name: str, repetitions: int, seconds: float, stopped: bool = False) -> str:
+    """What the benchmark costs on every commit and how to shorten it (the name first unless it
+    `stopped`: that line is a row's unfit_reason, printed after the name)."""
     metric = registered(metric_name)
     under = f" under {metric.tool}" if metric and metric.tool else ""
     takes = f"one run takes over {seconds:.0f} s{under} (stopped there)" if stopped else \
-        f"one run takes {seconds:.0f} s{under}"
-    return (f"{benchmark}: {takes}, {repetitions} repetitions {'over ' if stopped else ''}{repetitions * seconds:.0f} s on "
+        f"{benchmark}: one run takes {seconds:.0f} s{under}"
+    return (f"{takes}, {repetitions} repetitions {'over ' if stopped else ''}{repetitions * seconds:.0f} s on "
             "every commit collected; too long to measure on every commit: give it a smaller input through "
             "[project] suite ({suite} in its command), or fewer iterations by an argument, rather than editing the "
             "project's script")

@@ -59,16 +59,20 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
     if output_format == "json":
         print_json(records(table.drop(columns=["measured_at"])))
         return
+    measured = table["rounds"] > 0  # a benchmark stopped after its first run (--long-run) has no figures
+    dash = lambda column, shown: [shown(v) if m else "-" for v, m in zip(table[column], measured)]  # noqa: E731
     shown = pd.DataFrame({
         "benchmark": table["benchmark"], "metric": table["metric"], "runs": table["runs"],
-        "median": table["median"].map(lambda v: f"{v:.6g}"), "cv": table["cv"].map(lambda v: "-" if v != v else f"{v:.2%}"),
-        "exact": table["exact"], "tolerance": table["tolerance"].map(lambda v: "-" if v != v else f"{v:.2g}"),
-        "layout spread": table["layout_spread"].map(lambda v: "-" if v != v else f"{v:.2%}"),
-        "repetitions needed": table["repetitions_needed"],
-        "false positives": [f"{fp}/{r} ({rate:.0%})" for fp, r, rate in zip(table["false_positives"], table["rounds"], table["false_positive_rate"])],
-        "across sessions": [f"{fp}/{max(r - 1, 0)} ({rate:.0%})" for fp, r, rate in
-                            zip(table["session_false_positives"], table["rounds"], table["session_false_positive_rate"])],
-        "session drift": table["session_drift"].map(lambda v: f"{v:.2%}"),
+        "median": dash("median", lambda v: f"{v:.6g}"), "cv": dash("cv", lambda v: f"{v:.2%}"),
+        "exact": dash("exact", str), "tolerance": dash("tolerance", lambda v: f"{v:.2g}"),
+        "layout spread": dash("layout_spread", lambda v: f"{v:.2%}"),
+        "repetitions needed": dash("repetitions_needed", str),
+        "false positives": [f"{fp}/{r} ({rate:.0%})" if m else "not calibrated" for fp, r, rate, m in
+                            zip(table["false_positives"], table["rounds"], table["false_positive_rate"], measured)],
+        "across sessions": [f"{fp}/{max(r - 1, 0)} ({rate:.0%})" if m else "-" for fp, r, rate, m in
+                            zip(table["session_false_positives"], table["rounds"], table["session_false_positive_rate"],
+                                measured)],
+        "session drift": dash("session_drift", lambda v: f"{v:.2%}"),
     })
     print_table(shown, title=f"A/A calibration of {table['commit'].iloc[0][:12]} (alpha {config.labels.alpha:g}, min_effect {config.labels.min_effect:g})")
     from perf_selector.collectors.repository import Repository
@@ -81,7 +85,7 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
             stderr.print(f"{row.benchmark}: the run's context alone moves it by up to {row.layout_spread:.2%} "
                          f"({row.contexts}); changes within that are left undecided")
         if not row.fit:
-            stderr.print(f"{row.benchmark}: {row.unfit_reason}")
+            stderr.print(f"{row.benchmark}: {row.unfit_reason}", markup=False)
     for line in too_long_to_measure(table):
         stderr.print(line, markup=False)
     stdout.print("The stored labels were recomputed with this calibration.")
