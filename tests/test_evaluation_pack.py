@@ -58,7 +58,7 @@ def test_evaluate_gives_from_packs_the_figures_it_gives_from_stores(packs, tmp_p
     from_stores = cli("evaluate", *stores, "--models", MODELS, "--no-report", "--out", str(tmp_path / "stores"),
                       "--write-model", str(tmp_path / "model-stores"))
     from_packs = cli("evaluate", *packed, "--models", MODELS, "--no-report", "--out", str(tmp_path / "packs"),
-                     "--write-model", str(tmp_path / "model-packs"))
+                     "--write-model", str(tmp_path / "model-packs"), "--jobs", "2")  # side by side: the same figures
     # the same projects by name: a store's is its repository's folder, a pack's its parent folder
     names = dict(zip([p["name"] for p in from_stores["projects"]], [p["name"] for p in from_packs["projects"]]))
     rename = lambda rows: sorted(json.dumps({**r, "project": names.get(r["project"], r["project"])}, sort_keys=True)  # noqa: E731
@@ -74,7 +74,7 @@ def test_evaluate_gives_from_packs_the_figures_it_gives_from_stores(packs, tmp_p
     assert bundles[0].settings["policy"] == bundles[1].settings["policy"] and controls[0] == controls[1]
     assert realized[0] == realized[1]
     # no fixed learner: the projects held out in turn chose it among train's candidates, and the bundle says why
-    from perf_selector.selector.evaluation.training import CANDIDATES
+    from perf_selector.selector.evaluation.project_evaluation import SHIPPED_CANDIDATES as CANDIDATES
 
     chosen = bundles[0].settings["chosen"]
     assert chosen == bundles[1].settings["chosen"] and chosen["chosen"] == bundles[0].settings["model"]

@@ -47,7 +47,8 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
 @click.option("--model", "shipped_model", type=click.Choice(("auto", *MODEL_NAMES)), default="auto", show_default=True,
               help="The model --write-model trains. auto: the learner the projects held out in turn choose (each "
                    "trained on the others and deciding the one held out with select's own code, under the conformal "
-                   "bound): the one that prunes the most, recorded in the bundle with why.")
+                   "bound) among train's learners but the SVM (too slow held out in turn): the one that prunes the "
+                   "most, recorded in the bundle with why; -j judges them side by side.")
 @click.option("--shipped", "day_one", is_flag=True,
               help="Day one instead: the shipped cross-project model (or --bundle), untrained on the projects, decides "
                    "every labelled pair of each store with select's own decision code, beside the rules that need no "
@@ -146,13 +147,13 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
         from perf_selector.selector.evaluation.project_evaluation import train_cross_project_bundle
 
         with stderr.status(f"training the cross-project {shipped_model} on {len(projects)} projects") as status:
-            def judging(name: str) -> None:
+            def judged(name: str) -> None:
                 status.update(f"choosing the cross-project model: {name} held out on each of {len(projects)} projects")
                 if logging_progress():
-                    stderr.print(f"choosing the cross-project model: {name}")
+                    stderr.print(f"choosing the cross-project model: {name} judged")
 
             shipped = train_cross_project_bundle(projects, model_path, shipped_model, target_hit_rate, seed, operating_point,
-                                                 threshold_from == "projects", on_candidate=judging)
+                                                 threshold_from == "projects", on_candidate=judged, jobs=jobs)
         if shipped.settings.get("chosen"):
             stderr.print(f"cross-project model: {shipped.settings['chosen']['reason']}")
         document["model"] = {"bundle": str(model_path), **shipped.trained_on}

@@ -312,10 +312,16 @@ def cross_project_predictions(others: Sequence[Project], held_out: Project, mode
     return pd.concat(rows, ignore_index=True).assign(project=held_out.name)
 
 
+# The learners the shipped model is chosen among: train's, less the RBF SVM, whose fit grows with
+# the square of the tuples (held out in turn, each fit choosing its operating point on the other
+# projects in turn too, it is hundreds of fits of 20,000 tuples and more: hours on two cores).
+SHIPPED_CANDIDATES = tuple(name for name in CANDIDATES if name != "svm")
+
+
 def train_cross_project_bundle(projects: Sequence[Project], directory: Path, model: str = AUTO,
                                target_hit_rate: float = 0.95, seed: int = 0, operating_point: str = "quantile",
-                               threshold_by_project: bool = True, candidates: Sequence[str] = CANDIDATES,
-                               on_candidate: Callable[[str], None] = lambda name: None):
+                               threshold_by_project: bool = True, candidates: Sequence[str] = SHIPPED_CANDIDATES,
+                               on_candidate: Callable[[str], None] = lambda name: None, jobs: int = 1):
     """The shipped-style model: `model` trained on every labelled tuple of `projects`, the
     benchmark's identity not an input, its operating point chosen on each project's scores by
     a model trained on the others (what carries over to a project it has never seen), then
@@ -323,14 +329,15 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     for a miss rate of 1 - `target_hit_rate`: where no threshold keeps it, the rule decides (the
     bound is recorded in the settings' `risk_control` whatever the policy); saved as a bundle
     (ONNX and skops, manifest, seal) at `directory`.  `model` AUTO: the learner the projects held
-    out in turn choose among `candidates` (choose_cross_project_model), recorded with why."""
+    out in turn choose among `candidates` (choose_cross_project_model, `jobs` side by side),
+    recorded with why."""
     from perf_selector.models.bundle import save_bundle
 
     training = cross_project_training(projects)
     choice = None
     if model == AUTO and len(projects) >= 2:
         model, choice, judged = choose_cross_project_model(projects, candidates, target_hit_rate, seed,
-                                                           threshold_by_project, operating_point, on_candidate)
+                                                           threshold_by_project, operating_point, on_candidate, jobs)
         scored, (policy, reason), bound = judged[model]
     else:
         model = CANDIDATES[0] if model == AUTO else model  # one project: none to hold out, none to choose by
@@ -372,9 +379,18 @@ def _bound_reason(bound: RiskBound, reason: str) -> str:
             f"{bound.least_certifiable:.3f}), so the model may not prune: {reason}")
 
 
+def _judged_candidate(projects: Sequence[Project], name: str, target_hit_rate: float, seed: int,
+                      threshold_by_project: bool, operating_point: str, progress=None) -> tuple:
+    """One candidate held out in turn: (scores, (policy, reason), bound), as choose_cross_project_model weighs it."""
+    scored = held_out_scores(projects, name, target_hit_rate, seed, threshold_by_project, operating_point)
+    policy, reason = policy_from(held_out_evidence(scored))
+    return scored, (policy, reason), policy_risk_bound(scored, _bounded(policy), 1.0 - target_hit_rate)
+
+
 def choose_cross_project_model(projects: Sequence[Project], candidates: Sequence[str], target_hit_rate: float = 0.95,
                                seed: int = 0, threshold_by_project: bool = True, operating_point: str = "quantile",
-                               on_candidate: Callable[[str], None] = lambda name: None) -> tuple[str, dict, dict]:
+                               on_candidate: Callable[[str], None] = lambda name: None,
+                               jobs: int = 1) -> tuple[str, dict, dict]:
     """The learner the shipped bundle carries, chosen by the projects held out in turn: each of
     `candidates` trained as shipped on the others and deciding each held-out project with
     select's own code (held_out_scores, policy_from), its pruning bounded by conformal risk
@@ -383,15 +399,14 @@ def choose_cross_project_model(projects: Sequence[Project], candidates: Sequence
     earns pruning, the rule decides whichever is shipped: the one whose pruning came closest
     (the least certifiable miss rate being the corpus's, the highest pooled dismissal within
     the rule among those that kept the rule's hit rate), for when the corpus grows.  Returns
-    (model, the choice as the bundle records it, per candidate (scores, (policy, reason), bound))."""
-    judged, figures = {}, {}
-    for name in candidates:
-        on_candidate(name)
-        scored = held_out_scores(projects, name, target_hit_rate, seed, threshold_by_project, operating_point)
+    (model, the choice as the bundle records it, per candidate (scores, (policy, reason), bound)).
+    `jobs`: candidates judged side by side in that many processes."""
+    arguments = [(projects, name, target_hit_rate, seed, threshold_by_project, operating_point) for name in candidates]
+    results = in_turn(_judged_candidate, arguments, [1] * len(arguments), jobs,
+                      on_result=lambda index, result: on_candidate(candidates[index]))
+    judged, figures = dict(zip(candidates, results)), {}
+    for name, (scored, (policy, reason), bound) in judged.items():
         evidence = held_out_evidence(scored)
-        policy, reason = policy_from(evidence)
-        bound = policy_risk_bound(scored, _bounded(policy), 1.0 - target_hit_rate)
-        judged[name] = (scored, (policy, reason), bound)
         shown = _bounded(policy)
         figures[name] = {"policy": policy if policy == STEPPING_ASIDE_RULE or bound.controlled else STEPPING_ASIDE_RULE,
                          "evidence_policy": policy, "hit_rate": pooled_rate(evidence, shown, "hit_rate"),
