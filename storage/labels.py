@@ -610,7 +610,10 @@ def update_labels(store: Store, rules: LabelRules, by_commit: dict[str, pa.Table
         if not store.has("labels", sha) or not _same(store.read_one("labels", sha), table):
             store.write("labels", sha, table)
     rows = [row for table in by_commit.values() for row in table.select(["benchmark", "label", "reason"]).to_pylist()]
-    return LabelSummary(_summarize(rows), _undecided_reasons(rows), unfit_benchmarks(calibration, rules))
+    # a calibrated benchmark the history no longer measures (a name taken out of a suite) says nothing
+    labelled = {row["benchmark"] for row in rows}
+    unfit = {name: why for name, why in unfit_benchmarks(calibration, rules).items() if name in labelled}
+    return LabelSummary(_summarize(rows), _undecided_reasons(rows), unfit)
 
 
 def store_history_labels(store: Store, rules: LabelRules, calibration: pa.Table | None = None) -> dict[str, pa.Table]:

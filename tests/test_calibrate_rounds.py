@@ -89,16 +89,12 @@ def test_calibrate_runs_the_rounds_asked_for_on_an_exact_count(tmp_path):
 
 
 LONG_CONFIG = gcc_config("""
-[[benchmark]]
-name = "short"
-command = "{binary} 1000"
-metric = "instructions"
-repetitions = 2
-warmup = 0
-
-[[benchmark]]
-name = "long"
-command = "{binary} 4000000000"
+[[suite]]
+name = "loop"
+framework = "command"
+command = "{binary} {name}"  # the loop's length: a short benchmark and one of minutes under callgrind
+names = ["1000", "4000000000"]
+isolate = false
 metric = "instructions"
 repetitions = 2
 warmup = 0
@@ -110,22 +106,30 @@ ARGUMENT_PROGRAM = LOOP_PROGRAM.replace("#include <stdio.h>", "#include <stdio.h
 def test_a_benchmark_whose_first_run_is_too_long_is_named_and_not_calibrated(tmp_path):
     """A script that runs for many minutes under callgrind (an interpreter's benchmark): its
     first run, stopped after --long-run seconds, is all calibrate runs of it; it says what the
-    benchmark would cost on every commit and how to shorten it, and calibrates the others."""
+    benchmark would cost on every commit and how to shorten it, and calibrates the others.
+    Once the user takes it out of the suite, collections no longer name it."""
     root = new_project(tmp_path / "long", LONG_CONFIG)
     (root / "prog.c").write_text(ARGUMENT_PROGRAM)
     commit_all(root, "a short and a very long benchmark")
     result = run_selector("calibrate", "--repo", str(root), "--rounds", "1", "--long-run", "5", "--format", "json")
     assert result.returncode == 0, result.stderr
     rows = {row["benchmark"]: row for row in json.loads(result.stdout)}
-    assert rows["short"]["rounds"] == 1 and rows["short"]["exact"] and rows["short"]["fit"], rows["short"]
-    long = rows["long"]
+    short, long = rows["loop/1000"], rows["loop/4000000000"]
+    assert short["rounds"] == 1 and short["exact"] and short["fit"], short
     assert long["rounds"] == 0 and long["runs"] == 0 and long["fit"] is False and long["run_seconds"] == 5, long
     assert long["unfit_reason"].startswith("one run takes over 5 s under callgrind (stopped there)"), long
     assert "{suite}" in long["unfit_reason"] and "--long-run 0" in long["unfit_reason"], long
     shown = run_selector("calibrate", "--repo", str(root), "--rounds", "1", "--long-run", "5")
     printed = " ".join(shown.stderr.split())
-    assert shown.returncode == 0 and "long: one run takes over 5 s" in printed, shown.stderr
-    assert "through [project] suite" in printed and "long: long:" not in printed, shown.stderr  # no markup eaten
+    assert shown.returncode == 0 and "loop/4000000000: one run takes over 5 s" in printed, shown.stderr
+    assert "through [project] suite" in printed and "000: loop/" not in printed, shown.stderr  # no markup eaten
     assert "not calibrated" in shown.stdout and "nan" not in shown.stdout, shown.stdout
     helped = run_selector("calibrate", "--help")
     assert "--long-run" in helped.stdout
+    config = root / "selector.toml"
+    config.write_text(config.read_text().replace('names = ["1000", "4000000000"]', 'names = ["1000"]'))
+    (root / "prog.c").write_text(ARGUMENT_PROGRAM.replace("sum * 31", "sum * 37"))
+    commit_all(root, "another multiplier")
+    collected = run_selector("collect", "-n", "2", "--repo", str(root))
+    assert collected.returncode == 0, collected.stderr
+    assert "loop/1000" in collected.stdout and "cannot be labelled" not in collected.stderr, collected.stderr
