@@ -79,6 +79,11 @@ def test_failed_and_timed_out_builds_are_recorded_and_collection_goes_on(project
     listed = subprocess.run(selector_command("collect", "--failures", "--repo", str(root)), capture_output=True, text=True)
     assert listed.returncode == 0 and broken[:12] in listed.stdout and "build" in listed.stdout, listed.stderr
     assert "--retry-failed" in listed.stderr
+    # the reason is the compiler's error, not make's echo of it at the end of the output
+    as_json = subprocess.run(selector_command("collect", "--failures", "--format", "json", "--repo", str(root)),
+                             capture_output=True, text=True)
+    reason = next(f["reason"] for f in json.loads(as_json.stdout)["failures"] if f["commit"] == broken)
+    assert "error" in reason and "kernels.c" in reason and "***" not in reason, reason
     row = Store(root / ".selector").read_one("commits", broken).to_pandas().iloc[0]
     assert row["build_status"] == "failed" and "error" in row["build_log_tail"]
     assert not Store(root / ".selector").has("functions", broken) and Store(root / ".selector").has("functions", fixed)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pandas as pd
@@ -190,6 +192,21 @@ def _not_reusable(outcomes: list[CommitOutcome]) -> dict[str, list[str]]:
     return {reason: sorted(benchmarks) for reason, benchmarks in sorted(reasons.items())}
 
 
+# A line of a build's output that says what went wrong, as compilers, make, CMake and its
+# FetchContent say it ("error:", "CMake Error", "*** ... Error 2", "Failed to clone ...")
+_TELLING = re.compile(r"\berror\b|\bfailed\b|\bfatal\b|cannot|not found|no such|undefined reference", re.IGNORECASE)
+_ECHO = re.compile(r"^\S*make(\[\d+\])?: \*\*\*|^\s*See also ")  # make's and CMake's echo of an error said above
+
+
+def telling_line(log_tail: str) -> str:
+    """The first line of a failed build's output tail that says what went wrong (a compiler's
+    error, a download that failed), not make's echo of it nor CMake's "See also" at the end;
+    the last line where none does."""
+    lines = [line.strip() for line in log_tail.strip().splitlines() if line.strip()]
+    told = next((line for line in lines if _TELLING.search(line) and not _ECHO.search(line)), None)
+    return told or (lines[-1] if lines else "")
+
+
 def failures_of(store: Store) -> list[dict]:
     """What failed in the store, newest commit first: each failed build (its reason and the last
     line of its log) and each commit's failed benchmark and profiling runs (one line a benchmark)."""
@@ -201,9 +218,9 @@ def failures_of(store: Store) -> list[dict]:
     for row in rows:
         subject = (row.get("subject") or "")[:50]
         if row.get("build_status") == "failed":
-            tail = (row.get("build_log_tail") or "").strip().splitlines()[-1:] or [""]
+            said = telling_line(row.get("build_log_tail") or "")
             found.append({"commit": row["sha"], "subject": subject, "what": "build",
-                          "reason": f"{row.get('build_reason') or 'failed'}" + (f": {tail[0]}" if tail[0] else "")})
+                          "reason": f"{row.get('build_reason') or 'failed'}" + (f": {said}" if said else "")})
         for what in ("run_failures", "profile_failures"):
             for line in (row.get(what) or "").splitlines():
                 found.append({"commit": row["sha"], "subject": subject, "what": what.split("_")[0], "reason": line})
