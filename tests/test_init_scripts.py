@@ -9,6 +9,7 @@ one script that uses that opcode."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -139,3 +140,34 @@ def test_a_benchmark_program_the_build_defines_comes_before_helper_scripts(tmp_p
     config = initial_config(root, COUNTS)
     assert config.found[1].startswith("a benchmark program: benchmarks/throughput.cpp (target throughput")
     assert '[[benchmark]]\nname = "throughput"' in config.text and 'name = "scripts"' not in config.text
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is needed")
+def test_a_program_over_the_projects_shared_library_has_the_library_analysed(tmp_path):
+    """pocketpy's layout: CMake builds the interpreter as a shared library and `main`, a thin
+    program over it, runs the scripts.  Analysing `main` would see none of the interpreter's
+    code: init (from CMake's codemodel) analyses the library and runs the program from the
+    checkout, and a change of one opcode's work runs that script's benchmark alone."""
+    root = _interpreter(tmp_path / "interp", {
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(interp C)\n"
+                          "add_library(interp SHARED src/interp.c)\ntarget_compile_definitions(interp PRIVATE main=interp_main)\n"
+                          "add_executable(main src/main.c)\ntarget_link_libraries(main interp)\n",
+        "src/main.c": "int interp_main(int argc, char **argv);\nint main(int argc, char **argv) { return interp_main(argc, argv); }\n",
+        "projects/make/Makefile": "# not this build\n"})
+    initialised = run_selector("init", "--repo", str(root), "--yes")
+    assert initialised.returncode == 0, initialised.stderr
+    config = (root / "selector.toml").read_text()
+    assert 'binary = "build/libinterp.so"' in config, config
+    assert 'command = "{checkout}/build/main {checkout}/test/benchmark/{name}.scr"' in config, config
+    _commit(root, "selector.toml, as init wrote it")
+    for step in (["calibrate", "--rounds", "1"], ["collect", "-n", "1"]):
+        ran = run_selector(*step, "--repo", str(root))
+        assert ran.returncode == 0, ran.stderr
+    source = root / "src" / "interp.c"
+    source.write_text(source.read_text().replace("accumulator = accumulator * 3 + i;",
+                                                 "accumulator = accumulator * 3 + (i ^ (i >> 2)) * 5;"))
+    _commit(root, "mul: mix the index in")
+    selected = run_selector("select", "HEAD", "--repo", str(root), "--format", "json")
+    document = json.loads(selected.stdout)
+    assert document["run"] == ["scripts/product"], [(b["name"], b["reason"]) for b in document["benchmarks"]]

@@ -36,6 +36,7 @@ class Program:
     folder: str  # the source folder of the build file that defines it, relative to the top ("" at the top)
     sources: frozenset[str]  # relative to the top
     artifact: str  # the executable, relative to the build folder (what building the target there writes)
+    libraries: tuple[str, ...] = ()  # the project's shared libraries it loads (its direct dependencies), the same way
 
 
 def cmake_programs(top: Path, options: tuple[str, ...] = ()) -> list[Program] | None:
@@ -68,17 +69,27 @@ def _read_reply(reply: Path, top: Path) -> list[Program] | None:
     codemodel = json.loads((reply / codemodel_file).read_text())
     source_root = Path(codemodel.get("paths", {}).get("source", top)).resolve()
     configuration = (codemodel.get("configurations") or [{}])[0]
+    targets = [json.loads((reply / entry["jsonFile"]).read_text()) for entry in configuration.get("targets", [])]
+    shared = {target["id"]: _artifacts(target)[0] for target in targets
+              if target.get("type") == "SHARED_LIBRARY" and _artifacts(target)}
     programs = []
-    for entry in configuration.get("targets", []):
-        target = json.loads((reply / entry["jsonFile"]).read_text())
+    for target in targets:
         if target.get("type") != "EXECUTABLE":
             continue
         folder = target.get("paths", {}).get("source", ".")
         sources = frozenset(_relative(source["path"], source_root, top) for source in target.get("sources", []))
-        artifacts = [artifact["path"] for artifact in target.get("artifacts", []) if not artifact["path"].endswith(".pdb")]
+        artifacts = _artifacts(target)
+        # a program built on the project's own shared library (an interpreter's thin main over
+        # libpocketpy.so): the library holds the code the benchmarks run
+        libraries = tuple(shared[d["id"]] for d in target.get("dependencies", []) if d.get("id") in shared)
         programs.append(Program(target["name"], "" if folder == "." else folder, sources,
-                                     artifacts[0] if artifacts else target["name"]))
+                                artifacts[0] if artifacts else target["name"], libraries))
     return programs
+
+
+def _artifacts(target: dict) -> list[str]:
+    """The files a codemodel target writes, relative to the build folder (Windows' .pdb left out)."""
+    return [artifact["path"] for artifact in target.get("artifacts", []) if not artifact["path"].endswith(".pdb")]
 
 
 def _relative(path: str, source_root: Path, top: Path) -> str:

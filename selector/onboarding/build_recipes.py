@@ -26,9 +26,10 @@ PLACEHOLDER = "CHANGE-ME"  # what init writes where it found nothing; `doctor` r
 @dataclass
 class Recipe:
     command: str
-    binary: str  # relative to the checkout
+    binary: str  # relative to the checkout: what the analysis reads
     how: str  # how the command asks for -g, for the file's comment
     checks: list[str] = field(default_factory=list)  # what the user should check
+    program: str = ""  # the program the benchmarks run, relative to the checkout, where it is not `binary`
 
 
 def build_recipe(survey: Survey, candidate: Candidate | None) -> Recipe:
@@ -54,6 +55,10 @@ def _cmake(survey: Survey, candidate: Candidate | None) -> Recipe:
         _binary(build, candidate, survey)  # where CMake said it writes it, else where it usually does
     recipe = Recipe(f"{configure} && cmake --build {build}{target} {JOBS}", binary,
                     "CMake's RelWithDebInfo: optimised (-O2) with debug information (-g)")
+    if candidate and candidate.library:
+        # the program is a thin main over the project's shared library: the library is analysed,
+        # and the benchmarks run the program from the checkout
+        recipe.binary, recipe.program = str(PurePosixPath(build, candidate.library)), binary
     if "CMAKE_RUNTIME_OUTPUT_DIRECTORY" in top:
         recipe.checks.append(f"CMakeLists.txt sets CMAKE_RUNTIME_OUTPUT_DIRECTORY: check that the build puts the "
                              f"program at {recipe.binary}")

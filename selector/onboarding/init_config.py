@@ -66,9 +66,13 @@ def initial_config(path: Path, measurement: Measurement | None = None) -> Initia
     result = InitialConfig("")
     result.found = _found(seen, measurement)
     result.checks = _checks(seen, candidate, recipe, measurement)
+    benchmarks = _benchmarks(candidate, measurement, seen)
+    if recipe.program and candidate is not None and candidate.kind in COMMAND_KINDS:
+        benchmarks = benchmarks.replace("{binary}", "{checkout}/" + recipe.program)
+    elif recipe.program:
+        recipe.binary, recipe.program = recipe.program, ""  # a framework runs the binary itself: the program it is
     sections = [_header(), _project(candidate, recipe, seen), _build(recipe, seen),
-                _benchmarks(candidate, measurement, seen), _others(seen), _profile(measurement), _labels(),
-                _run(measurement)]
+                benchmarks, _others(seen), _profile(measurement), _labels(), _run(measurement)]
     result.text = "\n".join(section for section in sections if section)
     return result
 
@@ -115,6 +119,10 @@ def _header() -> str:
             "# Then: `selector doctor` (what is missing), `selector calibrate` (how noisy each benchmark is).\n")
 
 
+# the kinds whose benchmarks are command lines: they can run a program other than the analysed binary
+COMMAND_KINDS = (PROGRAM, SCRIPTS, DRIVER)
+
+
 def _project(candidate: Candidate | None, recipe: Recipe, seen: Survey) -> str:
     if candidate is None:
         what = "# CHECK: no benchmark program found; the binary your benchmarks run (the one analysed)."
@@ -124,6 +132,9 @@ def _project(candidate: Candidate | None, recipe: Recipe, seen: Survey) -> str:
     else:
         how = "" if candidate.defined else " (CHECK: target guessed from the file name)"
         what = f"# {KIND_NAMES[candidate.kind]}, {candidate.source}: target {candidate.target}{how}."
+    if recipe.program:
+        what += (f"\n# {recipe.program} loads the project's shared library {Path(recipe.binary).name}, which "
+                 "holds the code it runs:\n# the library is analysed, and the benchmarks run the program.")
     return (f"[project]\n{what}\nbinary = {_string(recipe.binary)}\n"
             + _entry('# suite = "bench-inputs"', "benchmark inputs kept outside the history: {suite} in commands"))
 

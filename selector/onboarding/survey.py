@@ -66,6 +66,7 @@ class Candidate:
     scopes: tuple[str, ...] = ()  # harness: the C++ namespace each of `names` is registered in ("a::b", "" global)
     parameterised: tuple[str, ...] = ()  # harness: those of `names` run with sizes (BENCHMARK_RANGE, ->Arg)
     artifact: str = ""  # where the build writes the program, relative to its build folder, when CMake said so
+    library: str = ""  # the project's shared library the program loads, the same way: the code to analyse
     suffix: str = ""  # scripts: the scripts' suffix (".wren"); `source` is then their folder, `names` their stems
 
     @property
@@ -124,7 +125,9 @@ def survey(path: Path) -> Survey:
         if program is not None:
             folder, suffix, stems = scripts
             target, directory, defined = program
-            candidates.append(Candidate(SCRIPTS, folder, target, directory, defined, stems, suffix=suffix))
+            runner = next((p for p in introspected or () if p.name == target), None)
+            candidates.append(Candidate(SCRIPTS, folder, target, directory, defined, stems, suffix=suffix,
+                                        artifact=runner.artifact if runner else "", library=_library(runner)))
     # a program the README runs (`./build/benchmarks/benchmark -P ...`: "our default benchmarks")
     # before its siblings; then the shorter name, the shallower source
     readme = _readme_programs(top, files)
@@ -305,14 +308,20 @@ def _candidate(top: Path, name: str, build_system: str | None, build_files: list
             return None
         names, scopes, parameterised = registered
         return Candidate(HARNESS, name, target, directory, True, names, scopes=scopes, parameterised=parameterised,
-                         artifact=program.artifact if program else "")
+                         artifact=program.artifact if program else "", library=_library(program))
     else:
         return None
     program = _program_of(name, introspected)
     if program is not None:
-        return Candidate(kind, name, program.name, program.folder, True, names, flags, artifact=program.artifact)
+        return Candidate(kind, name, program.name, program.folder, True, names, flags, artifact=program.artifact,
+                         library=_library(program))
     target, directory, defined = _target(name, build_system, build_files, makefiles)
     return Candidate(kind, name, target, directory, defined, names, flags)
+
+
+def _library(program: Program | None) -> str:
+    """The shared library of the project's own that `program` loads (the first), else ""."""
+    return program.libraries[0] if program and program.libraries else ""
 
 
 def _program_of(source: str, introspected: list[Program] | None) -> Program | None:
