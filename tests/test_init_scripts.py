@@ -104,6 +104,14 @@ def test_init_calibrate_collect_select_need_no_hand_edit_and_select_runs_the_opc
     selected = run_selector("select", "HEAD", "--repo", str(root), "--format", "json")
     document = json.loads(selected.stdout)
     assert document["run"] == ["scripts/product"], [(b["name"], b["reason"]) for b in document["benchmarks"]]
+    # collected, the change is labelled, and it holds when re-measured in perturbed run contexts:
+    # those build the commit to have build/main beside the stored library
+    collected = run_selector("collect", "-n", "1", "--repo", str(root))
+    assert collected.returncode == 0, collected.stderr
+    labels = json.loads(run_selector("labels", "--repo", str(root), "--format", "json").stdout)
+    product = [row for row in labels if row["benchmark"] == "scripts/product" and row["label"] is not None]
+    assert [row["label"] for row in product] == ["changed"], labels
+    assert "perturbed" in product[0]["reason"] and "held" in product[0]["reason"], product[0]
     assert selected.returncode == 0, selected.stderr  # 0: some benchmark should run
 
 
@@ -171,3 +179,11 @@ def test_a_program_over_the_projects_shared_library_has_the_library_analysed(tmp
     selected = run_selector("select", "HEAD", "--repo", str(root), "--format", "json")
     document = json.loads(selected.stdout)
     assert document["run"] == ["scripts/product"], [(b["name"], b["reason"]) for b in document["benchmarks"]]
+    # collected, the change is labelled, and it holds when re-measured in perturbed run contexts:
+    # those build the commit to have build/main beside the stored library
+    collected = run_selector("collect", "-n", "1", "--repo", str(root))
+    assert collected.returncode == 0, collected.stderr
+    labels = json.loads(run_selector("labels", "--repo", str(root), "--format", "json").stdout)
+    product = [row for row in labels if row["benchmark"] == "scripts/product" and row["label"] is not None]
+    assert [row["label"] for row in product] == ["changed"], labels
+    assert "perturbed" in product[0]["reason"] and "held" in product[0]["reason"], product[0]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import tempfile
 import time
 import zlib
@@ -46,7 +47,7 @@ from perf_selector.collectors.benchmark_runner import (
     run_folder_prefix, sweep_run_folders,
 )
 from perf_selector.collectors.benchmark_suite import discover, member_spec, suite_of
-from perf_selector.collectors.builds import Worktree, place_binary
+from perf_selector.collectors.builds import OK, Worktree, place_binary, run_build
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.host import host_facts
 from perf_selector.collectors.repository import Repository
@@ -335,12 +336,34 @@ def _side_checkout(stack: ExitStack, repo: Repository, spec: BenchmarkSpec, conf
     else:
         folder.mkdir(parents=True)
     folder = folder.resolve()
+    missing = _missing_build_products(spec, folder)
+    if missing:
+        # the command runs a program of the build beside the analysed binary (a thin main over
+        # the project's shared library): build the commit there, then put the stored binary in
+        build = run_build(folder, sha, config.build.command, config.project.binary, config.build.timeout)
+        if build.status != OK:
+            raise NotBuilt(f"its command runs {missing[0]} of a build of {sha[:12]}, and that build failed "
+                           f"({build.reason})")
     place_binary(stored, folder / config.project.binary)
     return folder
 
 
+_CHECKOUT_PATH = re.compile(r"\{checkout\}/([^\s'\"]+)")
+
+
+def _missing_build_products(spec: BenchmarkSpec, folder: Path) -> list[str]:
+    """The files the command names in the checkout (`{checkout}/build/main`, no other
+    placeholder in them) that a checkout of the commit does not have: what its build makes."""
+    named = {found for command in spec.commands() for found in _CHECKOUT_PATH.findall(command) if "{" not in found}
+    return sorted(path for path in named if not (folder / path).exists())
+
+
 class NotListed(Exception):
     """A suite's benchmark its suite does not list on the pair's old binary."""
+
+
+class NotBuilt(NotListed):
+    """A pair whose command needs a build of its commit beside the stored binary, which failed."""
 
 
 def _as_listed(spec: BenchmarkSpec, config: Config, runner: BenchmarkRunner, candidate: Candidate) -> BenchmarkSpec:
