@@ -61,6 +61,19 @@ def _interpreter(root: Path, extra: dict[str, str] | None = None) -> Path:
     return root
 
 
+def _select_runs_the_opcodes_script_alone(root: Path) -> None:
+    """One opcode's work changes (a commit): `select` runs the script that uses that opcode, alone."""
+    source = root / "src" / "interp.c"
+    source.write_text(source.read_text().replace("accumulator = accumulator * 3 + i;",
+                                                 "accumulator = accumulator * 3 + (i ^ (i >> 2)) * 5;"))
+    assert "(i >> 2)" in source.read_text()
+    _commit(root, "mul: mix the index in")
+    selected = run_selector("select", "HEAD", "--repo", str(root), "--format", "json")
+    document = json.loads(selected.stdout)
+    assert document["run"] == ["scripts/product"], [(b["name"], b["reason"]) for b in document["benchmarks"]]
+    assert selected.returncode == 0, selected.stderr  # 0: some benchmark should run
+
+
 def test_init_finds_the_make_folder_the_override_and_a_suite_of_the_scripts(tmp_path):
     config = initial_config(_interpreter(tmp_path / "interp"), COUNTS)
     assert "build system: make (Makefile), in projects/make/ (no build file at the top)" in config.found
@@ -95,24 +108,7 @@ def test_init_calibrate_collect_select_need_no_hand_edit_and_select_runs_the_opc
     doctor = json.loads(run_selector("doctor", "--repo", str(root), "--format", "json").stdout)
     symbols = next(check for check in doctor["checks"] if check["check"] == "symbols")
     assert symbols["status"].lower() == "ok", symbols  # the stripping release build was overridden
-    # one opcode's work changes: only the script that uses that opcode runs
-    source = root / "src" / "interp.c"
-    source.write_text(source.read_text().replace("accumulator = accumulator * 3 + i;",
-                                                 "accumulator = accumulator * 3 + (i ^ (i >> 2)) * 5;"))
-    assert "(i >> 2)" in source.read_text()
-    _commit(root, "mul: mix the index in")
-    selected = run_selector("select", "HEAD", "--repo", str(root), "--format", "json")
-    document = json.loads(selected.stdout)
-    assert document["run"] == ["scripts/product"], [(b["name"], b["reason"]) for b in document["benchmarks"]]
-    # collected, the change is labelled, and it holds when re-measured in perturbed run contexts:
-    # those build the commit to have build/main beside the stored library
-    collected = run_selector("collect", "-n", "1", "--repo", str(root))
-    assert collected.returncode == 0, collected.stderr
-    labels = json.loads(run_selector("labels", "--repo", str(root), "--format", "json").stdout)
-    product = [row for row in labels if row["benchmark"] == "scripts/product" and row["label"] is not None]
-    assert [row["label"] for row in product] == ["changed"], labels
-    assert "perturbed" in product[0]["reason"] and "held" in product[0]["reason"], product[0]
-    assert selected.returncode == 0, selected.stderr  # 0: some benchmark should run
+    _select_runs_the_opcodes_script_alone(root)
 
 
 def test_calibration_says_which_benchmarks_run_too_long_to_measure_on_every_commit():
@@ -172,13 +168,7 @@ def test_a_program_over_the_projects_shared_library_has_the_library_analysed(tmp
     for step in (["calibrate", "--rounds", "1"], ["collect", "-n", "1"]):
         ran = run_selector(*step, "--repo", str(root))
         assert ran.returncode == 0, ran.stderr
-    source = root / "src" / "interp.c"
-    source.write_text(source.read_text().replace("accumulator = accumulator * 3 + i;",
-                                                 "accumulator = accumulator * 3 + (i ^ (i >> 2)) * 5;"))
-    _commit(root, "mul: mix the index in")
-    selected = run_selector("select", "HEAD", "--repo", str(root), "--format", "json")
-    document = json.loads(selected.stdout)
-    assert document["run"] == ["scripts/product"], [(b["name"], b["reason"]) for b in document["benchmarks"]]
+    _select_runs_the_opcodes_script_alone(root)
     # collected, the change is labelled, and it holds when re-measured in perturbed run contexts:
     # those build the commit to have build/main beside the stored library
     collected = run_selector("collect", "-n", "1", "--repo", str(root))
