@@ -335,23 +335,22 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
 
     training = cross_project_training(projects)
     choice = None
-    if model == AUTO and len(projects) >= 2:
+    if len(projects) < 2:  # none to hold out, none to choose by
+        model = CANDIDATES[0] if model == AUTO else model
+        evidence, (policy, reason), bound = {}, ("model", "trained on one project: no project held out to judge it"), None
+    elif model == AUTO:
         model, choice, judged = choose_cross_project_model(projects, candidates, target_hit_rate, seed,
                                                            threshold_by_project, operating_point, on_candidate, jobs)
-        scored, (policy, reason), bound = judged[model]
+        evidence, (policy, reason), bound = judged[model]
     else:
-        model = CANDIDATES[0] if model == AUTO else model  # one project: none to hold out, none to choose by
-        scored = held_out_scores(projects, model, target_hit_rate, seed, threshold_by_project, operating_point) \
-            if len(projects) >= 2 else {}
-        evidence = held_out_evidence(scored)
-        policy, reason = policy_from(evidence) if evidence else ("model", "trained on one project: no project held out to judge it")
-        bound = policy_risk_bound(scored, _bounded(policy), 1.0 - target_hit_rate) if scored else None
+        evidence, (policy, reason), bound = _judged_candidate(projects, model, target_hit_rate, seed,
+                                                              threshold_by_project, operating_point)
     fitted, X = fit_cross_project(training, model, target_hit_rate, seed, threshold_by_project, operating_point)
     trained_on = {"projects": [p.name for p in projects], "tuples": len(training), "positives": fitted.training_positives,
                   "commits": int(sum(len(p.data.history.built()) for p in projects)), "benchmarks": []}
     settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed,
                 "operating_point": operating_point, "threshold_by_project": threshold_by_project,
-                "evidence": held_out_evidence(scored)}
+                "evidence": evidence}
     if choice is not None:
         settings["chosen"] = choice
     if bound is not None:
@@ -381,10 +380,12 @@ def _bound_reason(bound: RiskBound, reason: str) -> str:
 
 def _judged_candidate(projects: Sequence[Project], name: str, target_hit_rate: float, seed: int,
                       threshold_by_project: bool, operating_point: str, progress=None) -> tuple:
-    """One candidate held out in turn: (scores, (policy, reason), bound), as choose_cross_project_model weighs it."""
+    """One learner held out in turn: (its evidence, (the policy it earns, why), the conformal bound of
+    that policy's pruning), as the bundle records it and choose_cross_project_model weighs it."""
     scored = held_out_scores(projects, name, target_hit_rate, seed, threshold_by_project, operating_point)
-    policy, reason = policy_from(held_out_evidence(scored))
-    return scored, (policy, reason), policy_risk_bound(scored, _bounded(policy), 1.0 - target_hit_rate)
+    evidence = held_out_evidence(scored)
+    policy, reason = policy_from(evidence)
+    return evidence, (policy, reason), policy_risk_bound(scored, _bounded(policy), 1.0 - target_hit_rate)
 
 
 def choose_cross_project_model(projects: Sequence[Project], candidates: Sequence[str], target_hit_rate: float = 0.95,
@@ -399,21 +400,21 @@ def choose_cross_project_model(projects: Sequence[Project], candidates: Sequence
     earns pruning, the rule decides whichever is shipped: the one whose pruning came closest
     (the least certifiable miss rate being the corpus's, the highest pooled dismissal within
     the rule among those that kept the rule's hit rate), for when the corpus grows.  Returns
-    (model, the choice as the bundle records it, per candidate (scores, (policy, reason), bound)).
+    (model, the choice as the bundle records it, per candidate (evidence, (policy, reason), bound)).
     `jobs`: candidates judged side by side in that many processes."""
     arguments = [(projects, name, target_hit_rate, seed, threshold_by_project, operating_point) for name in candidates]
     results = in_turn(_judged_candidate, arguments, [1] * len(arguments), jobs,
                       on_result=lambda index, result: on_candidate(candidates[index]))
     judged, figures = dict(zip(candidates, results)), {}
-    for name, (scored, (policy, reason), bound) in judged.items():
-        evidence = held_out_evidence(scored)
+    for name, (evidence, (policy, reason), bound) in judged.items():
         shown = _bounded(policy)
         figures[name] = {"policy": policy if policy == STEPPING_ASIDE_RULE or bound.controlled else STEPPING_ASIDE_RULE,
                          "evidence_policy": policy, "hit_rate": pooled_rate(evidence, shown, "hit_rate"),
                          "dismiss_rate": pooled_rate(evidence, shown, "dismiss_rate"),
                          "rule_hit_rate": pooled_rate(evidence, "rule", "hit_rate"),
                          "rule_dismiss_rate": pooled_rate(evidence, "rule", "dismiss_rate"),
-                         "bound_controlled": bound.controlled, "least_certifiable": bound.least_certifiable}
+                         "bound_controlled": bound.controlled, "least_certifiable": bound.least_certifiable,
+                         "projects_with_changes": bound.projects}
     order = {name: position for position, name in enumerate(candidates)}
     pruning = [name for name in candidates if figures[name]["policy"] != STEPPING_ASIDE_RULE]
     if pruning:
@@ -427,9 +428,10 @@ def choose_cross_project_model(projects: Sequence[Project], candidates: Sequence
         keeping = [name for name in candidates if not figures[name]["hit_rate"] < figures[name]["rule_hit_rate"]]
         best = max(keeping or list(candidates), key=lambda name: (figures[name]["evidence_policy"] != STEPPING_ASIDE_RULE,
                                                                    figures[name]["dismiss_rate"], -order[name]))
-        least = min(f["least_certifiable"] for f in figures.values())
+        f = figures[best]
         reason = (f"none of {len(candidates)} learners, each held out in turn on {len(projects)} projects, earned "
-                  f"pruning within the conformal bound (the least {len(projects)} projects certify is {least:.3f}): the "
+                  f"pruning within the conformal bound (the least the {f['projects_with_changes']} projects with changes "
+                  f"certify is {f['least_certifiable']:.3f}): the "
                   f"rule decides; {best} is shipped, having kept the rule's hit rate and dismissed "
                   f"{figures[best]['dismiss_rate']:.2f} within the rule against its {figures[best]['rule_dismiss_rate']:.2f}")
     return best, {"chosen": best, "by": "projects held out in turn", "reason": reason, "candidates": figures}, judged
