@@ -169,8 +169,15 @@ def database_rules(text: str) -> list[tuple[list[str], list[str]]] | None:
         rule = _DATABASE_RULE.match(head)
         if rule is None:
             continue
-        targets = [t for t in rule["targets"].split() if not t.startswith(".") or "/" in t]
-        prerequisites = [p for p in (rule["rest"] or "").split() if p != "|"]
-        if targets:
-            rules.append(([t.removeprefix("./") for t in targets], [p.removeprefix("./") for p in prerequisites]))
+        explicit = explicit_rule(rule["targets"].split(), (rule["rest"] or "").split())
+        if explicit:
+            rules.append(explicit)
     return rules
+
+
+def explicit_rule(targets: list[str], prerequisites: list[str]) -> tuple[list[str], list[str]] | None:
+    """A rule's (targets, prerequisites) as init weighs them, whether make's database or the file
+    by pattern gave them: special targets (.PHONY) and pattern rules out, `./` and the order-only
+    bar dropped; None when no target is left."""
+    kept = [t.removeprefix("./") for t in targets if (not t.startswith(".") or "/" in t) and "%" not in t]
+    return (kept, [p.removeprefix("./") for p in prerequisites if p != "|"]) if kept else None

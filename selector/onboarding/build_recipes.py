@@ -16,7 +16,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from perf_selector.selector.onboarding.survey import MAKEFILES, Candidate, Survey, benchmark_options
+from perf_selector.selector.onboarding.survey import COMMAND_KINDS, MAKEFILES, Candidate, Survey, benchmark_options
 
 JOBS = "-j$(nproc)"  # the build command runs in a shell
 
@@ -55,9 +55,10 @@ def _cmake(survey: Survey, candidate: Candidate | None) -> Recipe:
         _binary(build, candidate, survey)  # where CMake said it writes it, else where it usually does
     recipe = Recipe(f"{configure} && cmake --build {build}{target} {JOBS}", binary,
                     "CMake's RelWithDebInfo: optimised (-O2) with debug information (-g)")
-    if candidate and candidate.library:
+    if candidate and candidate.library and candidate.kind in COMMAND_KINDS:
         # the program is a thin main over the project's shared library: the library is analysed,
-        # and the benchmarks run the program from the checkout
+        # and the benchmarks run the program from the checkout (a framework's suite runs the
+        # binary itself: the program it stays)
         recipe.binary, recipe.program = str(PurePosixPath(build, candidate.library)), binary
     if "CMAKE_RUNTIME_OUTPUT_DIRECTORY" in top:
         recipe.checks.append(f"CMakeLists.txt sets CMAKE_RUNTIME_OUTPUT_DIRECTORY: check that the build puts the "

@@ -67,10 +67,8 @@ def initial_config(path: Path, measurement: Measurement | None = None) -> Initia
     result.found = _found(seen, measurement)
     result.checks = _checks(seen, candidate, recipe, measurement)
     benchmarks = _benchmarks(candidate, measurement, seen)
-    if recipe.program and candidate is not None and candidate.kind in COMMAND_KINDS:
+    if recipe.program:  # the library is analysed: the benchmarks run the program from the checkout
         benchmarks = benchmarks.replace("{binary}", "{checkout}/" + recipe.program)
-    elif recipe.program:
-        recipe.binary, recipe.program = recipe.program, ""  # a framework runs the binary itself: the program it is
     sections = [_header(), _project(candidate, recipe, seen), _build(recipe, seen),
                 benchmarks, _others(seen), _profile(measurement), _labels(), _run(measurement)]
     result.text = "\n".join(section for section in sections if section)
@@ -117,10 +115,6 @@ def _header() -> str:
     return ("# selector.toml, written by `selector init` from what it found in this repository and on\n"
             "# this machine. Lines marked CHECK are guesses. Every key: docs/configuration.md in selector's repository.\n"
             "# Then: `selector doctor` (what is missing), `selector calibrate` (how noisy each benchmark is).\n")
-
-
-# the kinds whose benchmarks are command lines: they can run a program other than the analysed binary
-COMMAND_KINDS = (PROGRAM, SCRIPTS, DRIVER)
 
 
 def _project(candidate: Candidate | None, recipe: Recipe, seen: Survey) -> str:

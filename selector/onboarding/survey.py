@@ -15,7 +15,9 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from perf_selector.selector.onboarding.build_model import Program, cmake_programs, make_database, meson_programs
+from perf_selector.selector.onboarding.build_model import (
+    Program, cmake_programs, explicit_rule, make_database, meson_programs,
+)
 from perf_selector.collectors.frameworks import DETECTED
 from perf_selector.collectors.repository import Repository, submodule_paths
 from perf_selector.selector.config import BuildSection
@@ -39,6 +41,8 @@ LARGEST_SOURCE = 2_000_000  # bytes: a generated table is no benchmark's main
 # test/benchmark/*.wren, benchmarks/*.py): a suite of one benchmark a script.
 DRIVER, HARNESS, SCRIPTS, PROGRAM = "driver", "harness", "scripts", "program"
 KIND_ORDER = (DRIVER, *(framework.name for framework in DETECTED), HARNESS, SCRIPTS, PROGRAM)
+# the kinds whose benchmarks are command lines: they can run a program other than the analysed binary
+COMMAND_KINDS = (PROGRAM, SCRIPTS, DRIVER)
 # Suffixes that are not scripts a program runs: sources, headers, documents, data, build files.
 NOT_SCRIPTS = (*SOURCE_SUFFIXES, *CXX_SUFFIXES, ".h", ".md", ".rst", ".txt", ".json", ".csv", ".yml", ".yaml", ".toml",
                ".cmake", ".mk", ".sh", ".bat", ".ps1", ".png", ".svg", ".html", ".css", ".gitignore", "")
@@ -471,10 +475,9 @@ def make_rules(text: str) -> list[tuple[list[str], list[str]]]:
         rest = found.group("rest").split(";")[0].split("#")[0]
         if "=" in re.sub(r"\$[({][^)}]*[)}]", "", rest):  # target: VARIABLE = value
             continue
-        targets = [t for t in found.group("targets").split() if not t.startswith(".") or "/" in t]
-        targets = [t.removeprefix("./") for t in targets if "%" not in t]
-        if targets:
-            rules.append((targets, [p.removeprefix("./") for p in rest.split() if p != "|"]))
+        explicit = explicit_rule(found.group("targets").split(), rest.split())
+        if explicit:
+            rules.append(explicit)
     return rules
 
 
