@@ -234,13 +234,13 @@ def _aa_rounds(spec: BenchmarkSpec, config: Config, checkout: Path, suite, workd
 LONG_RUN_SECONDS = 10.0  # a run longer than this, under the profiler, is felt on every commit collected
 
 
-def too_long_to_measure(table: pd.DataFrame, long_run: float = LONG_RUN_SECONDS) -> list[str]:
-    """One line for each benchmark calibrated in full whose run takes over `long_run` seconds as
+def too_long_to_measure(table: pd.DataFrame) -> list[str]:
+    """One line for each benchmark calibrated in full whose run takes over LONG_RUN_SECONDS as
     measured (under valgrind when its metric is a valgrind tool's): what it costs on every commit,
     and how to make it cheaper without editing the project's benchmarks.  (One whose first run
     stopped calibration already says so in its unfit_reason.)"""
     return [_too_long_line(row.benchmark, row.metric, row.repetitions, row.run_seconds)
-            for row in table.itertuples() if row.run_seconds > long_run and row.rounds > 0]
+            for row in table.itertuples() if row.run_seconds > LONG_RUN_SECONDS and row.rounds > 0]
 
 
 def _too_long_line(benchmark: str, metric_name: str, repetitions: int, seconds: float, stopped: bool = False) -> str:

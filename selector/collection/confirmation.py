@@ -47,7 +47,7 @@ from perf_selector.collectors.benchmark_runner import (
     run_folder_prefix, sweep_run_folders,
 )
 from perf_selector.collectors.benchmark_suite import discover, member_spec, suite_of
-from perf_selector.collectors.builds import OK, Worktree, place_binary, run_build
+from perf_selector.collectors.builds import OK, Worktree, find_compiler_cache, place_binary, run_build
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.host import host_facts
 from perf_selector.collectors.repository import Repository
@@ -339,8 +339,10 @@ def _side_checkout(stack: ExitStack, repo: Repository, spec: BenchmarkSpec, conf
     missing = _missing_build_products(spec, folder)
     if missing:
         # the command runs a program of the build beside the analysed binary (a thin main over
-        # the project's shared library): build the commit there, then put the stored binary in
-        build = run_build(folder, sha, config.build.command, config.project.binary, config.build.timeout)
+        # the project's shared library): build the commit there, then put the stored binary in.
+        # Each side of each context builds its commit again: ccache, as collection uses it, answers
+        build = run_build(folder, sha, config.build.command, config.project.binary, config.build.timeout,
+                          cache=find_compiler_cache())
         if build.status != OK:
             raise NotBuilt(f"its command runs {missing[0]} of a build of {sha[:12]}, and that build failed "
                            f"({build.reason})")
