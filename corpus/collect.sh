@@ -13,7 +13,7 @@
 # build fails for a missing package is stored as failed, and a later run skips it.
 # Usage: corpus/collect.sh PROJECT [WORKDIR [COLLECT-OPTION...]]
 #        (PROJECT: lz4, zlib, cjson, yyjson, libdeflate, zstd, pcre2, libjpeg-turbo, git, leveldb, snappy, quickjs, nlohmann-json, mbedtls,
-#        mujs, berry, janet, lmdb, xz, pugixml, tinyxml2, oniguruma, spdlog, zlib-timed;
+#        mujs, berry, janet, duktape, lmdb, xz, pugixml, tinyxml2, oniguruma, spdlog, zlib-timed;
 #        WORKDIR default ./PROJECT, where corpus/evaluate.sh looks for it; options go to `selector collect`,
 #        e.g. --retry-failed to build again the commits that failed before)
 set -euo pipefail

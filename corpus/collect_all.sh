@@ -7,13 +7,15 @@
 # project that fails is logged and the next one starts.  Then: corpus/evaluate.sh WORKDIR.
 # A clone already at WORKDIR/PROJECT/PROJECT is used as it is (a mirror cloned there by hand,
 # where the machine cannot reach the project's URL).
-# Usage: corpus/collect_all.sh [WORKDIR [PROJECT...]]   (default: the current directory, all fourteen)
+# Usage: corpus/collect_all.sh [WORKDIR [PROJECT...]]   (default: the current directory, every project of the
+#        corpus: each folder of corpus/ with a recipe, the timed variants of zlib and cJSON aside)
 set -uo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
 work=$(mkdir -p "${1:-.}" && cd "${1:-.}" && pwd)
 projects=("${@:2}")
 [ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo snappy leveldb git
-                                        quickjs nlohmann-json mbedtls)
+                                        quickjs nlohmann-json mbedtls mujs berry janet duktape lmdb xz oniguruma
+                                        pugixml tinyxml2 spdlog)
 for project in "${projects[@]}"; do
     if [ -f "$work/$project/DONE" ]; then
         echo "$project: done before"
