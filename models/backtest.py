@@ -30,6 +30,7 @@ from perf_selector.features.scaling import distance_weights
 from perf_selector.models.design import design_matrix
 from perf_selector.models.evaluation import RUN_EVERYTHING, operating_threshold, worst_group_threshold
 from perf_selector.models.names import SCOPES
+from perf_selector.models.paired_fits import PairedFits
 from perf_selector.models.registry import ModelSpec, fit_model, model_spec, positive_scores
 from perf_selector.models.sampling import Plan
 
@@ -72,13 +73,15 @@ def at_min_effect(estimator, min_effect: float) -> None:
 def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray, scope: str, benchmark: str | None,
               target_hit_rate: float, seed: int, threshold_folds: int = 3, search: bool = False,
               groups: np.ndarray | None = None, operating_point: str = "quantile",
-              effect: np.ndarray | None = None, min_effect: float | None = None) -> FittedModel:
+              effect: np.ndarray | None = None, min_effect: float | None = None,
+              paired: PairedFits | None = None) -> FittedModel:
     """Fit one model and choose its operating point, from training data only.  With `groups`
     (a project per row), the out-of-fold scores that place the operating point hold one group
     out at a time, and the threshold is the one that kept the target hit rate on every group
     (models.evaluation.worst_group_threshold): the one that carried over to each unseen project,
     the worst included.  A learnt rule (Perphecy's) keeps its own threshold unless that missed
-    more on some held-out project; fixed rules (the baselines) keep theirs."""
+    more on some held-out project; fixed rules (the baselines) keep theirs.  `paired`: the fits
+    of a nested hold-out of projects, shared with the other hold-outs (models.paired_fits)."""
     weights = distance_weights(hops) if spec.weighted else None
     learnable = spec.kind != "ml" or len(np.unique(y)) == 2  # rules, effects and history-only cope with one class
     if learnable:
@@ -93,7 +96,7 @@ def train_one(spec: ModelSpec, X: pd.DataFrame, y: np.ndarray, hops: np.ndarray,
     if by_group:
         # Across projects: the threshold that kept the target on every training project held out
         # in turn (a learnt rule's own threshold only lowered by it: never less safe than the rule).
-        scores = _training_scores(spec, estimator, X, y, weights, seed, threshold_folds, learnable, groups)
+        scores = _training_scores(spec, estimator, X, y, weights, seed, threshold_folds, learnable, groups, paired)
         threshold = worst_group_threshold(scores, y, groups, target_hit_rate, operating_point)
         if spec.rule_threshold is not None:
             threshold = min(threshold, spec.rule_threshold)
@@ -119,9 +122,9 @@ def _maybe_search(spec: ModelSpec, seed: int, X: pd.DataFrame, y: np.ndarray, se
     return clone(estimator).set_params(**grid.best_params_)
 
 
-def _training_scores(spec, estimator, X, y, weights, seed, folds, learnable, groups=None) -> np.ndarray:
+def _training_scores(spec, estimator, X, y, weights, seed, folds, learnable, groups=None, paired=None) -> np.ndarray:
     """Out-of-fold scores on the training data (in-sample only when too few positives to fold);
-    with `groups`, one group held out at a time."""
+    with `groups`, one group held out at a time (each fit shared through `paired`, if given)."""
     minority = int(min(y.sum(), (~y).sum()))
     if not learnable or minority < 2 or folds < 2:
         return positive_scores(estimator, X)
@@ -131,9 +134,15 @@ def _training_scores(spec, estimator, X, y, weights, seed, folds, learnable, gro
     else:
         splits = StratifiedKFold(n_splits=min(folds, minority), shuffle=True, random_state=seed).split(X, y)
     for train, held_out in splits:
-        part = clone(spec.build(seed)) if len(np.unique(y[train])) == 2 else DummyClassifier(strategy="prior")
-        fit_model(part, X.iloc[train], y[train], None if weights is None or isinstance(part, DummyClassifier) else weights[train])
-        scores[held_out] = positive_scores(part, X.iloc[held_out])
+        def fitted(train=train):
+            part = clone(spec.build(seed)) if len(np.unique(y[train])) == 2 else DummyClassifier(strategy="prior")
+            fit_model(part, X.iloc[train], y[train], None if weights is None or isinstance(part, DummyClassifier) else weights[train])
+            return part
+        if paired is not None and groups is not None:
+            scores[held_out] = paired.scores(frozenset(np.unique(groups[train]).tolist()), groups[held_out][0],
+                                             X.iloc[held_out], fitted)
+        else:
+            scores[held_out] = positive_scores(fitted(), X.iloc[held_out])
     return scores
 
 

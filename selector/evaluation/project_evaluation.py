@@ -38,6 +38,7 @@ from perf_selector.models.backtest import (
 )
 from perf_selector.models.design import design_matrix
 from perf_selector.models.evaluation import score_predictions
+from perf_selector.models.paired_fits import PairedFits
 from perf_selector.models.registry import model_spec, positive_scores
 from perf_selector.selector.config import Config, load_config
 from perf_selector.selector.evaluation.evaluation_pack import Pack, is_pack, pack_evaluation_data
@@ -288,13 +289,15 @@ def cross_project_training(projects: Sequence[Project]) -> pd.DataFrame:
 
 
 def fit_cross_project(training: pd.DataFrame, model: str, target_hit_rate: float, seed: int,
-                      threshold_by_project: bool = True, operating_point: str = "quantile") -> tuple[FittedModel, pd.DataFrame]:
+                      threshold_by_project: bool = True, operating_point: str = "quantile",
+                      paired: PairedFits | None = None) -> tuple[FittedModel, pd.DataFrame]:
     """`model` fitted on `training` (cross_project_training), the benchmark's identity not an
-    input; returns it with the inputs it was fitted on."""
+    input; returns it with the inputs it was fitted on.  `paired`: the fits of the other
+    projects held out in turn, shared between hold-outs (models.paired_fits)."""
     X = design_matrix(training, FEATURE_NAMES, CROSS_PROJECT, [])
     fitted = train_one(model_spec(model), X, training["label"].to_numpy(bool), training["hops"].to_numpy(), CROSS_PROJECT,
                        None, target_hit_rate, seed, groups=training["project"].to_numpy() if threshold_by_project else None,
-                       operating_point=operating_point, effect=measured_effects(training))
+                       operating_point=operating_point, effect=measured_effects(training), paired=paired)
     return fitted, X
 
 
@@ -449,14 +452,19 @@ class HeldOutScores:
 
 
 def held_out_scores(projects: Sequence[Project], model: str, target_hit_rate: float = 0.95, seed: int = 0,
-                    threshold_by_project: bool = True, operating_point: str = "quantile") -> dict[str, HeldOutScores]:
+                    threshold_by_project: bool = True, operating_point: str = "quantile",
+                    shared_fits: bool = True) -> dict[str, HeldOutScores]:
     """Per project, held out in turn: `model` trained as shipped on the other projects, scoring
-    every labelled tuple of the project, with its operating point."""
+    every labelled tuple of the project, with its operating point.  `shared_fits`: each fit on all
+    projects but two serves both hold-outs (models.paired_fits: the same scores, half the fits)."""
     scored = {}
+    # each project's rows as every training beside the others holds them (cross_project_training)
+    paired = PairedFits({p.name: design_matrix(p.data.table[p.data.table["label"].notna()], FEATURE_NAMES, CROSS_PROJECT, [])
+                         for p in projects}) if shared_fits else None
     for held_out in projects:
         others = [p for p in projects if p is not held_out]
         fitted, _ = fit_cross_project(cross_project_training(others), model, target_hit_rate, seed, threshold_by_project,
-                                      operating_point)
+                                      operating_point, paired)
         tests = held_out.data.table[held_out.data.table["label"].notna()]
         scores = positive_scores(fitted.estimator, design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, []))
         scored[held_out.name] = HeldOutScores(scores, fitted.threshold, tests[FEATURE_NAMES].to_numpy(float),
