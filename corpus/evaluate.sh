@@ -20,7 +20,7 @@ top=$(dirname "$corpus")
 work=$(cd "${1:-.}" && pwd)
 stores=()
 projects=("${@:2}")
-[ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo git leveldb snappy quickjs nlohmann-json mbedtls mujs berry janet lmdb xz oniguruma pugixml tinyxml2)
+[ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo git leveldb snappy quickjs nlohmann-json mbedtls mujs berry janet duktape lmdb xz oniguruma pugixml tinyxml2 spdlog)
 packed=()   # a project's store where it is collected here, else its committed evaluation pack
 for project in "${projects[@]}"; do
     if [ -d "$work/$project/store" ]; then

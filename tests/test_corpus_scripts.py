@@ -29,13 +29,16 @@ def test_collect_all_skips_the_projects_done_and_goes_on_past_one_that_fails(tmp
 
 
 def test_every_corpus_project_has_what_collect_sh_needs():
-    """collect_all.sh rebuilds every project of the corpus (each folder with a recipe but the timed
-    variants), and each has a recipe (URL and range), a selector.toml and a make_suite.sh whose
+    """collect_all.sh rebuilds, and evaluate.sh evaluates, every project of the corpus (each folder
+    with a recipe but the timed variants), and each has a recipe (URL and range), a selector.toml and a make_suite.sh whose
     scripts parse."""
     text = (CORPUS / "collect_all.sh").read_text()
     listed = text[text.index("projects=(lz4"):text.index(")", text.index("projects=(lz4"))].split("(", 1)[1].split()
     folders = {recipe.parent.name for recipe in CORPUS.glob("*/recipe") if not recipe.parent.name.endswith("-timed")}
     assert sorted(listed) == sorted(folders) and len(listed) == len(set(listed))
+    text = (CORPUS / "evaluate.sh").read_text()  # and corpus/evaluate.sh evaluates each of them
+    evaluated = text[text.index("projects=(lz4"):text.index(")", text.index("projects=(lz4"))].split("(", 1)[1].split()
+    assert sorted(evaluated) == sorted(folders)
     for project in listed:
         folder = CORPUS / project
         recipe = (folder / "recipe").read_text()

@@ -41,9 +41,9 @@ def test_evaluate_gives_each_store_the_figures_backtest_gives_it(collected_sampl
     names = [project["name"] for project in evaluated["projects"]]
     assert len(names) == 2 and len(set(names)) == 2
     assert all(f"building tuples and features: {name}" in log for name in names) and "taken from an earlier" not in log
-    # run again, it takes each project's backtest and each project held out from the parts it kept
+    # run again, it takes each project's backtest and each model held out in turn from the parts it kept
     again, log = cli_and_log(*command)
-    assert "4 of the evaluation's parts taken from an earlier run" in log
+    assert f"{2 + len(MODELS.split(','))} of the evaluation's parts taken from an earlier run" in log
     assert again["results"] == evaluated["results"]
     results = pd.DataFrame(evaluated["results"])
     for root, name in zip(roots, names):
@@ -223,8 +223,8 @@ def test_evaluate_side_by_side_gives_the_figures_it_gives_alone(collected_sample
 
 def test_evaluate_cut_off_half_way_resumes_from_the_parts_it_kept(collected_sample, evolved_sample, tmp_path,
                                                                    monkeypatch):
-    """Each project's backtest and each project held out is kept under the output's parts/ as it
-    finishes: a run stopped half way leaves what it finished, the next run takes those and
+    """Each project's backtest and each model held out in turn is kept under the output's parts/ as
+    it finishes: a run stopped half way leaves what it finished, the next run takes those and
     computes the rest, with the figures of an uninterrupted run; other inputs take nothing."""
     import dataclasses
 
@@ -240,16 +240,19 @@ def test_evaluate_cut_off_half_way_resumes_from_the_parts_it_kept(collected_samp
 
     held_out_predictions = project_evaluation._held_out_predictions
 
-    def stopped_at_the_second(projects, index, *arguments, **keywords):
-        if index == 1:
+    handed_out = []
+
+    def stopped_at_the_second(projects, model, *arguments, **keywords):
+        handed_out.append(model)
+        if len(handed_out) == 2:
             raise KeyboardInterrupt  # Ctrl-C, or the session's end
-        return held_out_predictions(projects, index, *arguments, **keywords)
+        return held_out_predictions(projects, model, *arguments, **keywords)
 
     monkeypatch.setattr(project_evaluation, "_held_out_predictions", stopped_at_the_second)
     with pytest.raises(KeyboardInterrupt):
         evaluate(projects, models, 0.95, 0, parts=Parts(folder))
     kept = sorted(path.name.rsplit("-", 1)[0] for path in folder.iterdir())
-    assert kept == ["held-out", "own", "own"]  # both backtests and the first project held out; nothing half written
+    assert kept == ["held-out", "own", "own"]  # both backtests and the first model held out in turn; nothing half written
     monkeypatch.undo()
 
     advanced = []
@@ -261,12 +264,12 @@ def test_evaluate_cut_off_half_way_resumes_from_the_parts_it_kept(collected_samp
     from perf_selector.models.backtest import count_fits
     from perf_selector.selector.evaluation.project_evaluation import SCOPES
     assert sum(advanced) == sum(count_fits(p.data.plan, p.data.table, models, SCOPES) for p in projects) + 2 * len(models)
-    assert len(list(folder.iterdir())) == 4
+    assert len(list(folder.iterdir())) == 2 + len(models)
 
-    # another model set shares no part, and the folder keeps only the parts of the last run
+    # another model set shares no backtest, and the folder keeps only the parts of the last run
     other_parts = Parts(folder)
     evaluate(projects, ["perphecy"], 0.95, 0, parts=other_parts)
-    assert other_parts.taken == 0 and len(list(folder.iterdir())) == 4
+    assert other_parts.taken == 1 and len(list(folder.iterdir())) == 3  # perphecy held out in turn is the same work
     # one label changed is another project
     flipped = projects[0].data.table.copy()
     position = flipped.index[flipped["label"].notna()][0]

@@ -58,3 +58,15 @@ def test_a_kept_score_is_handed_out_once_and_a_fit_scores_the_project_left_out()
     assert list(fits.waiting) == [(frozenset({"c"}), "a")]
     second = fits.scores(frozenset({"c"}), "a", design["a"], lambda: pytest.fail("a second fit of the same projects"))
     assert np.allclose(first, [0, 0.1, 0.2]) and np.allclose(second, [0, 0.1]) and fits.fits == 1 and not fits.waiting
+
+
+def test_each_model_held_out_in_turn_predicts_what_each_project_held_out_alone_predicts(projects):
+    """evaluate's leave-one-project-out, a model at a time with its fits shared, gives each held-out
+    project the predictions of its own training on the others with every fit made."""
+    from perf_selector.selector.evaluation.project_evaluation import _held_out_predictions, cross_project_predictions
+
+    shared = _held_out_predictions(projects, "xgboost", 0.95, 0, True, "quantile")
+    for held_out, frame in zip(projects, shared):
+        others = [p for p in projects if p is not held_out]
+        alone = cross_project_predictions(others, held_out, ["xgboost"], 0.95, 0, True, "quantile")
+        pd.testing.assert_frame_equal(frame, alone)

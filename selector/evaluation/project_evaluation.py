@@ -136,10 +136,11 @@ def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: fl
     """Every project's own Method 4 backtest, then (with several projects) leave-one-project-out.
     `threshold_by_project`: the cross-project models place their operating point on scores of
     each training project held out in turn (else on stratified random folds, as a project's own).
-    `jobs` projects are evaluated side by side, each in a process of its own; the figures are the
-    same whatever `jobs` is (every fit has its own seed).  With `parts` (a folder), each project's
-    backtest and each project held out is kept there as it finishes, and one kept by an earlier
-    run with the same inputs and code is taken as it is: a run cut off half way resumes."""
+    `jobs` projects' backtests, then models held out in turn over every project, are computed side
+    by side, each in a process of its own; the figures are the same whatever `jobs` is (every fit
+    has its own seed).  With `parts` (a folder), each project's backtest and each model held out in
+    turn is kept there as it finishes, and one kept by an earlier run with the same inputs and code
+    is taken as it is: a run cut off half way resumes."""
     parts = parts or Parts(None)
     portable = [_portable(p) for p in projects] if jobs > 1 else projects
     digests = [project_digest(p) for p in projects] if parts.directory else [None] * len(projects)
@@ -153,13 +154,17 @@ def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: fl
         importances[project.name] = result.importances
         notes += [f"{project.name}: {note}" for note in result.notes]
     if leave_one_out and len(projects) > 1:
-        held_out_runs = [(portable, index, models, target_hit_rate, seed, threshold_by_project, operating_point)
-                         for index in range(len(projects))]
-        crossed = kept_or_computed(
-            parts, [parts.key("held-out", digests, index, models, target_hit_rate, seed, threshold_by_project,
-                              operating_point) for index in range(len(projects))],
-            _held_out_predictions, held_out_runs, [len(models)] * len(projects), jobs, progress)
-        for held_out, crossed_frame, own in zip(projects, crossed, frames[:len(projects)]):
+        # a model at a time over every project held out, so that its nested fits are shared (PairedFits);
+        # the heaviest first, so that the last to end side by side is a light one
+        heavy_first = sorted(models, key=lambda model: -FIT_COST.get(model, 1))
+        by_model = dict(zip(heavy_first, kept_or_computed(
+            parts, [parts.key("held-out", digests, model, target_hit_rate, seed, threshold_by_project, operating_point)
+                    for model in heavy_first],
+            _held_out_predictions, [(portable, model, target_hit_rate, seed, threshold_by_project, operating_point)
+                                    for model in heavy_first],
+            [len(projects)] * len(models), jobs, progress)))
+        for index, (held_out, own) in enumerate(zip(projects, frames[:len(projects)])):
+            crossed_frame = pd.concat([by_model[model][index] for model in models], ignore_index=True)
             frames += [crossed_frame, own_or_shipped(held_out, own, crossed_frame, 1.0 - target_hit_rate)]
     parts.forget_others()
     settings = {"models": list(models), "target_hit_rate": target_hit_rate, "seed": seed, "leave_one_out": leave_one_out,
@@ -180,15 +185,32 @@ def _own_backtest(data: EvaluationData, models: Sequence[str], target_hit_rate: 
     return run_backtest(data, models, SCOPES, target_hit_rate, seed, progress=progress, operating_point=operating_point)
 
 
-def _held_out_predictions(projects: Sequence[Project], index: int, models: Sequence[str], target_hit_rate: float, seed: int,
+# How much longer a model's fits take than a Perphecy predictor's or a logistic regression's, roughly
+# (on the corpus): the order in which models are handed out side by side.
+FIT_COST = {"svm": 8, "random-forest": 4, "xgboost-monotone": 2, "xgboost": 2}
+
+
+def _held_out_predictions(projects: Sequence[Project], model: str, target_hit_rate: float, seed: int,
                           threshold_by_project: bool, operating_point: str,
-                          progress: Callable[[int], None] | None = None) -> pd.DataFrame:
-    held_out = projects[index]
-    others = [p for p in projects if p is not held_out]
-    crossed = cross_project_predictions(others, held_out, models, target_hit_rate, seed, threshold_by_project, operating_point)
-    if progress:
-        progress(len(models))
-    return crossed
+                          progress: Callable[[int], None] | None = None) -> list[pd.DataFrame]:
+    """`model`'s predictions on each project held out in turn (cross_project_predictions), in
+    `projects`' order; each fit on all projects but two is made once, for both (PairedFits)."""
+    paired = paired_fits(projects) if threshold_by_project else None
+    frames = []
+    for held_out in projects:
+        others = [p for p in projects if p is not held_out]
+        frames.append(cross_project_predictions(others, held_out, [model], target_hit_rate, seed, threshold_by_project,
+                                                operating_point, paired))
+        if progress:
+            progress(1)
+    return frames
+
+
+def paired_fits(projects: Sequence[Project]) -> PairedFits:
+    """The shared nested fits of `projects` held out in turn: each project's rows as every training
+    beside the others holds them (cross_project_training)."""
+    return PairedFits({p.name: design_matrix(p.data.table[p.data.table["label"].notna()], FEATURE_NAMES, CROSS_PROJECT, [])
+                       for p in projects})
 
 
 def kept_or_computed(parts: Parts, keys: Sequence[str], work: Callable, arguments: Sequence[tuple],
@@ -302,14 +324,18 @@ def fit_cross_project(training: pd.DataFrame, model: str, target_hit_rate: float
 
 
 def cross_project_predictions(others: Sequence[Project], held_out: Project, models: Sequence[str], target_hit_rate: float,
-                              seed: int, threshold_by_project: bool = True, operating_point: str = "quantile") -> pd.DataFrame:
-    """Models trained on `others` alone, scoring `held_out`'s Method 4 test tuples (epoch by epoch)."""
+                              seed: int, threshold_by_project: bool = True, operating_point: str = "quantile",
+                              paired: PairedFits | None = None) -> pd.DataFrame:
+    """Models trained on `others` alone, scoring `held_out`'s Method 4 test tuples (epoch by epoch);
+    `paired`: the nested fits shared with the other hold-outs (one model's only: PairedFits keys by projects)."""
     training = cross_project_training(others)
     tests = method4_test_tuples(held_out)
     X_test = design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, [])
+    if paired is not None and len(models) != 1:
+        raise ValueError("shared nested fits are one model's: PairedFits keys its fits by projects alone")
     rows = []
     for name in models:
-        fitted, _ = fit_cross_project(training, name, target_hit_rate, seed, threshold_by_project, operating_point)
+        fitted, _ = fit_cross_project(training, name, target_hit_rate, seed, threshold_by_project, operating_point, paired)
         scores = positive_scores(fitted.estimator, X_test)
         rows.append(prediction_frame(name, CROSS_PROJECT, tests["epoch"].to_numpy(), tests, scores, fitted.threshold))
     return pd.concat(rows, ignore_index=True).assign(project=held_out.name)
@@ -458,9 +484,7 @@ def held_out_scores(projects: Sequence[Project], model: str, target_hit_rate: fl
     every labelled tuple of the project, with its operating point.  `shared_fits`: each fit on all
     projects but two serves both hold-outs (models.paired_fits: the same scores, half the fits)."""
     scored = {}
-    # each project's rows as every training beside the others holds them (cross_project_training)
-    paired = PairedFits({p.name: design_matrix(p.data.table[p.data.table["label"].notna()], FEATURE_NAMES, CROSS_PROJECT, [])
-                         for p in projects}) if shared_fits else None
+    paired = paired_fits(projects) if shared_fits else None
     for held_out in projects:
         others = [p for p in projects if p is not held_out]
         fitted, _ = fit_cross_project(cross_project_training(others), model, target_hit_rate, seed, threshold_by_project,
