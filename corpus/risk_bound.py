@@ -9,7 +9,9 @@ the highest pruning threshold whose bound keeps an unseen project's expected mis
 below it, and the miss rate each project realized at that threshold (none where no threshold
 keeps it: the rule decides there).  The bundle records one bound, at its target's miss rate,
 for the policy it earned (pruning within the rule where it stepped aside); this prints both
-policies at several miss rates, so the table also says what a looser promise would allow.
+policies at several miss rates, so the table also says what a looser promise would allow, and
+beside each project's realized miss rate the runs select makes at the threshold against the
+executed-changed rule's (every labelled tuple of the project).
 
 `--write-model DIR` also writes a bundle of that model, with the function and settings
 `selector evaluate --write-model --model MODEL` uses, without that run's hours of backtests
@@ -27,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from perf_selector.collectors.errors import UserError
-from perf_selector.models.names import WITHIN_RULE
+from perf_selector.models.decision import decide_by_policy
+from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from perf_selector.models.registry import MODEL_NAMES
 from perf_selector.selector.markdown_section import number
 from perf_selector.selector.evaluation.project_evaluation import (
@@ -53,30 +56,38 @@ def shipped_model() -> str:
 
 def bound_rows(scored: dict, miss_rates: list[float]) -> pd.DataFrame:
     """Per policy and stated miss rate: the bound's threshold, whether one keeps it, the least
-    miss rate the projects can certify, and each project's realized miss rate at the threshold."""
+    miss rate the projects can certify, and each project's realized miss rate at the threshold,
+    with the runs select makes there against the executed-changed rule's (every labelled tuple)."""
     rows = []
     changes = {name: int(s.labels.sum()) for name, s in scored.items()}
+    rule_runs = {name: int(decide_by_policy(STEPPING_ASIDE_RULE, s.scores, np.zeros(len(s.scores)), s.features,
+                                            s.min_effect).sum()) for name, s in scored.items()}
     for policy in POLICIES:
         for miss_rate in miss_rates:
             bound = policy_risk_bound(scored, policy, miss_rate)
             for name, realized in bound.realized.items():
+                s = scored[name]
+                runs = int(decide_by_policy(policy, s.scores, np.full(len(s.scores), bound.threshold), s.features,
+                                            s.min_effect).sum()) if bound.controlled else rule_runs[name]
                 rows.append({"policy": policy, "stated_miss_rate": miss_rate, "controlled": bound.controlled,
                              "threshold": bound.threshold if bound.controlled else np.nan,
                              "projects": bound.projects, "least_certifiable": bound.least_certifiable,
                              "project": name, "changes": changes[name],
-                             "realized_miss_rate": realized if bound.controlled else np.nan})
+                             "realized_miss_rate": realized if bound.controlled else np.nan,
+                             "runs": runs, "rule_runs": rule_runs[name]})
     return pd.DataFrame(rows)
 
 
 def markdown(table: pd.DataFrame) -> str:
-    lines = ["| policy | stated miss rate | projects (least certifiable) | threshold | project | changes | realized miss rate |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| policy | stated miss rate | projects (least certifiable) | threshold | project | changes | realized miss rate "
+             "| runs (the rule's) |",
+             "|---|---|---|---|---|---|---|---|"]
     for row in table.itertuples(index=False):
         controlled = bool(row.controlled)
         threshold = f"{row.threshold:.4f}" if controlled else "none keeps it: the rule decides"
         realized = number(row.realized_miss_rate) if controlled else "-"
         lines.append(f"| {row.policy} | {number(row.stated_miss_rate)} | {row.projects} ({number(row.least_certifiable)}) | "
-                     f"{threshold} | {row.project} | {row.changes} | {realized} |")
+                     f"{threshold} | {row.project} | {row.changes} | {realized} | {row.runs} ({row.rule_runs}) |")
     return "\n".join(lines)
 
 

@@ -71,7 +71,8 @@ def test_risk_bound_prints_the_bound_beside_each_projects_miss_rate_and_writes_t
         collected_sample, evolved_sample, tmp_path):
     """The table holds, per policy and stated miss rate, each project's realized miss rate where a
     threshold keeps the bound (its mean within what the bound allows) and none where two projects
-    cannot certify it; the bundle is the one `selector evaluate --write-model` trains."""
+    cannot certify it, with select's runs there against the rule's; the bundle is the one
+    `selector evaluate --write-model` trains."""
     stores = [str(collected_sample[0] / ".selector"), str(evolved_sample[0] / ".selector")]
     ran = subprocess.run([sys.executable, str(CORPUS / "risk_bound.py"), *stores, "--model", "perphecy", "--miss-rates", "0.05,0.5",
                           "--markdown", "--write-model", str(tmp_path / "script")], capture_output=True, text=True)
@@ -79,10 +80,14 @@ def test_risk_bound_prints_the_bound_beside_each_projects_miss_rate_and_writes_t
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in ran.stdout.splitlines()
             if line.startswith("| model")]
     assert len(rows) == 2 * 2 * 2  # two policies, two miss rates, two projects
-    for policy, stated, projects, threshold, project, changes, realized in rows:
+    for policy, stated, projects, threshold, project, changes, realized, runs in rows:
         assert projects == "2 (0.333)"  # two projects certify no miss rate below 1/3
+        ran_here, rule_runs = (int(part) for part in runs.replace("(", "").replace(")", "").split())
         if stated == "0.050":
             assert threshold == "none keeps it: the rule decides" and realized == "-"
+            assert ran_here == rule_runs  # where no threshold keeps the bound, the rule's runs are select's
+        elif policy == "model-within-rule":
+            assert ran_here <= rule_runs  # within the rule, the model only prunes
     allowed = (0.5 * 3 - 1) / 2  # n/(n+1) * mean + 1/(n+1) <= 0.5, n = 2
     for policy in ("model", "model-within-rule"):
         kept = [float(row[6]) for row in rows if row[0] == policy and row[1] == "0.500"]
