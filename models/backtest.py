@@ -129,7 +129,8 @@ def _training_scores(spec, estimator, X, y, weights, seed, folds, learnable, gro
     if not learnable or minority < 2 or folds < 2:
         return positive_scores(estimator, X)
     scores = np.empty(len(y))
-    if groups is not None and len(np.unique(groups)) >= 2:
+    by_group = groups is not None and len(np.unique(groups)) >= 2
+    if by_group:
         splits = LeaveOneGroupOut().split(X, y, groups)
     else:
         splits = StratifiedKFold(n_splits=min(folds, minority), shuffle=True, random_state=seed).split(X, y)
@@ -138,7 +139,7 @@ def _training_scores(spec, estimator, X, y, weights, seed, folds, learnable, gro
             part = clone(spec.build(seed)) if len(np.unique(y[train])) == 2 else DummyClassifier(strategy="prior")
             fit_model(part, X.iloc[train], y[train], None if weights is None or isinstance(part, DummyClassifier) else weights[train])
             return part
-        if paired is not None and groups is not None:
+        if paired is not None and by_group:  # a fit is shared by the projects it leaves out, not by folds
             scores[held_out] = paired.scores(frozenset(np.unique(groups[train]).tolist()), groups[held_out][0],
                                              X.iloc[held_out], fitted)
         else:

@@ -40,7 +40,7 @@ class PairedFits:
         kept from the fit another hold-out made on the same projects, or made now by `fit()`,
         which then also scores the project its training left out besides `held_out`, for later."""
         kept = self.waiting.pop((trained_on, held_out), None)
-        if kept is not None and len(kept) == len(rows):
+        if kept is not None:
             return kept
         estimator = fit()
         self.fits += 1

@@ -484,7 +484,7 @@ def held_out_scores(projects: Sequence[Project], model: str, target_hit_rate: fl
     every labelled tuple of the project, with its operating point.  `shared_fits`: each fit on all
     projects but two serves both hold-outs (models.paired_fits: the same scores, half the fits)."""
     scored = {}
-    paired = paired_fits(projects) if shared_fits else None
+    paired = paired_fits(projects) if shared_fits and threshold_by_project else None  # no projects held out inside: nothing to share
     for held_out in projects:
         others = [p for p in projects if p is not held_out]
         fitted, _ = fit_cross_project(cross_project_training(others), model, target_hit_rate, seed, threshold_by_project,
