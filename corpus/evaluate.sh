@@ -37,11 +37,14 @@ if [ "${#packed[@]}" -lt 2 ]; then
     echo "evaluate.sh: leave-one-project-out needs at least two collected or packed projects" >&2
     exit 2
 fi
+fits="$work/fits"   # the fits of projects held out in turn, shared by every step below (and kept: a stop resumes)
 time selector evaluate "${packed[@]}" --out "$work/evaluation" --markdown "$top/docs/evaluation.md" \
-    --write-model "$top/selector/data/cross-project" --jobs "$(nproc)"
-time selector evaluate --shipped --held-out "${packed[@]}" --out "$work/day-one" --markdown "$top/docs/evaluation.md"
+    --write-model "$top/selector/data/cross-project" --jobs "$(nproc)" --fits "$fits"
+time selector evaluate --shipped --held-out "${packed[@]}" --out "$work/day-one" --markdown "$top/docs/evaluation.md" \
+    --fits "$fits"
 if [ "${#stores[@]}" -ge 2 ]; then   # the replay walks whole histories: stores only
-    time selector evaluate --replay --held-out "${stores[@]}" --out "$work/replay" --markdown "$top/docs/evaluation.md"
+    time selector evaluate --replay --held-out "${stores[@]}" --out "$work/replay" --markdown "$top/docs/evaluation.md" \
+        --fits "$fits"
 fi
 python3 "$corpus/perturbation_counts.py" --markdown "${packed[@]}"
-python3 "$corpus/risk_bound.py" --markdown "${packed[@]}"
+python3 "$corpus/risk_bound.py" --markdown --fits "$fits" "${packed[@]}"

@@ -33,6 +33,7 @@ from perf_selector.models.decision import decide_by_policy
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from perf_selector.models.registry import MODEL_NAMES
 from perf_selector.selector.markdown_section import number
+from perf_selector.selector.evaluation.evaluation_parts import Parts
 from perf_selector.selector.evaluation.project_evaluation import (
     held_out_scores,
     load_projects,
@@ -106,6 +107,9 @@ def main() -> None:
     parser.add_argument("--model", choices=MODEL_NAMES, help="the learner (default: the shipped bundle's)")
     parser.add_argument("--write-model", type=Path, metavar="DIR", help="also write a bundle of that model here")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("--fits", type=Path, metavar="DIR",
+                        help="where fits of the projects held out in turn are kept and taken from (selector evaluate's "
+                             "--fits: the same folder shares the corpus evaluation's fits)")
     arguments = parser.parse_args()
     if len(arguments.stores) < 2:
         parser.error("a bound holds projects out in turn: give at least two stores")
@@ -120,7 +124,8 @@ def main() -> None:
     model = arguments.model or shipped_model()
     print(f"model: {model}")
     scored = held_out_scores(projects, model, SHIPPED["target_hit_rate"], SHIPPED["seed"],
-                             SHIPPED["threshold_by_project"], SHIPPED["operating_point"])
+                             SHIPPED["threshold_by_project"], SHIPPED["operating_point"],
+                             fits_kept=Parts(arguments.fits) if arguments.fits else None)
     table = bound_rows(scored, arguments.miss_rates)
     print(markdown(table) if arguments.markdown else table.to_string(index=False))
     if arguments.write_model:

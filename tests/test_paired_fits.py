@@ -1,6 +1,8 @@
 """Nested leave-one-project-out with each fit on all projects but two shared by both hold-outs
 (models.paired_fits): the same scores and operating points as every fit made, with half the
-inner fits.  On three packs of the corpus (real histories collected with gcc and callgrind)."""
+inner fits; nested a level deeper (the bundles of `evaluate --shipped --held-out`), a sixth; and
+kept in a folder, none made again by the next run.  On packs of the corpus (real histories
+collected with gcc and callgrind)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import pandas as pd
 import pytest
 
 from perf_selector.models import paired_fits
-from perf_selector.selector.evaluation.project_evaluation import held_out_scores, load_projects
+from perf_selector.selector.evaluation.evaluation_parts import Parts
+from perf_selector.selector.evaluation.project_evaluation import held_out_fits, held_out_scores, load_projects
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
@@ -27,8 +30,8 @@ def test_shared_fits_give_every_fits_scores_and_operating_points_with_half_the_i
     made = []
     original = paired_fits.PairedFits.__init__
 
-    def recorded(self, design):
-        original(self, design)
+    def recorded(self, *arguments, **keywords):
+        original(self, *arguments, **keywords)
         made.append(self)
 
     monkeypatch.setattr(paired_fits.PairedFits, "__init__", recorded)
@@ -70,3 +73,74 @@ def test_each_model_held_out_in_turn_predicts_what_each_project_held_out_alone_p
         others = [p for p in projects if p is not held_out]
         alone = cross_project_predictions(others, held_out, ["xgboost"], 0.95, 0, True, "quantile")
         pd.testing.assert_frame_equal(frame, alone)
+
+
+class Constant:  # a fitted model scoring every row by its x
+    classes_ = [False, True]
+
+    def predict_proba(self, X):
+        x = np.asarray(X, dtype=float)[:, 0] / 10
+        return np.column_stack([1 - x, x])
+
+
+def test_kept_scores_are_handed_out_as_often_as_asked_and_a_shelf_keeps_them_for_the_next_run():
+    design = {name: pd.DataFrame({"x": [float(i) for i in range(k)]}) for name, k in (("a", 2), ("b", 3), ("c", 4))}
+
+    class Shelf(dict):
+        def load(self, trained_on):
+            return self.get(trained_on)
+
+        def save(self, trained_on, scores):
+            self[trained_on] = {**self.get(trained_on, {}), **scores}
+
+    shelf = Shelf()
+    fits = paired_fits.PairedFits(design, keep=True, shelf=shelf)
+    fits.scores(frozenset({"c"}), "b", design["b"], Constant)
+    again = [fits.scores(frozenset({"c"}), name, design[name], lambda: pytest.fail("fitted twice")) for name in "abb"]
+    assert fits.fits == 1 and [len(s) for s in again] == [2, 3, 3]
+    assert set(shelf[frozenset({"c"})]) == {"a", "b"}
+    next_run = paired_fits.PairedFits(design, shelf=shelf)
+    assert np.allclose(next_run.scores(frozenset({"c"}), "a", design["a"], lambda: pytest.fail("fitted again")), [0, 0.1])
+    assert next_run.fits == 0
+
+
+@pytest.fixture(scope="module")
+def four():
+    packs = [CORPUS / name / "pack" for name in ("lz4", "zlib", "libdeflate", "zstd")]
+    return load_projects([(pack, None) for pack in packs], {"k": 5, "first": None, "epoch_days": None})
+
+
+def test_bundles_trained_without_each_project_share_their_nested_fits_and_get_every_fits_scores(four):
+    """Inside the bundle trained without A, its policy is judged on each other project B held out in
+    turn (a fit on all but A and B), whose operating point holds each C out (a fit on all but A, B, C):
+    shared over every A, the fits are those of sets, not of orders."""
+    model = "xgboost-monotone"
+    shared = held_out_fits(four, model, keep=True)
+    n = len(four)
+    for held_out in four:
+        others = [p for p in four if p is not held_out]
+        every = held_out_scores(others, model, shared_fits=False)
+        kept = held_out_scores(others, model, fits=shared)
+        for name in every:
+            assert np.array_equal(every[name].scores, kept[name].scores), (held_out.name, name)
+            assert every[name].threshold == kept[name].threshold, (held_out.name, name)
+    assert shared.outer_fits == n * (n - 1) // 2  # a fit on all but two, for each pair: not one per order
+    assert shared.inner.fits == n * (n - 1) * (n - 2) // 6  # all but three, for each three: not one per order
+    with pytest.raises(ValueError, match="cannot stand for"):
+        held_out_scores(four[1:], "perphecy", fits=shared)
+
+
+def test_fits_kept_in_a_folder_are_taken_by_the_next_run_and_none_is_made_again(four, tmp_path):
+    model = "perphecy-extended"
+    first = held_out_fits(four[:3], model, kept=Parts(tmp_path))
+    scored = held_out_scores(four[:3], model, fits=first)
+    assert first.outer_fits == 3 and first.inner.fits == 3 and any(tmp_path.iterdir())
+    second = held_out_fits(four[:3], model, kept=Parts(tmp_path))
+    again = held_out_scores(four[:3], model, fits=second)
+    assert second.outer_fits == 0 and second.inner.fits == 0
+    for name in scored:
+        assert np.array_equal(scored[name].scores, again[name].scores) and scored[name].threshold == again[name].threshold
+    other_order = held_out_fits([four[1], four[0], four[2]], model, kept=Parts(tmp_path))
+    held_out_scores([four[1], four[0], four[2]], model, fits=other_order)
+    # of the three pairs, only lz4 and zlib's are concatenated in another order: another fit, not taken
+    assert other_order.outer_fits == 1

@@ -68,11 +68,15 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
               help="With --shipped or --replay: decide each project with a bundle trained as the shipped one (its model "
                    "and settings) on the other stores given only: honest day-one figures for the projects the shipped "
                    "model learnt from.")
+@click.option("--fits", "fits_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the fits of the projects held out in turn are kept [default: OUT/fits]: the steps of a corpus "
+                   "evaluation given the same folder (leave-one-project-out, --write-model, --shipped --held-out, "
+                   "--replay --held-out) take what the others fitted on the same projects, and a run cut off resumes.")
 @operating_point_option
 @format_option
 def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, jobs, fresh, report,
                      markdown_path, model_path, shipped_model, day_one, replay, retrain_every, bundle_path, held_out,
-                     operating_point, output_format):
+                     fits_dir, operating_point, output_format):
     """Method 4 on one or several projects' stores, and leave-one-project-out across them.
 
     Each STORE is a project's store, with its selector.toml beside it (as .selector/ and
@@ -83,18 +87,21 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     AUROC, realized hit and dismiss rates, time saved.
     """
     require("selector evaluate", "train")
+    from perf_selector.selector.evaluation.evaluation_parts import Parts
+
+    fits_kept = Parts(fits_dir or out_dir / "fits", reuse=not fresh)
     if day_one:
-        _evaluate_day_one(stores, bundle_path, held_out, out_dir, markdown_path, output_format)
+        _evaluate_day_one(stores, bundle_path, held_out, out_dir, markdown_path, output_format, fits_kept)
         return
     if replay:
-        _evaluate_replay(stores, bundle_path, held_out, out_dir, markdown_path, output_format, retrain_every or None)
+        _evaluate_replay(stores, bundle_path, held_out, out_dir, markdown_path, output_format, retrain_every or None,
+                         fits_kept)
         return
     if bundle_path or held_out:
         raise click.UsageError("--bundle and --held-out go with --shipped or --replay")
     if report:
         require("selector evaluate's reports", "report", otherwise="pass --no-report")
     from perf_selector.models.backtest import count_fits
-    from perf_selector.selector.evaluation.evaluation_parts import Parts
     from perf_selector.selector.evaluation.project_evaluation import (
         SCOPES,
         evaluate,
@@ -130,7 +137,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
 
         evaluation = evaluate(projects, models, target_hit_rate, seed, leave_one_out, progress=fitted,
                               threshold_by_project=threshold_from == "projects", operating_point=operating_point, jobs=jobs,
-                              parts=parts)
+                              parts=parts, fits_kept=fits_kept)
     if parts.taken:
         stderr.print(f"{parts.taken} of the evaluation's parts taken from an earlier run with the same inputs and code "
                      f"({parts.directory}; --fresh computes them again)")
@@ -153,7 +160,8 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
                     stderr.print(f"choosing the cross-project model: {name} judged")
 
             shipped = train_cross_project_bundle(projects, model_path, shipped_model, target_hit_rate, seed, operating_point,
-                                                 threshold_from == "projects", on_candidate=judged, jobs=jobs)
+                                                 threshold_from == "projects", on_candidate=judged, jobs=jobs,
+                                                 fits_kept=fits_kept)
         if shipped.settings.get("chosen"):
             stderr.print(f"cross-project model: {shipped.settings['chosen']['reason']}")
         document["model"] = {"bundle": str(model_path), **shipped.trained_on}
@@ -174,7 +182,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
 
 
 def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir: Path, markdown_path: Path | None,
-                      output_format: str) -> None:
+                      output_format: str, fits_kept=None) -> None:
     """`evaluate --shipped`: the bundle's day-one decisions on every labelled pair of each store."""
     import json
 
@@ -185,6 +193,7 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
         day_one_predictions,
         day_one_table,
         held_out_bundle,
+        held_out_fits_like,
         write_markdown,
     )
 
@@ -192,12 +201,14 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
         raise UserError("--held-out trains on the other stores given: give at least two")
     bundle = _shipped_or_given(bundle_path)
     projects, frames, deciding = _labelled_projects(stores), [], {}
+    fits = held_out_fits_like(projects, bundle, fits_kept) if held_out else None
     with stderr.status("deciding") as status:
-        for project in projects:
+        for number, project in enumerate(projects, 1):
             deciding[project.name] = bundle
             if held_out:
-                status.update(f"training without {project.name}")
-                deciding[project.name] = held_out_bundle(projects, project, bundle, out_dir / "held-out" / project.name)
+                _training_without(status, project.name, number, len(projects))
+                deciding[project.name] = held_out_bundle(projects, project, bundle, out_dir / "held-out" / project.name,
+                                                         fits)
             frames.append(day_one_predictions(project, deciding[project.name]))
     predictions = pd.concat(frames, ignore_index=True)
     document = day_one_document(predictions, bundle, projects, held_out, deciding)
@@ -221,10 +232,17 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
     stdout.print(f"results in {out_dir}" + (f"; tables written into {markdown_path}" if markdown_path else ""))
 
 
+def _training_without(status, name: str, number: int, count: int) -> None:
+    """Where training the held-out bundles is (hours on a corpus): on the status line, and in a log a line each."""
+    status.update(f"training without {name} ({number} of {count})")
+    if logging_progress():
+        stderr.print(f"training without {name} ({number} of {count})")
+
+
 def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: Path, markdown_path: Path | None,
-                     output_format: str, retrain_every: int | None = None) -> None:
+                     output_format: str, retrain_every: int | None = None, fits_kept=None) -> None:
     """`evaluate --replay`: each store's history walked as a team using select from day one."""
-    from perf_selector.selector.evaluation.day_one import held_out_bundle
+    from perf_selector.selector.evaluation.day_one import held_out_bundle, held_out_fits_like
     from perf_selector.selector.evaluation.replay import replay_document, summary_frame, unseen_frame, write_markdown
 
     bundle_for = None
@@ -234,11 +252,12 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
         bundle = _shipped_or_given(bundle_path)
         projects = _labelled_projects(stores)
         bundle_for = {}
+        fits = held_out_fits_like(projects, bundle, fits_kept)
         with stderr.status("training") as status:
-            for project in projects:
-                status.update(f"training without {project.name}")
+            for number, project in enumerate(projects, 1):
+                _training_without(status, project.name, number, len(projects))
                 directory = out_dir / "held-out" / project.name
-                held_out_bundle(projects, project, bundle, directory)
+                held_out_bundle(projects, project, bundle, directory, fits)
                 bundle_for[project.name] = directory
     with stderr.status("replaying the history"):
         document = replay_document(stores, bundle_path, bundle_for, retrain_every, out_dir)

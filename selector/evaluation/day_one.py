@@ -31,6 +31,7 @@ from perf_selector.models.names import STEPPING_ASIDE_RULE
 from perf_selector.models.registry import model_spec, positive_scores
 from perf_selector.models.decision import decide_rows
 from perf_selector.selector.markdown_section import number, write_section
+from perf_selector.selector.evaluation.evaluation_parts import Parts
 from perf_selector.selector.evaluation.project_evaluation import Project
 from perf_selector.selector.tables import records
 
@@ -68,17 +69,33 @@ def _rule_predictions(rule: str, table: pd.DataFrame) -> pd.DataFrame:
         why=np.where(scores >= spec.rule_threshold, "rule", "skip"))
 
 
-def held_out_bundle(projects: Sequence[Project], held_out: Project, like, directory: Path):
+def held_out_bundle(projects: Sequence[Project], held_out: Project, like, directory: Path, fits=None):
     """A bundle trained as `like` (the shipped one) was, on every project but `held_out`: what a
-    team whose project is not in the corpus would have got on day one."""
+    team whose project is not in the corpus would have got on day one.  `fits`: shared by the
+    bundles of the projects held out in turn (held_out_fits_like)."""
     from perf_selector.models.bundle import load_bundle
     from perf_selector.selector.evaluation.project_evaluation import train_cross_project_bundle
 
-    settings = like.settings
-    train_cross_project_bundle([p for p in projects if p is not held_out], directory, settings.get("model", "perphecy"),
-                               settings.get("target_hit_rate", 0.95), settings.get("seed", 0),
-                               settings.get("operating_point", "quantile"), settings.get("threshold_by_project", True))
+    train_cross_project_bundle([p for p in projects if p is not held_out], directory, **_trained_as(like), fits=fits)
     return load_bundle(directory, portable=True)
+
+
+def held_out_fits_like(projects: Sequence[Project], like, kept: Parts | None = None):
+    """The fits the bundles trained as `like` without each of `projects` in turn share: each one's
+    choice of policy holds the others out in turn, and its operating point the others again, so a fit
+    on all projects but three serves six hold-outs (selector.evaluation.held_out_fits); kept in `kept`."""
+    from perf_selector.selector.evaluation.project_evaluation import held_out_fits
+
+    settings = _trained_as(like)
+    return held_out_fits(projects, settings["model"], settings["target_hit_rate"], settings["seed"],
+                         settings["threshold_by_project"], settings["operating_point"], kept, keep=True)
+
+
+def _trained_as(like) -> dict:
+    settings = like.settings
+    return {"model": settings.get("model", "perphecy"), "target_hit_rate": settings.get("target_hit_rate", 0.95),
+            "seed": settings.get("seed", 0), "operating_point": settings.get("operating_point", "quantile"),
+            "threshold_by_project": settings.get("threshold_by_project", True)}
 
 
 def day_one_table(predictions: pd.DataFrame) -> pd.DataFrame:

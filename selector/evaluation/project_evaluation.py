@@ -43,6 +43,7 @@ from perf_selector.models.registry import model_spec, positive_scores
 from perf_selector.selector.config import Config, load_config
 from perf_selector.selector.evaluation.evaluation_pack import Pack, is_pack, pack_evaluation_data
 from perf_selector.selector.evaluation.evaluation_parts import Parts, project_digest
+from perf_selector.selector.evaluation.held_out_fits import HeldOutFits
 from perf_selector.selector.evaluation.store_backtest import EvaluationData, evaluation_data, run_backtest, save_backtest
 from perf_selector.selector.evaluation.training import AUTO, CANDIDATES
 from perf_selector.selector.selection.policy import (
@@ -132,7 +133,8 @@ def project_data(store: Store | Pack, config: Config, method: str, options: dict
 
 def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: float, seed: int, leave_one_out: bool = True,
              progress: Callable[[int], None] | None = None, threshold_by_project: bool = True,
-             operating_point: str = "quantile", jobs: int = 1, parts: Parts | None = None) -> ProjectEvaluation:
+             operating_point: str = "quantile", jobs: int = 1, parts: Parts | None = None,
+             fits_kept: Parts | None = None) -> ProjectEvaluation:
     """Every project's own Method 4 backtest, then (with several projects) leave-one-project-out.
     `threshold_by_project`: the cross-project models place their operating point on scores of
     each training project held out in turn (else on stratified random folds, as a project's own).
@@ -140,7 +142,8 @@ def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: fl
     by side, each in a process of its own; the figures are the same whatever `jobs` is (every fit
     has its own seed).  With `parts` (a folder), each project's backtest and each model held out in
     turn is kept there as it finishes, and one kept by an earlier run with the same inputs and code
-    is taken as it is: a run cut off half way resumes."""
+    is taken as it is: a run cut off half way resumes.  `fits_kept`: where the fits of the projects
+    held out in turn are kept for the other steps of a corpus evaluation (held_out_fits)."""
     parts = parts or Parts(None)
     portable = [_portable(p) for p in projects] if jobs > 1 else projects
     digests = [project_digest(p) for p in projects] if parts.directory else [None] * len(projects)
@@ -160,8 +163,8 @@ def evaluate(projects: list[Project], models: Sequence[str], target_hit_rate: fl
         by_model = dict(zip(heavy_first, kept_or_computed(
             parts, [parts.key("held-out", digests, model, target_hit_rate, seed, threshold_by_project, operating_point)
                     for model in heavy_first],
-            _held_out_predictions, [(portable, model, target_hit_rate, seed, threshold_by_project, operating_point)
-                                    for model in heavy_first],
+            _held_out_predictions, [(portable, model, target_hit_rate, seed, threshold_by_project, operating_point,
+                                     fits_kept) for model in heavy_first],
             [len(projects)] * len(models), jobs, progress)))
         for index, (held_out, own) in enumerate(zip(projects, frames[:len(projects)])):
             crossed_frame = pd.concat([by_model[model][index] for model in models], ignore_index=True)
@@ -191,11 +194,13 @@ FIT_COST = {"svm": 8, "random-forest": 4, "xgboost-monotone": 2, "xgboost": 2}
 
 
 def _held_out_predictions(projects: Sequence[Project], model: str, target_hit_rate: float, seed: int,
-                          threshold_by_project: bool, operating_point: str,
+                          threshold_by_project: bool, operating_point: str, fits_kept: Parts | None = None,
                           progress: Callable[[int], None] | None = None) -> list[pd.DataFrame]:
     """`model`'s predictions on each project held out in turn (cross_project_predictions), in
-    `projects`' order; each fit on all projects but two is made once, for both (PairedFits)."""
-    paired = paired_fits(projects) if threshold_by_project else None
+    `projects`' order; each fit on all projects but two is made once, for both (PairedFits), and
+    kept in `fits_kept` for the other steps of an evaluation (held_out_fits)."""
+    paired = held_out_fits(projects, model, target_hit_rate, seed, threshold_by_project, operating_point,
+                           fits_kept).inner if threshold_by_project else None
     frames = []
     for held_out in projects:
         others = [p for p in projects if p is not held_out]
@@ -206,11 +211,24 @@ def _held_out_predictions(projects: Sequence[Project], model: str, target_hit_ra
     return frames
 
 
-def paired_fits(projects: Sequence[Project]) -> PairedFits:
-    """The shared nested fits of `projects` held out in turn: each project's rows as every training
-    beside the others holds them (cross_project_training)."""
-    return PairedFits({p.name: design_matrix(p.data.table[p.data.table["label"].notna()], FEATURE_NAMES, CROSS_PROJECT, [])
-                       for p in projects})
+def held_out_fits(projects: Sequence[Project], model: str, target_hit_rate: float = 0.95, seed: int = 0,
+                  threshold_by_project: bool = True, operating_point: str = "quantile", kept: Parts | None = None,
+                  keep: bool = False) -> HeldOutFits:
+    """The fits of `model`, trained as shipped with these settings, on sets of `projects` held out
+    in turn (held_out_fits.HeldOutFits): each project's rows as every training beside the others
+    holds them (cross_project_training); `kept`: a folder they outlive the run in; `keep`: for
+    three levels of nesting (a bundle trained without a project, choosing its policy by the others
+    held out in turn)."""
+    design = {p.name: design_matrix(p.data.table[p.data.table["label"].notna()], FEATURE_NAMES, CROSS_PROJECT, [])
+              for p in projects}
+    digests = {p.name: project_digest(p) for p in projects} if kept is not None and kept.directory is not None else None
+    return HeldOutFits(design, fit_settings(model, target_hit_rate, seed, threshold_by_project, operating_point), keep,
+                       kept, digests)
+
+
+def fit_settings(model: str, target_hit_rate: float, seed: int, threshold_by_project: bool, operating_point: str) -> list:
+    """What a cross-project fit depends on besides its projects."""
+    return [model, target_hit_rate, seed, threshold_by_project, operating_point]
 
 
 def kept_or_computed(parts: Parts, keys: Sequence[str], work: Callable, arguments: Sequence[tuple],
@@ -350,7 +368,8 @@ SHIPPED_CANDIDATES = tuple(name for name in CANDIDATES if name != "svm")
 def train_cross_project_bundle(projects: Sequence[Project], directory: Path, model: str = AUTO,
                                target_hit_rate: float = 0.95, seed: int = 0, operating_point: str = "quantile",
                                threshold_by_project: bool = True, candidates: Sequence[str] = SHIPPED_CANDIDATES,
-                               on_candidate: Callable[[str], None] = lambda name: None, jobs: int = 1):
+                               on_candidate: Callable[[str], None] = lambda name: None, jobs: int = 1,
+                               fits: HeldOutFits | None = None, fits_kept: Parts | None = None):
     """The shipped-style model: `model` trained on every labelled tuple of `projects`, the
     benchmark's identity not an input, its operating point chosen on each project's scores by
     a model trained on the others (what carries over to a project it has never seen), then
@@ -359,7 +378,9 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     bound is recorded in the settings' `risk_control` whatever the policy); saved as a bundle
     (ONNX and skops, manifest, seal) at `directory`.  `model` AUTO: the learner the projects held
     out in turn choose among `candidates` (choose_cross_project_model, `jobs` side by side),
-    recorded with why."""
+    recorded with why.  `fits`: the fits shared with an enclosing hold-out (a held-out bundle of
+    `evaluate --shipped --held-out`: held_out_fits over the whole corpus, kept); `fits_kept`: a
+    folder the fits are kept in (held_out_fits)."""
     from perf_selector.models.bundle import save_bundle
 
     training = cross_project_training(projects)
@@ -369,12 +390,16 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
         evidence, (policy, reason), bound = {}, ("model", "trained on one project: no project held out to judge it"), None
     elif model == AUTO:
         model, choice, judged = choose_cross_project_model(projects, candidates, target_hit_rate, seed,
-                                                           threshold_by_project, operating_point, on_candidate, jobs)
+                                                           threshold_by_project, operating_point, on_candidate, jobs,
+                                                           fits_kept)
         evidence, (policy, reason), bound = judged[model]
     else:
         evidence, (policy, reason), bound = _judged_candidate(projects, model, target_hit_rate, seed,
-                                                              threshold_by_project, operating_point)
-    fitted, X = fit_cross_project(training, model, target_hit_rate, seed, threshold_by_project, operating_point)
+                                                              threshold_by_project, operating_point, fits, fits_kept)
+    if fits is not None and fits.settings != fit_settings(model, target_hit_rate, seed, threshold_by_project, operating_point):
+        fits = None  # another learner's (the choice fell elsewhere)
+    fitted, X = fit_cross_project(training, model, target_hit_rate, seed, threshold_by_project, operating_point,
+                                  fits.inner if fits is not None and threshold_by_project else None)
     trained_on = {"projects": [p.name for p in projects], "tuples": len(training), "positives": fitted.training_positives,
                   "commits": int(sum(len(p.data.history.built()) for p in projects)), "benchmarks": []}
     settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed,
@@ -408,10 +433,12 @@ def _bound_reason(bound: RiskBound, reason: str) -> str:
 
 
 def _judged_candidate(projects: Sequence[Project], name: str, target_hit_rate: float, seed: int,
-                      threshold_by_project: bool, operating_point: str, progress=None) -> tuple:
+                      threshold_by_project: bool, operating_point: str, fits: HeldOutFits | None = None,
+                      fits_kept: Parts | None = None, progress=None) -> tuple:
     """One learner held out in turn: (its evidence, (the policy it earns, why), the conformal bound of
     that policy's pruning), as the bundle records it and choose_cross_project_model weighs it."""
-    scored = held_out_scores(projects, name, target_hit_rate, seed, threshold_by_project, operating_point)
+    scored = held_out_scores(projects, name, target_hit_rate, seed, threshold_by_project, operating_point,
+                             fits=fits, fits_kept=fits_kept)
     evidence = held_out_evidence(scored)
     policy, reason = policy_from(evidence)
     return evidence, (policy, reason), policy_risk_bound(scored, _bounded(policy), 1.0 - target_hit_rate)
@@ -420,7 +447,7 @@ def _judged_candidate(projects: Sequence[Project], name: str, target_hit_rate: f
 def choose_cross_project_model(projects: Sequence[Project], candidates: Sequence[str], target_hit_rate: float = 0.95,
                                seed: int = 0, threshold_by_project: bool = True, operating_point: str = "quantile",
                                on_candidate: Callable[[str], None] = lambda name: None,
-                               jobs: int = 1) -> tuple[str, dict, dict]:
+                               jobs: int = 1, fits_kept: Parts | None = None) -> tuple[str, dict, dict]:
     """The learner the shipped bundle carries, chosen by the projects held out in turn: each of
     `candidates` trained as shipped on the others and deciding each held-out project with
     select's own code (held_out_scores, policy_from), its pruning bounded by conformal risk
@@ -430,8 +457,9 @@ def choose_cross_project_model(projects: Sequence[Project], candidates: Sequence
     (the least certifiable miss rate being the corpus's, the highest pooled dismissal within
     the rule among those that kept the rule's hit rate), for when the corpus grows.  Returns
     (model, the choice as the bundle records it, per candidate (evidence, (policy, reason), bound)).
-    `jobs`: candidates judged side by side in that many processes."""
-    arguments = [(projects, name, target_hit_rate, seed, threshold_by_project, operating_point) for name in candidates]
+    `jobs`: candidates judged side by side in that many processes; `fits_kept`: where their fits are kept."""
+    arguments = [(projects, name, target_hit_rate, seed, threshold_by_project, operating_point, None, fits_kept)
+                 for name in candidates]
     results = in_turn(_judged_candidate, arguments, [1] * len(arguments), jobs,
                       on_result=lambda index, result: on_candidate(candidates[index]))
     judged, figures = dict(zip(candidates, results)), {}
@@ -479,19 +507,33 @@ class HeldOutScores:
 
 def held_out_scores(projects: Sequence[Project], model: str, target_hit_rate: float = 0.95, seed: int = 0,
                     threshold_by_project: bool = True, operating_point: str = "quantile",
-                    shared_fits: bool = True) -> dict[str, HeldOutScores]:
+                    shared_fits: bool = True, fits: HeldOutFits | None = None,
+                    fits_kept: Parts | None = None) -> dict[str, HeldOutScores]:
     """Per project, held out in turn: `model` trained as shipped on the other projects, scoring
     every labelled tuple of the project, with its operating point.  `shared_fits`: each fit on all
-    projects but two serves both hold-outs (models.paired_fits: the same scores, half the fits)."""
+    projects but two serves both hold-outs (models.paired_fits: the same scores, half the fits).
+    `fits`: the fits shared with an enclosing hold-out (held_out_fits, over a corpus that holds
+    `projects`), else made here, kept in `fits_kept` if given."""
+    settings = fit_settings(model, target_hit_rate, seed, threshold_by_project, operating_point)
+    if fits is not None and fits.settings != settings:
+        raise ValueError(f"fits of {fits.settings} cannot stand for {settings}")
+    if fits is None and shared_fits and threshold_by_project:  # no projects held out inside: nothing to share
+        fits = held_out_fits(projects, model, target_hit_rate, seed, threshold_by_project, operating_point, fits_kept)
     scored = {}
-    paired = paired_fits(projects) if shared_fits and threshold_by_project else None  # no projects held out inside: nothing to share
     for held_out in projects:
         others = [p for p in projects if p is not held_out]
-        fitted, _ = fit_cross_project(cross_project_training(others), model, target_hit_rate, seed, threshold_by_project,
-                                      operating_point, paired)
+
+        def fitted(others=others):
+            return fit_cross_project(cross_project_training(others), model, target_hit_rate, seed, threshold_by_project,
+                                     operating_point, fits.inner if fits is not None else None)[0]
         tests = held_out.data.table[held_out.data.table["label"].notna()]
-        scores = positive_scores(fitted.estimator, design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, []))
-        scored[held_out.name] = HeldOutScores(scores, fitted.threshold, tests[FEATURE_NAMES].to_numpy(float),
+        if fits is not None:
+            scores, threshold = fits.held_out(frozenset(p.name for p in others), held_out.name, fitted)
+        else:
+            model_fitted = fitted()
+            scores = positive_scores(model_fitted.estimator, design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, []))
+            threshold = model_fitted.threshold
+        scored[held_out.name] = HeldOutScores(scores, threshold, tests[FEATURE_NAMES].to_numpy(float),
                                               tests["label"].to_numpy(bool), held_out.config.labels.min_effect)
     return scored
 
