@@ -21,7 +21,7 @@ off half way resumes.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -112,7 +112,3 @@ class HeldOutFits:
                 self.outer[trained_on] = (shelved["threshold"], shelved["scores"])
         kept = self.outer.get(trained_on)
         return kept if kept is not None and held_out in kept[1] else None
-
-
-def project_names(projects: Sequence) -> frozenset:
-    return frozenset(p.name for p in projects)
