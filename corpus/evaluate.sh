@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Evaluates the whole corpus and rebuilds what the package ships from it: `selector
-# evaluate` on every project's store collected by collect.sh under WORKDIR (Method 4 on
-# each, then leave-one-project-out), its tables written into docs/evaluation.md between
-# the markers, each project's report under WORKDIR/evaluation/, and the cross-project
-# model trained on all of them into selector/data/cross-project (the shipped model); then
-# the day-one table: each project decided by that model trained as shipped on the other
-# projects only (`selector evaluate --shipped --held-out`), beside the rules; the replay of every
-# history with that held-out model among the policies (`selector evaluate --replay --held-out`);
-# how many changed labels held under perturbed run contexts (corpus/perturbation_counts.py); and the
-# conformal bound of the shipped model's pruning beside each project's realized miss rate
-# (corpus/risk_bound.py, printed whatever policy the bundle earned).
+# Evaluates the whole corpus and rebuilds what the package ships from it, what the issues ask
+# to be shown first: (1) the cross-project model, its learner chosen by the projects held out in
+# turn, trained on all of them into selector/data/cross-project (the shipped bundle), with the
+# conformal bound of its pruning beside each project's realized miss rate (corpus/risk_bound.py
+# --model auto); (2) the day-one table: each project decided by that model trained as shipped
+# on the other projects only (`selector evaluate --shipped --held-out`), beside the rules;
+# (3) the replay of every history with that held-out model and the project's own, retrained as
+# it walks, among the policies (`selector evaluate --replay --held-out`); (4) how many changed
+# labels held under perturbed run contexts (corpus/perturbation_counts.py); then, the longest,
+# (5) `selector evaluate` of every model on every project (Method 4 on each, then
+# leave-one-project-out), its tables written into docs/evaluation.md between the markers and
+# each project's report under WORKDIR/evaluation/.
+# Every step keeps the fits of projects held out in turn in WORKDIR/fits and takes those an
+# earlier step or run made (selector/evaluation/held_out_fits.py), and step 5 its finished
+# parts: after a stop, run it again and it goes on.  On 24 projects and two cores it is hours.
 # A project not collected under WORKDIR is evaluated from its committed evaluation pack
 # (corpus/PROJECT/pack, written by collect.sh with `selector pack`), so the evaluation and the
-# shipped bundle rebuild on any machine in minutes; only the replay needs the stores.
+# shipped bundle rebuild on any machine without the stores; only the replay needs the stores.
 # Usage: corpus/evaluate.sh [WORKDIR [PROJECT...]]   (default: the current directory, every corpus project)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
@@ -38,13 +42,14 @@ if [ "${#packed[@]}" -lt 2 ]; then
     exit 2
 fi
 fits="$work/fits"   # the fits of projects held out in turn, shared by every step below (and kept: a stop resumes)
-time selector evaluate "${packed[@]}" --out "$work/evaluation" --markdown "$top/docs/evaluation.md" \
-    --write-model "$top/selector/data/cross-project" --jobs "$(nproc)" --fits "$fits"
+time python3 "$corpus/risk_bound.py" --markdown --model auto --write-model "$top/selector/data/cross-project" \
+    --jobs "$(nproc)" --fits "$fits" "${packed[@]}"
 time selector evaluate --shipped --held-out "${packed[@]}" --out "$work/day-one" --markdown "$top/docs/evaluation.md" \
-    --fits "$fits"
+    --jobs "$(nproc)" --fits "$fits"
 if [ "${#stores[@]}" -ge 2 ]; then   # the replay walks whole histories: stores only
     time selector evaluate --replay --held-out "${stores[@]}" --out "$work/replay" --markdown "$top/docs/evaluation.md" \
-        --fits "$fits"
+        --jobs "$(nproc)" --fits "$fits"
 fi
 python3 "$corpus/perturbation_counts.py" --markdown "${packed[@]}"
-python3 "$corpus/risk_bound.py" --markdown --fits "$fits" "${packed[@]}"
+time selector evaluate "${packed[@]}" --out "$work/evaluation" --markdown "$top/docs/evaluation.md" \
+    --jobs "$(nproc)" --fits "$fits"

@@ -15,9 +15,13 @@ executed-changed rule's (every labelled tuple of the project).
 
 `--write-model DIR` also writes a bundle of that model, with the function and settings
 `selector evaluate --write-model --model MODEL` uses, without that run's hours of backtests
-(which it does not depend on).  corpus/evaluate.sh runs this after `evaluate` wrote the shipped
-bundle, whose learner the projects held out in turn chose (`--model auto`).
-Usage: python corpus/risk_bound.py STORE[=CONFIG]... [--model NAME] [--miss-rates 0.05,0.10] [--write-model DIR] [--markdown]
+(which it does not depend on); with `--model auto`, of the learner the projects held out in turn
+choose, as `selector evaluate --write-model` chooses it (`--jobs` candidates side by side), and
+the bound is of that learner.  corpus/evaluate.sh writes the shipped bundle so, first.
+`--fits DIR` keeps every fit of the projects held out in turn, and takes those kept by an earlier
+run or step (selector/evaluation/held_out_fits.py).
+Usage: python corpus/risk_bound.py STORE[=CONFIG]... [--model NAME|auto] [--miss-rates 0.05,0.10] [--write-model DIR]
+       [--jobs N] [--fits DIR] [--markdown]
 """
 
 from __future__ import annotations
@@ -104,15 +108,20 @@ def main() -> None:
     parser.add_argument("stores", nargs="+", help="STORE or STORE=CONFIG (default: selector.toml beside the store)")
     parser.add_argument("--miss-rates", type=miss_rate_list, default=[0.05, 0.10],
                         help="stated miss rates, comma-separated (default: 0.05,0.10; 0.05 is the shipped target's)")
-    parser.add_argument("--model", choices=MODEL_NAMES, help="the learner (default: the shipped bundle's)")
+    parser.add_argument("--model", choices=("auto", *MODEL_NAMES),
+                        help="the learner (default: the shipped bundle's); auto: the one the projects held out in turn "
+                             "choose, written with --write-model")
     parser.add_argument("--write-model", type=Path, metavar="DIR", help="also write a bundle of that model here")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("--jobs", type=int, default=1, help="with --model auto: candidates judged side by side")
     parser.add_argument("--fits", type=Path, metavar="DIR",
                         help="where fits of the projects held out in turn are kept and taken from (selector evaluate's "
                              "--fits: the same folder shares the corpus evaluation's fits)")
     arguments = parser.parse_args()
     if len(arguments.stores) < 2:
         parser.error("a bound holds projects out in turn: give at least two stores")
+    if arguments.model == "auto" and not arguments.write_model:
+        parser.error("--model auto chooses the learner of a bundle: give --write-model DIR")
     given = []
     for text in arguments.stores:
         store, _, config = text.partition("=")
@@ -121,18 +130,29 @@ def main() -> None:
         projects = load_projects(given, METHOD4, on_project=lambda name: print(f"loading {name}", flush=True))
     except UserError as error:
         parser.exit(2, f"risk_bound.py: {error}\n")
+    kept = Parts(arguments.fits) if arguments.fits else None
     model = arguments.model or shipped_model()
+    if model == "auto":
+        bundle = write_model(projects, arguments.write_model, model, arguments.jobs, kept)
+        model = bundle.settings["model"]
+        print(f"chosen: {bundle.settings['chosen']['reason']}")
     print(f"model: {model}")
     scored = held_out_scores(projects, model, SHIPPED["target_hit_rate"], SHIPPED["seed"],
-                             SHIPPED["threshold_by_project"], SHIPPED["operating_point"],
-                             fits_kept=Parts(arguments.fits) if arguments.fits else None)
+                             SHIPPED["threshold_by_project"], SHIPPED["operating_point"], fits_kept=kept)
     table = bound_rows(scored, arguments.miss_rates)
     print(markdown(table) if arguments.markdown else table.to_string(index=False))
-    if arguments.write_model:
-        bundle = train_cross_project_bundle(projects, arguments.write_model, model, SHIPPED["target_hit_rate"],
-                                            SHIPPED["seed"], SHIPPED["operating_point"], SHIPPED["threshold_by_project"])
-        print(f"shipped bundle written to {arguments.write_model}: policy {bundle.settings['policy']} "
-              f"({bundle.settings['policy_reason']})")
+    if arguments.write_model and arguments.model != "auto":
+        write_model(projects, arguments.write_model, model, arguments.jobs, kept)
+
+
+def write_model(projects: list, directory: Path, model: str, jobs: int, kept: Parts | None):
+    """The bundle `selector evaluate --write-model --model MODEL` writes, and what it earned."""
+    bundle = train_cross_project_bundle(projects, directory, model, SHIPPED["target_hit_rate"], SHIPPED["seed"],
+                                        SHIPPED["operating_point"], SHIPPED["threshold_by_project"], jobs=jobs,
+                                        fits_kept=kept)
+    print(f"shipped bundle written to {directory}: policy {bundle.settings['policy']} ({bundle.settings['policy_reason']})",
+          flush=True)
+    return bundle
 
 
 if __name__ == "__main__":

@@ -108,3 +108,31 @@ def test_risk_bound_prints_the_bound_beside_each_projects_miss_rate_and_writes_t
     drop = lambda entry: {k: v for k, v in entry.items() if k != "sha256"}  # noqa: E731  (skops bytes vary run to run)
     assert [drop(e) for e in script["entries"]] == [drop(e) for e in command["entries"]]  # the same ONNX, byte for byte
     assert (tmp_path / "script.sha256").is_file()  # sealed as the shipped bundle is
+
+
+@pytest.mark.slow
+def test_risk_bound_with_model_auto_writes_the_bundle_evaluate_chooses_and_bounds_its_learner(
+        collected_sample, evolved_sample, tmp_path):
+    """corpus/evaluate.sh's first step: the learner chosen by the projects held out in turn, as
+    `selector evaluate --write-model` chooses it, written and bounded; the fits it kept serve the
+    command given the same folder."""
+    stores = [str(collected_sample[0] / ".selector"), str(evolved_sample[0] / ".selector")]
+    fits = tmp_path / "fits"
+    ran = subprocess.run([sys.executable, str(CORPUS / "risk_bound.py"), *stores, "--model", "auto", "--write-model",
+                          str(tmp_path / "script"), "--fits", str(fits)], capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    script = json.loads((tmp_path / "script" / "manifest.json").read_text())
+    chosen = script["settings"]["chosen"]
+    assert f"model: {chosen['chosen']}" in ran.stdout and f"chosen: {chosen['reason']}" in ran.stdout
+    kept = {path.name: path.stat().st_mtime_ns for path in fits.iterdir()}
+    assert kept  # every candidate's fits on each project, kept
+    evaluated = subprocess.run(selector_command("evaluate", *stores, "--own-only", "--models", "perphecy", "--no-report",
+                                                "--out", str(tmp_path / "out"), "--write-model", str(tmp_path / "evaluate"),
+                                                "--fits", str(fits)), capture_output=True, text=True)
+    assert evaluated.returncode == 0, evaluated.stderr
+    command = json.loads((tmp_path / "evaluate" / "manifest.json").read_text())
+    assert command["settings"] == script["settings"]  # the same choice, for the same reasons, at the same bound
+    assert {path.name: path.stat().st_mtime_ns for path in fits.iterdir()} == kept  # nothing fitted again, or written
+    refused = subprocess.run([sys.executable, str(CORPUS / "risk_bound.py"), *stores, "--model", "auto"],
+                             capture_output=True, text=True)
+    assert refused.returncode == 2 and "give --write-model DIR" in refused.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -147,9 +148,17 @@ def test_evaluate_shipped_decides_every_labelled_pair_as_select_does(collected_s
     assert [all(f"{project} (" in line for project in few) for line in caution] == ([True] if few else [])
     held_out = cli("evaluate", "--shipped", "--held-out", *stores, "--out", str(tmp_path / "held-out"))
     assert held_out["held_out"] and {r["model"] for r in held_out["results"]} == {"shipped", "executed-changed", "reached-changed"}
+    from perf_selector.selector.evaluation.project_evaluation import load_projects
+
+    method4 = {p.name: p for p in load_projects([(Path(store), None) for store in stores],
+                                                {"k": 5, "first": None, "epoch_days": None})}
     for policy in held_out["policies"]:  # each decided by its own held-out bundle, whose policy is reported
-        own = load_bundle(tmp_path / "held-out" / "held-out" / policy["project"], load_models=False).settings
-        assert (policy["policy"], policy["reason"]) == (own["policy"], own["policy_reason"])
+        bundle = load_bundle(tmp_path / "held-out" / "held-out" / policy["project"], load_models=False)
+        assert (policy["policy"], policy["reason"]) == (bundle.settings["policy"], bundle.settings["policy_reason"])
+        # trained as the shipped bundle is: on the other project's Method 4 tuples, not only its closest pairs
+        (other,) = [p for name, p in method4.items() if name != policy["project"]]
+        assert bundle.trained_on["projects"] == [other.name]
+        assert bundle.trained_on["tuples"] == int(other.data.table["label"].notna().sum())
     # the rules are the same policy whichever bundle decides
     rules = lambda d: sorted((r["project"], r["model"], r["hit_rate"], r["dismiss_rate"])  # noqa: E731
                              for r in d["results"] if r["model"] != "shipped")

@@ -144,3 +144,34 @@ def test_fits_kept_in_a_folder_are_taken_by_the_next_run_and_none_is_made_again(
     held_out_scores([four[1], four[0], four[2]], model, fits=other_order)
     # of the three pairs, only lz4 and zlib's are concatenated in another order: another fit, not taken
     assert other_order.outer_fits == 1
+
+
+def test_the_choice_of_the_shipped_learner_takes_the_fits_leave_one_project_out_kept(projects, tmp_path):
+    """`evaluate --write-model` judges each candidate held out in turn, as its leave-one-project-out
+    already did: given the same folder, it fits nothing again, and gets the same scores."""
+    from perf_selector.selector.evaluation.project_evaluation import _held_out_predictions
+
+    model = "perphecy-extended"
+    frames = _held_out_predictions(projects, model, 0.95, 0, True, "quantile", Parts(tmp_path))
+    fits = held_out_fits(projects, model, kept=Parts(tmp_path))
+    scored = held_out_scores(projects, model, fits=fits)
+    assert fits.outer_fits == 0 and fits.inner.fits == 0
+    for held_out, frame in zip(projects, frames):
+        labelled = held_out.data.table["label"].notna().to_numpy()
+        assert len(scored[held_out.name].scores) == labelled.sum()
+        assert set(frame["score"]) <= set(scored[held_out.name].scores)
+        assert (frame["threshold"] == scored[held_out.name].threshold).all()
+
+
+def test_projects_held_out_side_by_side_share_the_kept_fits_and_get_every_fits_scores(four, tmp_path):
+    """held_out_scores with jobs: each project held out in a process of its own, the fits shared
+    through the folder; the same scores and operating points as every fit made in one process."""
+    model = "xgboost-monotone"
+    every = held_out_scores(four, model, shared_fits=False)
+    side_by_side = held_out_scores(four, model, fits=held_out_fits(four, model, kept=Parts(tmp_path)), jobs=2)
+    for name in every:
+        assert np.array_equal(every[name].scores, side_by_side[name].scores), name
+        assert every[name].threshold == side_by_side[name].threshold, name
+    again = held_out_fits(four, model, kept=Parts(tmp_path))
+    held_out_scores(four, model, fits=again)
+    assert again.outer_fits == 0 and again.inner.fits == 0  # every fit the processes made is in the folder

@@ -35,7 +35,8 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
               help="Where results go: evaluation.json, per project a backtest folder with its report, and parts/ (each "
                    "finished project's part, from which a run cut off half way resumes).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Projects evaluated side by side, each in a process of its own (the figures do not depend on it).")
+              help="Projects evaluated side by side, each in a process of its own (the figures do not depend on it); "
+                   "with --held-out, the projects each held-out bundle judges its learner on.")
 @click.option("--fresh", is_flag=True,
               help="Compute every project's part again, not taking those an earlier run with the same inputs and code "
                    "kept under OUT/parts (a run cut off half way resumes from them).")
@@ -90,12 +91,13 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
     from perf_selector.selector.evaluation.evaluation_parts import Parts
 
     fits_kept = Parts(fits_dir or out_dir / "fits", reuse=not fresh)
+    method4 = {"k": k, "first": first, "epoch_days": None}  # the tuples the shipped bundle is trained on
     if day_one:
-        _evaluate_day_one(stores, bundle_path, held_out, out_dir, markdown_path, output_format, fits_kept)
+        _evaluate_day_one(stores, bundle_path, held_out, out_dir, markdown_path, output_format, fits_kept, method4, jobs)
         return
     if replay:
         _evaluate_replay(stores, bundle_path, held_out, out_dir, markdown_path, output_format, retrain_every or None,
-                         fits_kept)
+                         fits_kept, method4, jobs)
         return
     if bundle_path or held_out:
         raise click.UsageError("--bundle and --held-out go with --shipped or --replay")
@@ -182,7 +184,7 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
 
 
 def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir: Path, markdown_path: Path | None,
-                      output_format: str, fits_kept=None) -> None:
+                      output_format: str, fits_kept=None, method4: dict | None = None, jobs: int = 1) -> None:
     """`evaluate --shipped`: the bundle's day-one decisions on every labelled pair of each store."""
     import json
 
@@ -201,14 +203,15 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
         raise UserError("--held-out trains on the other stores given: give at least two")
     bundle = _shipped_or_given(bundle_path)
     projects, frames, deciding = _labelled_projects(stores), [], {}
-    fits = held_out_fits_like(projects, bundle, fits_kept) if held_out else None
+    training = _training_projects(stores, method4) if held_out else {}
+    fits = held_out_fits_like(list(training.values()), bundle, fits_kept) if held_out else None
     with stderr.status("deciding") as status:
         for number, project in enumerate(projects, 1):
             deciding[project.name] = bundle
             if held_out:
                 _training_without(status, project.name, number, len(projects))
-                deciding[project.name] = held_out_bundle(projects, project, bundle, out_dir / "held-out" / project.name,
-                                                         fits)
+                deciding[project.name] = held_out_bundle(list(training.values()), training[project.name], bundle,
+                                                         out_dir / "held-out" / project.name, fits, jobs)
             frames.append(day_one_predictions(project, deciding[project.name]))
     predictions = pd.concat(frames, ignore_index=True)
     document = day_one_document(predictions, bundle, projects, held_out, deciding)
@@ -240,7 +243,8 @@ def _training_without(status, name: str, number: int, count: int) -> None:
 
 
 def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: Path, markdown_path: Path | None,
-                     output_format: str, retrain_every: int | None = None, fits_kept=None) -> None:
+                     output_format: str, retrain_every: int | None = None, fits_kept=None,
+                     method4: dict | None = None, jobs: int = 1) -> None:
     """`evaluate --replay`: each store's history walked as a team using select from day one."""
     from perf_selector.selector.evaluation.day_one import held_out_bundle, held_out_fits_like
     from perf_selector.selector.evaluation.replay import replay_document, summary_frame, unseen_frame, write_markdown
@@ -250,14 +254,14 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
         if len(stores) < 2:
             raise UserError("--held-out trains on the other stores given: give at least two")
         bundle = _shipped_or_given(bundle_path)
-        projects = _labelled_projects(stores)
+        training = _training_projects(stores, method4)
         bundle_for = {}
-        fits = held_out_fits_like(projects, bundle, fits_kept)
+        fits = held_out_fits_like(list(training.values()), bundle, fits_kept)
         with stderr.status("training") as status:
-            for number, project in enumerate(projects, 1):
-                _training_without(status, project.name, number, len(projects))
+            for number, project in enumerate(training.values(), 1):
+                _training_without(status, project.name, number, len(training))
                 directory = out_dir / "held-out" / project.name
-                held_out_bundle(projects, project, bundle, directory, fits)
+                held_out_bundle(list(training.values()), project, bundle, directory, fits, jobs)
                 bundle_for[project.name] = directory
     with stderr.status("replaying the history"):
         document = replay_document(stores, bundle_path, bundle_for, retrain_every, out_dir)
@@ -289,6 +293,18 @@ def _shipped_or_given(bundle_path: Path | None):
         return load_bundle(bundle_path, portable=True)
     except BundleError as error:
         raise UserError(f"{bundle_path}: {error}") from None
+
+
+def _training_projects(stores, method4: dict | None) -> dict:
+    """Every store's project with the tuples the shipped bundle is trained on (Method 4's, as
+    `evaluate --write-model` and corpus/risk_bound.py load them), by name: a bundle trained as the
+    shipped one on the others learns from the same kind of tuples, ancestors a few commits back too."""
+    from perf_selector.selector.evaluation.project_evaluation import load_projects
+
+    with stderr.status("building the training tuples and features") as status:
+        projects = load_projects(stores, method4 or {"k": 5, "first": None, "epoch_days": None},
+                                 on_project=lambda name: status.update(f"building the training tuples and features: {name}"))
+    return {project.name: project for project in projects}
 
 
 def _labelled_projects(stores) -> list:

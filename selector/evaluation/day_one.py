@@ -69,14 +69,15 @@ def _rule_predictions(rule: str, table: pd.DataFrame) -> pd.DataFrame:
         why=np.where(scores >= spec.rule_threshold, "rule", "skip"))
 
 
-def held_out_bundle(projects: Sequence[Project], held_out: Project, like, directory: Path, fits=None):
+def held_out_bundle(projects: Sequence[Project], held_out: Project, like, directory: Path, fits=None, jobs: int = 1):
     """A bundle trained as `like` (the shipped one) was, on every project but `held_out`: what a
     team whose project is not in the corpus would have got on day one.  `fits`: shared by the
-    bundles of the projects held out in turn (held_out_fits_like)."""
+    bundles of the projects held out in turn (held_out_fits_like); `jobs`: the others held out side by side."""
     from perf_selector.models.bundle import load_bundle
     from perf_selector.selector.evaluation.project_evaluation import train_cross_project_bundle
 
-    train_cross_project_bundle([p for p in projects if p is not held_out], directory, **_trained_as(like), fits=fits)
+    train_cross_project_bundle([p for p in projects if p is not held_out], directory, **_trained_as(like), fits=fits,
+                               jobs=jobs)
     return load_bundle(directory, portable=True)
 
 

@@ -88,6 +88,18 @@ class HeldOutFits:
         self.outer: dict[frozenset, tuple[float, dict[str, np.ndarray]]] = {}
         self.outer_fits = 0
 
+    @property
+    def shelved(self) -> bool:
+        """Whether the fits are kept in a folder: processes side by side share them there."""
+        return self.outer_shelf is not None
+
+    def __getstate__(self) -> dict:
+        """Sent to another process without what this one keeps in memory: the folder holds it."""
+        state = dict(self.__dict__)
+        state["outer"] = {}
+        state["inner"] = PairedFits(self.inner.design, self.inner.keep, self.inner.shelf)
+        return state
+
     def held_out(self, trained_on: frozenset, held_out: str, fit: Callable[[], object]) -> tuple[np.ndarray, float]:
         """The scores of `held_out`'s rows, and the operating point, of the model `fit()` trains on
         the projects `trained_on` (a FittedModel): kept from another hold-out's, or fitted now and

@@ -199,13 +199,13 @@ def _held_out_predictions(projects: Sequence[Project], model: str, target_hit_ra
     """`model`'s predictions on each project held out in turn (cross_project_predictions), in
     `projects`' order; each fit on all projects but two is made once, for both (PairedFits), and
     kept in `fits_kept` for the other steps of an evaluation (held_out_fits)."""
-    paired = held_out_fits(projects, model, target_hit_rate, seed, threshold_by_project, operating_point,
-                           fits_kept).inner if threshold_by_project else None
+    fits = held_out_fits(projects, model, target_hit_rate, seed, threshold_by_project, operating_point, fits_kept) \
+        if threshold_by_project else None
     frames = []
     for held_out in projects:
         others = [p for p in projects if p is not held_out]
         frames.append(cross_project_predictions(others, held_out, [model], target_hit_rate, seed, threshold_by_project,
-                                                operating_point, paired))
+                                                operating_point, fits=fits))
         if progress:
             progress(1)
     return frames
@@ -343,17 +343,26 @@ def fit_cross_project(training: pd.DataFrame, model: str, target_hit_rate: float
 
 def cross_project_predictions(others: Sequence[Project], held_out: Project, models: Sequence[str], target_hit_rate: float,
                               seed: int, threshold_by_project: bool = True, operating_point: str = "quantile",
-                              paired: PairedFits | None = None) -> pd.DataFrame:
+                              fits: HeldOutFits | None = None) -> pd.DataFrame:
     """Models trained on `others` alone, scoring `held_out`'s Method 4 test tuples (epoch by epoch);
-    `paired`: the nested fits shared with the other hold-outs (one model's only: PairedFits keys by projects)."""
-    training = cross_project_training(others)
+    `fits`: one model's fits shared with the other hold-outs and the other steps (held_out_fits),
+    which score every labelled tuple of the project: the test tuples' scores are taken from them."""
     tests = method4_test_tuples(held_out)
+    if fits is not None:
+        if len(models) != 1 or fits.settings != fit_settings(models[0], target_hit_rate, seed, threshold_by_project,
+                                                               operating_point):
+            raise ValueError(f"fits of {fits.settings} cannot stand for {list(models)}")
+        scores, threshold = fits.held_out(frozenset(p.name for p in others), held_out.name, lambda: fit_cross_project(
+            cross_project_training(others), models[0], target_hit_rate, seed, threshold_by_project, operating_point,
+            fits.inner)[0])
+        scores = scores[method4_test_rows(held_out)]
+        return prediction_frame(models[0], CROSS_PROJECT, tests["epoch"].to_numpy(), tests, scores, threshold).assign(
+            project=held_out.name)
+    training = cross_project_training(others)
     X_test = design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, [])
-    if paired is not None and len(models) != 1:
-        raise ValueError("shared nested fits are one model's: PairedFits keys its fits by projects alone")
     rows = []
     for name in models:
-        fitted, _ = fit_cross_project(training, name, target_hit_rate, seed, threshold_by_project, operating_point, paired)
+        fitted, _ = fit_cross_project(training, name, target_hit_rate, seed, threshold_by_project, operating_point)
         scores = positive_scores(fitted.estimator, X_test)
         rows.append(prediction_frame(name, CROSS_PROJECT, tests["epoch"].to_numpy(), tests, scores, fitted.threshold))
     return pd.concat(rows, ignore_index=True).assign(project=held_out.name)
@@ -378,7 +387,8 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     bound is recorded in the settings' `risk_control` whatever the policy); saved as a bundle
     (ONNX and skops, manifest, seal) at `directory`.  `model` AUTO: the learner the projects held
     out in turn choose among `candidates` (choose_cross_project_model, `jobs` side by side),
-    recorded with why.  `fits`: the fits shared with an enclosing hold-out (a held-out bundle of
+    recorded with why; a named one is judged with `jobs` projects held out side by side where its
+    fits are kept in a folder.  `fits`: the fits shared with an enclosing hold-out (a held-out bundle of
     `evaluate --shipped --held-out`: held_out_fits over the whole corpus, kept); `fits_kept`: a
     folder the fits are kept in (held_out_fits)."""
     from perf_selector.models.bundle import save_bundle
@@ -395,7 +405,7 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
         evidence, (policy, reason), bound = judged[model]
     else:
         evidence, (policy, reason), bound = _judged_candidate(projects, model, target_hit_rate, seed,
-                                                              threshold_by_project, operating_point, fits, fits_kept)
+                                                              threshold_by_project, operating_point, fits, fits_kept, jobs)
     if fits is not None and fits.settings != fit_settings(model, target_hit_rate, seed, threshold_by_project, operating_point):
         fits = None  # another learner's (the choice fell elsewhere)
     fitted, X = fit_cross_project(training, model, target_hit_rate, seed, threshold_by_project, operating_point,
@@ -434,11 +444,11 @@ def _bound_reason(bound: RiskBound, reason: str) -> str:
 
 def _judged_candidate(projects: Sequence[Project], name: str, target_hit_rate: float, seed: int,
                       threshold_by_project: bool, operating_point: str, fits: HeldOutFits | None = None,
-                      fits_kept: Parts | None = None, progress=None) -> tuple:
+                      fits_kept: Parts | None = None, jobs: int = 1, progress=None) -> tuple:
     """One learner held out in turn: (its evidence, (the policy it earns, why), the conformal bound of
     that policy's pruning), as the bundle records it and choose_cross_project_model weighs it."""
     scored = held_out_scores(projects, name, target_hit_rate, seed, threshold_by_project, operating_point,
-                             fits=fits, fits_kept=fits_kept)
+                             fits=fits, fits_kept=fits_kept, jobs=jobs)
     evidence = held_out_evidence(scored)
     policy, reason = policy_from(evidence)
     return evidence, (policy, reason), policy_risk_bound(scored, _bounded(policy), 1.0 - target_hit_rate)
@@ -457,11 +467,19 @@ def choose_cross_project_model(projects: Sequence[Project], candidates: Sequence
     (the least certifiable miss rate being the corpus's, the highest pooled dismissal within
     the rule among those that kept the rule's hit rate), for when the corpus grows.  Returns
     (model, the choice as the bundle records it, per candidate (evidence, (policy, reason), bound)).
-    `jobs`: candidates judged side by side in that many processes; `fits_kept`: where their fits are kept."""
+    `jobs`: that many processes side by side, each judging a candidate, or, where the fits are kept
+    in a folder (`fits_kept`), each holding a project out (a random forest's candidate alone would
+    otherwise keep one process busy long after the others ended)."""
     arguments = [(projects, name, target_hit_rate, seed, threshold_by_project, operating_point, None, fits_kept)
                  for name in candidates]
-    results = in_turn(_judged_candidate, arguments, [1] * len(arguments), jobs,
-                      on_result=lambda index, result: on_candidate(candidates[index]))
+    if fits_kept is not None and fits_kept.directory is not None and jobs > 1:
+        results = []
+        for name, each in zip(candidates, arguments):
+            results.append(_judged_candidate(*each, jobs=jobs))
+            on_candidate(name)
+    else:
+        results = in_turn(_judged_candidate, arguments, [1] * len(arguments), jobs,
+                          on_result=lambda index, result: on_candidate(candidates[index]))
     judged, figures = dict(zip(candidates, results)), {}
     for name, (evidence, (policy, reason), bound) in judged.items():
         shown = _bounded(policy)
@@ -508,26 +526,35 @@ class HeldOutScores:
 def held_out_scores(projects: Sequence[Project], model: str, target_hit_rate: float = 0.95, seed: int = 0,
                     threshold_by_project: bool = True, operating_point: str = "quantile",
                     shared_fits: bool = True, fits: HeldOutFits | None = None,
-                    fits_kept: Parts | None = None) -> dict[str, HeldOutScores]:
+                    fits_kept: Parts | None = None, jobs: int = 1) -> dict[str, HeldOutScores]:
     """Per project, held out in turn: `model` trained as shipped on the other projects, scoring
     every labelled tuple of the project, with its operating point.  `shared_fits`: each fit on all
     projects but two serves both hold-outs (models.paired_fits: the same scores, half the fits).
     `fits`: the fits shared with an enclosing hold-out (held_out_fits, over a corpus that holds
-    `projects`), else made here, kept in `fits_kept` if given."""
+    `projects`), else made here, kept in `fits_kept` if given.  `jobs`: projects held out side by
+    side in that many processes, where the fits are kept in a folder (the processes share them there;
+    two side by side may make the same fit, never a different one)."""
     settings = fit_settings(model, target_hit_rate, seed, threshold_by_project, operating_point)
     if fits is not None and fits.settings != settings:
         raise ValueError(f"fits of {fits.settings} cannot stand for {settings}")
     if fits is None and shared_fits and threshold_by_project:  # no projects held out inside: nothing to share
         fits = held_out_fits(projects, model, target_hit_rate, seed, threshold_by_project, operating_point, fits_kept)
     scored = {}
-    for held_out in projects:
+    if fits is not None and fits.shelved and jobs > 1:
+        portable = [_portable(p) for p in projects]
+        computed = in_turn(_held_out_one, [([p for p in portable if p is not each], each, model, target_hit_rate, seed,
+                                            threshold_by_project, operating_point, fits) for each in portable],
+                           [1] * len(portable), jobs)
+    for index, held_out in enumerate(projects):
         others = [p for p in projects if p is not held_out]
 
         def fitted(others=others):
             return fit_cross_project(cross_project_training(others), model, target_hit_rate, seed, threshold_by_project,
                                      operating_point, fits.inner if fits is not None else None)[0]
         tests = held_out.data.table[held_out.data.table["label"].notna()]
-        if fits is not None:
+        if fits is not None and fits.shelved and jobs > 1:
+            scores, threshold = computed[index]
+        elif fits is not None:
             scores, threshold = fits.held_out(frozenset(p.name for p in others), held_out.name, fitted)
         else:
             model_fitted = fitted()
@@ -536,6 +563,14 @@ def held_out_scores(projects: Sequence[Project], model: str, target_hit_rate: fl
         scored[held_out.name] = HeldOutScores(scores, threshold, tests[FEATURE_NAMES].to_numpy(float),
                                               tests["label"].to_numpy(bool), held_out.config.labels.min_effect)
     return scored
+
+
+def _held_out_one(others: Sequence[Project], held_out: Project, model: str, target_hit_rate: float, seed: int,
+                  threshold_by_project: bool, operating_point: str, fits: HeldOutFits,
+                  progress=None) -> tuple[np.ndarray, float]:
+    """held_out_scores' work for one project, in a process of its own: (its scores, the threshold)."""
+    return fits.held_out(frozenset(p.name for p in others), held_out.name, lambda: fit_cross_project(
+        cross_project_training(others), model, target_hit_rate, seed, threshold_by_project, operating_point, fits.inner)[0])
 
 
 def held_out_evidence(scored: dict[str, HeldOutScores]) -> dict[str, dict]:
@@ -568,6 +603,14 @@ def method4_test_tuples(project: Project) -> pd.DataFrame:
         rows = split.test[labelled[split.test]]
         parts.append(table.iloc[rows].assign(epoch=split.epoch))
     return pd.concat(parts, ignore_index=True) if parts else table.iloc[:0].assign(epoch=0)
+
+
+def method4_test_rows(project: Project) -> np.ndarray:
+    """Where method4_test_tuples' rows stand among the project's labelled tuples (held_out_fits' scores are of those)."""
+    labelled = project.data.table["label"].notna().to_numpy()
+    among_labelled = np.cumsum(labelled) - 1
+    rows = [among_labelled[split.test[labelled[split.test]]] for split in project.data.plan.splits]
+    return np.concatenate(rows).astype(int) if rows else np.zeros(0, int)
 
 
 def project_table(predictions: pd.DataFrame) -> pd.DataFrame:
