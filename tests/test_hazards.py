@@ -107,6 +107,15 @@ def test_a_hazard_runs_what_the_model_would_prune_within_the_rule():
     assert decided.why.tolist() == ["skip", "hazard", "skip"]
 
 
+def test_data_written_for_cold_readers_is_no_hazard_and_for_hot_ones_it_is():
+    """changed_writes_hot_data is the share of the run its readers carry (their own instructions):
+    Duktape's readers of the heap state its changed code stores to carried 3e-7 of it."""
+    cold = _row(executed_changed_share=1e-3, changed_writes_hot_data=2.8e-7)
+    hot = _row(executed_changed_share=1e-6, changed_writes_hot_data=0.05)  # a hot loop reads what start-up wrote
+    assert fired_hazards(cold) == [] and fired_hazards(hot) == ["changed_writes_hot_data"]
+    assert fired_hazards(_row(changed_writes_hot_data=HAZARDS["changed_writes_hot_data"])) == ["changed_writes_hot_data"]
+
+
 def test_a_hazard_the_projects_history_shows_harmless_may_be_pruned():
     steering = _row(executed_changed_share=1e-6, changed_cpu_dispatch=1.0)
     features = np.vstack([steering] * (HARMLESS_AFTER + 2))

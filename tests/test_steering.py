@@ -19,7 +19,9 @@ from perf_selector.collectors.block_diff import Block, align
 from perf_selector.collectors.code_effects import code_effects
 from perf_selector.collectors.code_image import CodeImage
 from perf_selector.features.builder import FeatureBuilder
+from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.features.steering import names_cpu_features
+from perf_selector.models.decision import fired_hazards
 from perf_selector.storage.history import load_history
 from perf_selector.storage.store import Store
 from tests.helpers import compile_c
@@ -88,6 +90,7 @@ def test_a_changed_table_entry_written_at_start_up_weighs_the_hot_loop_that_read
     assert row["changed_writes_hot_data"] == pytest.approx(expected, rel=1e-12)
     assert 20000 * 5 / _profile(store, shas["base"])["self_instructions"].sum() < expected < 1  # >= 5 instructions a turn
     assert row["executed_changed_share"] < 0.001 < row["changed_writes_hot_data"]  # ran once, steers the loop
+    assert "changed_writes_hot_data" in fired_hazards(row[FEATURE_NAMES].to_numpy(float))  # hot readers: a hazard
     assert row["executed_constant_change"] == 0.0  # another function's address, not another constant
     assert row["changed_cpu_dispatch"] == 0.0  # choose_ops calls the check; the cpuid is not its own code
 
