@@ -14,9 +14,10 @@
 # Every step keeps the fits of projects held out in turn in WORKDIR/fits and takes those an
 # earlier step or run made (selector/evaluation/held_out_fits.py), and step 5 its finished
 # parts: after a stop, run it again and it goes on.  On 24 projects and two cores it is hours.
-# A project not collected under WORKDIR is evaluated from its committed evaluation pack
-# (corpus/PROJECT/pack, written by collect.sh with `selector pack`), so the evaluation and the
-# shipped bundle rebuild on any machine without the stores; only the replay needs the stores.
+# Every step but the replay reads each project's committed evaluation pack (corpus/PROJECT/pack,
+# written by collect.sh with `selector pack`), or its store under WORKDIR where it has none, so
+# the evaluation and the shipped bundle rebuild on any machine without the stores; only the
+# replay needs the stores.
 # Usage: corpus/evaluate.sh [WORKDIR [PROJECT...]]   (default: the current directory, every corpus project)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
@@ -26,13 +27,16 @@ stores=()
 projects=("${@:2}")
 [ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo git leveldb snappy quickjs nlohmann-json mbedtls mujs berry janet duktape lmdb xz oniguruma pugixml tinyxml2 spdlog)
 packed=()   # a project's store where it is collected here, else its committed evaluation pack
+# Every step but the replay reads a project's committed pack where there is one: the same figures
+# as its store (collect.sh packs each store when its collection ends), without building every
+# tuple's features again at each step; the replay walks the stores.
 for project in "${projects[@]}"; do
-    if [ -d "$work/$project/store" ]; then
-        stores+=("$work/$project/store")
-        packed+=("$work/$project/store")
-    elif [ -f "$corpus/$project/pack/pack.json" ]; then
+    [ -d "$work/$project/store" ] && stores+=("$work/$project/store")
+    if [ -f "$corpus/$project/pack/pack.json" ]; then
         packed+=("$corpus/$project/pack")
-        echo "evaluate.sh: $project from its evaluation pack (corpus/$project/pack); its replay needs the store" >&2
+        [ -d "$work/$project/store" ] || echo "evaluate.sh: $project from its evaluation pack (corpus/$project/pack); its replay needs the store" >&2
+    elif [ -d "$work/$project/store" ]; then
+        packed+=("$work/$project/store")
     else
         echo "evaluate.sh: no store for $project under $work and no pack (run corpus/collect.sh $project $work/$project)" >&2
     fi
