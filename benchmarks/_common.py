@@ -1,7 +1,8 @@
-"""Helpers for the benchmark scripts: the subject binary and interleaved timing."""
+"""Helpers for the benchmark scripts: the subject binary, the corpus packs and interleaved timing."""
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sysconfig
 import time
@@ -15,6 +16,20 @@ def libpython() -> Path:
     if not library.is_file():
         raise SystemExit(f"no shared libpython at {library}; this Python was built without --enable-shared")
     return library
+
+
+def learner_on_packs(description: str, default_packs: list[Path]) -> tuple[argparse.Namespace, list]:
+    """The arguments of a benchmark that judges a learner held out in turn on corpus packs (PACK...,
+    --model, --rounds), and the packs' projects as `selector evaluate` loads them (Method 4)."""
+    from perf_selector.selector.evaluation.project_evaluation import load_projects
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("packs", nargs="*", type=Path)
+    parser.add_argument("--model", default="xgboost")
+    parser.add_argument("--rounds", type=int, default=1)
+    arguments = parser.parse_args()
+    packs = arguments.packs or default_packs
+    return arguments, load_projects([(pack, None) for pack in packs], {"k": 5, "first": None, "epoch_days": None})
 
 
 def interleaved(candidates: dict[str, Callable[[], object]], rounds: int) -> dict[str, list[float]]:

@@ -15,25 +15,18 @@ Run: python benchmarks/held_out_fits.py [PACK...] [--model xgboost --rounds 1]
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
-from _common import interleaved, print_medians
+from _common import interleaved, learner_on_packs, print_medians
 
-from perf_selector.selector.evaluation.project_evaluation import held_out_fits, held_out_scores, load_projects
+from perf_selector.selector.evaluation.project_evaluation import held_out_fits, held_out_scores
 
 SMALL = ("lz4", "zlib", "libdeflate", "zstd", "pcre2", "janet")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("packs", nargs="*", type=Path)
-    parser.add_argument("--model", default="xgboost")
-    parser.add_argument("--rounds", type=int, default=1)
-    arguments = parser.parse_args()
-    packs = arguments.packs or [Path("corpus") / name / "pack" for name in SMALL]
-    projects = load_projects([(pack, None) for pack in packs], {"k": 5, "first": None, "epoch_days": None})
+    arguments, projects = learner_on_packs(__doc__.splitlines()[0], [Path("corpus") / name / "pack" for name in SMALL])
     results = {}
 
     def judged(shared: bool):

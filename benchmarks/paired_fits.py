@@ -12,23 +12,17 @@ Run: python benchmarks/paired_fits.py [PACK...] [--model xgboost --rounds 1]
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
-from _common import interleaved, print_medians
+from _common import interleaved, learner_on_packs, print_medians
 
-from perf_selector.selector.evaluation.project_evaluation import held_out_scores, load_projects
+from perf_selector.selector.evaluation.project_evaluation import held_out_scores
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("packs", nargs="*", type=Path)
-    parser.add_argument("--model", default="xgboost")
-    parser.add_argument("--rounds", type=int, default=1)
-    arguments = parser.parse_args()
-    packs = arguments.packs or sorted(path.parent for path in Path("corpus").glob("*/pack/pack.json"))
-    projects = load_projects([(pack, None) for pack in packs], {"k": 5, "first": None, "epoch_days": None})
+    every_pack = sorted(path.parent for path in Path("corpus").glob("*/pack/pack.json"))
+    arguments, projects = learner_on_packs(__doc__.splitlines()[0], every_pack)
     results = {}
 
     def judged(shared: bool):

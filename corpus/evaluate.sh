@@ -26,7 +26,7 @@ work=$(cd "${1:-.}" && pwd)
 stores=()
 projects=("${@:2}")
 [ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo git leveldb snappy quickjs nlohmann-json mbedtls mujs berry janet duktape lmdb xz oniguruma pugixml tinyxml2 spdlog)
-packed=()   # a project's store where it is collected here, else its committed evaluation pack
+packed=()   # a project's committed evaluation pack, else its store where it is collected here
 # Every step but the replay reads a project's committed pack where there is one: the same figures
 # as its store (collect.sh packs each store when its collection ends), without building every
 # tuple's features again at each step; the replay walks the stores.

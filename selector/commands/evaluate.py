@@ -203,15 +203,15 @@ def _evaluate_day_one(stores, bundle_path: Path | None, held_out: bool, out_dir:
         raise UserError("--held-out trains on the other stores given: give at least two")
     bundle = _shipped_or_given(bundle_path)
     projects, frames, deciding = _labelled_projects(stores), [], {}
-    training = _training_projects(stores, method4) if held_out else {}
-    fits = held_out_fits_like(list(training.values()), bundle, fits_kept) if held_out else None
+    training = _training_projects(stores, method4) if held_out else []
+    fits = held_out_fits_like(training, bundle, fits_kept) if held_out else None
     with stderr.status("deciding") as status:
-        for number, project in enumerate(projects, 1):
+        for number, (project, trained) in enumerate(zip(projects, training or projects), 1):
             deciding[project.name] = bundle
             if held_out:
                 _training_without(status, project.name, number, len(projects))
-                deciding[project.name] = held_out_bundle(list(training.values()), training[project.name], bundle,
-                                                         out_dir / "held-out" / project.name, fits, jobs)
+                deciding[project.name] = held_out_bundle(training, trained, bundle, out_dir / "held-out" / project.name,
+                                                         fits, jobs)
             frames.append(day_one_predictions(project, deciding[project.name]))
     predictions = pd.concat(frames, ignore_index=True)
     document = day_one_document(predictions, bundle, projects, held_out, deciding)
@@ -256,12 +256,12 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
         bundle = _shipped_or_given(bundle_path)
         training = _training_projects(stores, method4)
         bundle_for = {}
-        fits = held_out_fits_like(list(training.values()), bundle, fits_kept)
+        fits = held_out_fits_like(training, bundle, fits_kept)
         with stderr.status("training") as status:
-            for number, project in enumerate(training.values(), 1):
+            for number, project in enumerate(training, 1):
                 _training_without(status, project.name, number, len(training))
                 directory = out_dir / "held-out" / project.name
-                held_out_bundle(list(training.values()), project, bundle, directory, fits, jobs)
+                held_out_bundle(training, project, bundle, directory, fits, jobs)
                 bundle_for[project.name] = directory
     with stderr.status("replaying the history"):
         document = replay_document(stores, bundle_path, bundle_for, retrain_every, out_dir)
@@ -295,16 +295,16 @@ def _shipped_or_given(bundle_path: Path | None):
         raise UserError(f"{bundle_path}: {error}") from None
 
 
-def _training_projects(stores, method4: dict | None) -> dict:
+def _training_projects(stores, method4: dict | None) -> list:
     """Every store's project with the tuples the shipped bundle is trained on (Method 4's, as
-    `evaluate --write-model` and corpus/risk_bound.py load them), by name: a bundle trained as the
-    shipped one on the others learns from the same kind of tuples, ancestors a few commits back too."""
+    `evaluate --write-model` and corpus/risk_bound.py load them), in the stores' order: a bundle
+    trained as the shipped one on the others learns from the same kind of tuples, ancestors a few
+    commits back too."""
     from perf_selector.selector.evaluation.project_evaluation import load_projects
 
     with stderr.status("building the training tuples and features") as status:
-        projects = load_projects(stores, method4 or {"k": 5, "first": None, "epoch_days": None},
-                                 on_project=lambda name: status.update(f"building the training tuples and features: {name}"))
-    return {project.name: project for project in projects}
+        return load_projects(stores, method4 or {"k": 5, "first": None, "epoch_days": None},
+                             on_project=lambda name: status.update(f"building the training tuples and features: {name}"))
 
 
 def _labelled_projects(stores) -> list:

@@ -352,9 +352,8 @@ def cross_project_predictions(others: Sequence[Project], held_out: Project, mode
         if len(models) != 1 or fits.settings != fit_settings(models[0], target_hit_rate, seed, threshold_by_project,
                                                                operating_point):
             raise ValueError(f"fits of {fits.settings} cannot stand for {list(models)}")
-        scores, threshold = fits.held_out(frozenset(p.name for p in others), held_out.name, lambda: fit_cross_project(
-            cross_project_training(others), models[0], target_hit_rate, seed, threshold_by_project, operating_point,
-            fits.inner)[0])
+        scores, threshold = _held_out_one(others, held_out, models[0], target_hit_rate, seed, threshold_by_project,
+                                          operating_point, fits)
         scores = scores[method4_test_rows(held_out)]
         return prediction_frame(models[0], CROSS_PROJECT, tests["epoch"].to_numpy(), tests, scores, threshold).assign(
             project=held_out.name)
@@ -409,7 +408,7 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     if fits is not None and fits.settings != fit_settings(model, target_hit_rate, seed, threshold_by_project, operating_point):
         fits = None  # another learner's (the choice fell elsewhere)
     fitted, X = fit_cross_project(training, model, target_hit_rate, seed, threshold_by_project, operating_point,
-                                  fits.inner if fits is not None and threshold_by_project else None)
+                                  fits.inner if fits is not None else None)
     trained_on = {"projects": [p.name for p in projects], "tuples": len(training), "positives": fitted.training_positives,
                   "commits": int(sum(len(p.data.history.built()) for p in projects)), "benchmarks": []}
     settings = {"model": model, "scope": CROSS_PROJECT, "target_hit_rate": target_hit_rate, "seed": seed,
@@ -539,36 +538,38 @@ def held_out_scores(projects: Sequence[Project], model: str, target_hit_rate: fl
         raise ValueError(f"fits of {fits.settings} cannot stand for {settings}")
     if fits is None and shared_fits and threshold_by_project:  # no projects held out inside: nothing to share
         fits = held_out_fits(projects, model, target_hit_rate, seed, threshold_by_project, operating_point, fits_kept)
+    if fits is not None:
+        side_by_side = jobs if fits.shelved else 1  # processes share the fits through their folder alone
+        given = [_portable(p) for p in projects] if side_by_side > 1 else projects
+        results = in_turn(_held_out_one, [([p for p in given if p is not each], each, model, target_hit_rate, seed,
+                                           threshold_by_project, operating_point, fits) for each in given],
+                          [1] * len(given), side_by_side)
+    else:
+        results = [_fitted_held_out(projects, held_out, model, target_hit_rate, seed, threshold_by_project, operating_point)
+                   for held_out in projects]
     scored = {}
-    if fits is not None and fits.shelved and jobs > 1:
-        portable = [_portable(p) for p in projects]
-        computed = in_turn(_held_out_one, [([p for p in portable if p is not each], each, model, target_hit_rate, seed,
-                                            threshold_by_project, operating_point, fits) for each in portable],
-                           [1] * len(portable), jobs)
-    for index, held_out in enumerate(projects):
-        others = [p for p in projects if p is not held_out]
-
-        def fitted(others=others):
-            return fit_cross_project(cross_project_training(others), model, target_hit_rate, seed, threshold_by_project,
-                                     operating_point, fits.inner if fits is not None else None)[0]
+    for held_out, (scores, threshold) in zip(projects, results):
         tests = held_out.data.table[held_out.data.table["label"].notna()]
-        if fits is not None and fits.shelved and jobs > 1:
-            scores, threshold = computed[index]
-        elif fits is not None:
-            scores, threshold = fits.held_out(frozenset(p.name for p in others), held_out.name, fitted)
-        else:
-            model_fitted = fitted()
-            scores = positive_scores(model_fitted.estimator, design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, []))
-            threshold = model_fitted.threshold
         scored[held_out.name] = HeldOutScores(scores, threshold, tests[FEATURE_NAMES].to_numpy(float),
                                               tests["label"].to_numpy(bool), held_out.config.labels.min_effect)
     return scored
 
 
+def _fitted_held_out(projects: Sequence[Project], held_out: Project, model: str, target_hit_rate: float, seed: int,
+                     threshold_by_project: bool, operating_point: str) -> tuple[np.ndarray, float]:
+    """`held_out`'s labelled tuples scored by `model` fitted on the other `projects` with every fit made, and its threshold."""
+    others = [p for p in projects if p is not held_out]
+    fitted, _ = fit_cross_project(cross_project_training(others), model, target_hit_rate, seed, threshold_by_project,
+                                  operating_point)
+    tests = held_out.data.table[held_out.data.table["label"].notna()]
+    return positive_scores(fitted.estimator, design_matrix(tests, FEATURE_NAMES, CROSS_PROJECT, [])), fitted.threshold
+
+
 def _held_out_one(others: Sequence[Project], held_out: Project, model: str, target_hit_rate: float, seed: int,
                   threshold_by_project: bool, operating_point: str, fits: HeldOutFits,
                   progress=None) -> tuple[np.ndarray, float]:
-    """held_out_scores' work for one project, in a process of its own: (its scores, the threshold)."""
+    """`held_out`'s labelled tuples scored by `model` trained as shipped on `others`, and its threshold:
+    kept by `fits` or fitted now (in this process or one of its own)."""
     return fits.held_out(frozenset(p.name for p in others), held_out.name, lambda: fit_cross_project(
         cross_project_training(others), model, target_hit_rate, seed, threshold_by_project, operating_point, fits.inner)[0])
 
