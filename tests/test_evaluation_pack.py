@@ -95,3 +95,23 @@ def test_what_a_pack_cannot_answer_is_refused_naming_the_store(packs, tmp_path):
     assert replay.returncode != 0 and "needs the store" in replay.stderr
     nothing = run("pack", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"))
     assert nothing.returncode != 0 and "no configuration" in nothing.stderr
+
+
+def test_a_pack_trains_the_held_out_replays_bundles_beside_the_stores_walked(packs, tmp_path):
+    """`evaluate --replay --held-out` with a pack among the stores: the pack trains the held-out
+    bundle of the store walked beside it (as a corpus without every store replays the ones it
+    has), and is not walked; the walk is the one both stores give.  Packs alone are refused."""
+    (sample_store, sample_pack), (demo_store, _) = packs
+    both = cli("evaluate", "--replay", "--held-out", str(sample_store), str(demo_store), "--out", str(tmp_path / "stores"))
+    mixed = run("evaluate", "--replay", "--held-out", str(sample_pack), str(demo_store), "--out", str(tmp_path / "mixed"),
+                "--format", "json")
+    assert mixed.returncode == 0, mixed.stderr
+    assert "training only (not walked): sample" in mixed.stderr
+    walked = json.loads(mixed.stdout)
+    (demo,) = walked["projects"]  # the pack is not walked
+    assert walked["held_out"] and demo["bundles"]["shipped"]["trained_on"].endswith("1 projects: sample)")
+    same = next(p for p in both["projects"] if p["name"] == demo["name"])
+    assert demo["summary"] == same["summary"] and demo["changes"] == same["changes"]
+    assert not (tmp_path / "mixed" / "held-out" / "sample").exists()  # no bundle for a project not walked
+    packs_only = run("evaluate", "--replay", "--held-out", str(sample_pack), str(packs[1][1]), "--out", str(tmp_path / "x"))
+    assert packs_only.returncode == 2 and "give the store of at least one project" in packs_only.stderr

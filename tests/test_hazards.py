@@ -154,3 +154,25 @@ def test_start_up_code_the_run_never_went_through_fires_no_hazard(tmp_path):
     assert table.loc["untaken", "executed_changed_share"] == 0.0
     assert "changed_startup_share" in fired_hazards(table.loc["taken", FEATURE_NAMES].to_numpy(float))
 
+
+
+@pytest.mark.slow
+def test_changed_code_that_allocates_is_a_hazard_and_other_changed_code_is_not(tmp_path):
+    """LMDB's page allocator inverted the condition of its memset (init by default): the changed
+    branch runs as often as before, and the work it turns on is a C library call the old run
+    never made, outside every changed block.  Changed allocating code the run executes fires
+    the hazard, and select runs it within the rule whatever the model scores; a change to the
+    loop that never allocates does not fire it."""
+    steps = [("flipped", {"INIT_WHEN": "!(flags & FLAG_CLEAN)"}), ("loop", {"STORES": "1600"})]
+    store, shas, table = scripted_history(tmp_path / "project", "page_init.c",
+                                          {"INIT_WHEN": "flags & FLAG_CLEAN", "STORES": "1500"}, steps)
+    effects = store.read("labels").to_pandas().set_index("new")["effect"]  # callgrind's counts, new against old
+    assert effects[shas["flipped"]] > 0.02  # the memset of every page: above the 1% minimum effect
+    flipped = table.loc["flipped", FEATURE_NAMES].to_numpy(float)
+    assert table.loc["flipped", "reached_changed_allocating"] >= 1
+    assert "reached_changed_allocating" in fired_hazards(flipped)
+    loop = table.loc["loop", FEATURE_NAMES].to_numpy(float)
+    assert table.loc["loop", "reached_changed_allocating"] == 0 and "reached_changed_allocating" not in fired_hazards(loop)
+    decided = decide(np.zeros(1), np.full(1, 0.5), flipped[None, :], 0.01, within=np.array([True]))
+    assert decided.run.tolist() == [True] and decided.why.tolist() == ["hazard"], \
+        table.loc["flipped", ["executed_changed_share", "predicted_effect", "executed_steering_share"]]

@@ -68,7 +68,8 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
 @click.option("--held-out", is_flag=True,
               help="With --shipped or --replay: decide each project with a bundle trained as the shipped one (its model "
                    "and settings) on the other stores given only: honest day-one figures for the projects the shipped "
-                   "model learnt from.")
+                   "model learnt from.  With --replay, an evaluation pack given trains the bundles of the stores "
+                   "walked and is not walked itself (a pack holds no history to replay).")
 @click.option("--fits", "fits_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where the fits of the projects held out in turn are kept [default: OUT/fits]: the steps of a corpus "
                    "evaluation given the same folder (leave-one-project-out, --write-model, --shipped --held-out, "
@@ -247,24 +248,36 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
                      method4: dict | None = None, jobs: int = 1) -> None:
     """`evaluate --replay`: each store's history walked as a team using select from day one."""
     from perf_selector.selector.evaluation.day_one import held_out_bundle, held_out_fits_like
+    from perf_selector.selector.evaluation.evaluation_pack import Pack, is_pack
     from perf_selector.selector.evaluation.replay import replay_document, summary_frame, unseen_frame, write_markdown
 
     bundle_for = None
+    replayed = stores
     if held_out:
         if len(stores) < 2:
             raise UserError("--held-out trains on the other stores given: give at least two")
+        # A pack holds no comparison with an older ancestor than Method 4's, so no history to walk;
+        # it trains the bundles of the stores walked beside it as the shipped bundle's is trained.
+        replayed = [(store, config) for store, config in stores if not is_pack(store)]
+        if not replayed:
+            raise UserError("the replay walks stores: every one given is an evaluation pack (they only train the "
+                            "held-out bundles); give the store of at least one project to walk")
         bundle = _shipped_or_given(bundle_path)
         training = _training_projects(stores, method4)
         bundle_for = {}
         fits = held_out_fits_like(training, bundle, fits_kept)
+        walked = [project for project in training if not isinstance(project.store, Pack)]
+        packed = [project.name for project in training if isinstance(project.store, Pack)]
+        if packed:
+            stderr.print(f"from their evaluation packs, training only (not walked): {', '.join(packed)}")
         with stderr.status("training") as status:
-            for number, project in enumerate(training, 1):
-                _training_without(status, project.name, number, len(training))
+            for number, project in enumerate(walked, 1):
+                _training_without(status, project.name, number, len(walked))
                 directory = out_dir / "held-out" / project.name
                 held_out_bundle(training, project, bundle, directory, fits, jobs)
                 bundle_for[project.name] = directory
     with stderr.status("replaying the history"):
-        document = replay_document(stores, bundle_path, bundle_for, retrain_every, out_dir)
+        document = replay_document(replayed, bundle_path, bundle_for, retrain_every, out_dir)
     import json
 
     out_dir.mkdir(parents=True, exist_ok=True)  # every --out holds what the command printed
