@@ -40,6 +40,8 @@ def test_the_shipped_bundle_records_its_policy_with_its_evidence_and_doctor_says
     assert set(control["realized"]) <= set(bundle.trained_on["projects"])
     if not control["controlled"]:
         assert steps_aside(bundle), bundle.settings["policy_reason"]  # no certified threshold: the rule decides
+    elif not steps_aside(bundle):  # it prunes: at the threshold the bound certified, the one its evidence was judged at
+        assert [entry.threshold for entry in bundle.entries] == [control["threshold"]]
     found = _model(None).found
     assert ("steps aside for the executed-changed rule: " + bundle.settings["policy_reason"] in found) == steps_aside(bundle)
     assert policy_summary(bundle, shipped=True) in found  # which model decides, in one line
