@@ -42,6 +42,9 @@ def test_the_shipped_bundle_records_its_policy_with_its_evidence_and_doctor_says
         assert steps_aside(bundle), bundle.settings["policy_reason"]  # no certified threshold: the rule decides
     elif not steps_aside(bundle):  # it prunes: at the threshold the bound certified, the one its evidence was judged at
         assert [entry.threshold for entry in bundle.entries] == [control["threshold"]]
+        evidence, policy = bundle.settings["evidence"], bundle.settings["policy"]
+        for project, realized in control["realized"].items():  # each project's hit rate is 1 - its realized miss rate
+            assert evidence[project][policy]["hit_rate"] == pytest.approx(1 - realized), project
     found = _model(None).found
     assert ("steps aside for the executed-changed rule: " + bundle.settings["policy_reason"] in found) == steps_aside(bundle)
     assert policy_summary(bundle, shipped=True) in found  # which model decides, in one line

@@ -455,7 +455,17 @@ def _judged_candidate(projects: Sequence[Project], name: str, target_hit_rate: f
                              fits=fits, fits_kept=fits_kept, jobs=jobs)
     evidence = held_out_evidence(scored)
     policy, reason = policy_from(evidence)
-    return evidence, (policy, reason), policy_risk_bound(scored, _bounded(policy), 1.0 - target_hit_rate)
+    bound = policy_risk_bound(scored, _bounded(policy), 1.0 - target_hit_rate)
+    if bound.controlled and policy != STEPPING_ASIDE_RULE:
+        # The bundle decides at the bound's threshold (train_cross_project_bundle): judged there too,
+        # each project held out deciding as it would, not at the lower operating point of each fit.
+        # Only the policy the bound is of may prune there: the other is left out of the judging.
+        at_bound = {project: dataclasses.replace(s, threshold=bound.threshold) for project, s in scored.items()}
+        other = "model" if policy == WITHIN_RULE else WITHIN_RULE
+        evidence = {project: {key: figures for key, figures in e.items() if key != other}
+                    for project, e in held_out_evidence(at_bound).items()}
+        policy, reason = policy_from(evidence)
+    return evidence, (policy, reason), bound
 
 
 def choose_cross_project_model(projects: Sequence[Project], candidates: Sequence[str], target_hit_rate: float = 0.95,
