@@ -16,22 +16,28 @@
 # parts: after a stop, run it again and it goes on.  On 24 projects and two cores it is hours.
 # Every step but the replay reads each project's committed evaluation pack (corpus/PROJECT/pack,
 # written by collect.sh with `selector pack`), or its store under WORKDIR where it has none, so
-# the evaluation and the shipped bundle rebuild on any machine without the stores; only the
-# replay needs the stores.
+# the evaluation and the shipped bundle rebuild on any machine without the stores; the replay
+# walks the stores under WORKDIR, each with a bundle trained on every other project (its store,
+# else its pack).
 # Usage: corpus/evaluate.sh [WORKDIR [PROJECT...]]   (default: the current directory, every corpus project)
 set -euo pipefail
 corpus=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$corpus")
 work=$(cd "${1:-.}" && pwd)
-stores=()
+stores=()   # the replay's: a project's store where it is collected here, else its pack (training only)
 projects=("${@:2}")
 [ "${#projects[@]}" -gt 0 ] || projects=(lz4 zlib libdeflate cjson yyjson zstd pcre2 libjpeg-turbo git leveldb snappy quickjs nlohmann-json mbedtls mujs berry janet duktape lmdb xz oniguruma pugixml tinyxml2 spdlog)
 packed=()   # a project's committed evaluation pack, else its store where it is collected here
 # Every step but the replay reads a project's committed pack where there is one: the same figures
 # as its store (collect.sh packs each store when its collection ends), without building every
 # tuple's features again at each step; the replay walks the stores.
+walked=0
 for project in "${projects[@]}"; do
-    [ -d "$work/$project/store" ] && stores+=("$work/$project/store")
+    if [ -d "$work/$project/store" ]; then
+        stores+=("$work/$project/store"); walked=$((walked + 1))
+    elif [ -f "$corpus/$project/pack/pack.json" ]; then
+        stores+=("$corpus/$project/pack")
+    fi
     if [ -f "$corpus/$project/pack/pack.json" ]; then
         packed+=("$corpus/$project/pack")
         [ -d "$work/$project/store" ] || echo "evaluate.sh: $project from its evaluation pack (corpus/$project/pack); its replay needs the store" >&2
@@ -50,7 +56,7 @@ time python3 "$corpus/risk_bound.py" --markdown --model auto --write-model "$top
     --jobs "$(nproc)" --fits "$fits" "${packed[@]}"
 time selector evaluate --shipped --held-out "${packed[@]}" --out "$work/day-one" --markdown "$top/docs/evaluation.md" \
     --jobs "$(nproc)" --fits "$fits"
-if [ "${#stores[@]}" -ge 2 ]; then   # the replay walks whole histories: stores only
+if [ "$walked" -ge 1 ] && [ "${#stores[@]}" -ge 2 ]; then   # the replay walks the stores; packs train their bundles
     time selector evaluate --replay --held-out "${stores[@]}" --out "$work/replay" --markdown "$top/docs/evaluation.md" \
         --jobs "$(nproc)" --fits "$fits"
 fi
