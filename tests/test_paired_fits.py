@@ -175,3 +175,27 @@ def test_projects_held_out_side_by_side_share_the_kept_fits_and_get_every_fits_s
     again = held_out_fits(four, model, kept=Parts(tmp_path))
     held_out_scores(four, model, fits=again)
     assert again.outer_fits == 0 and again.inner.fits == 0  # every fit the processes made is in the folder
+
+
+def test_kept_fits_follow_the_code_they_were_made_with(tmp_path, monkeypatch):
+    """A kept fit or part is keyed by a digest of the package's sources: every module of the five
+    folders is in it (models/decision.py and this very module among them), and a changed line in
+    any of them is another digest, so nothing made by other code is taken."""
+    from perf_selector.selector.evaluation import evaluation_parts
+
+    names = {path.relative_to(evaluation_parts.PACKAGE_ROOT).as_posix() for path in evaluation_parts.code_files()}
+    assert {"models/decision.py", "selector/evaluation/evaluation_parts.py", "features/catalogue.py"} <= names
+    copy = tmp_path / "package"
+    (copy / "models").mkdir(parents=True)
+    (copy / "models" / "decision.py").write_text("FLOOR = 1e-4\n")
+    monkeypatch.setattr(evaluation_parts, "PACKAGE_ROOT", copy)
+    evaluation_parts.code_fingerprint.cache_clear()
+    before = evaluation_parts.code_fingerprint()
+    (copy / "models" / "decision.py").write_text("FLOOR = 1e-3\n")
+    evaluation_parts.code_fingerprint.cache_clear()
+    assert evaluation_parts.code_fingerprint() != before
+    (copy / "models" / "decision.py").unlink()
+    evaluation_parts.code_fingerprint.cache_clear()
+    with pytest.raises(RuntimeError, match="no Python sources"):
+        evaluation_parts.code_fingerprint()
+    evaluation_parts.code_fingerprint.cache_clear()

@@ -25,19 +25,28 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # collectors/ storage/ features/ models/ selector/
+# What holds collectors/ storage/ features/ models/ selector/: the repository's top, or the installed
+# perf_selector/ (this file is selector/evaluation/evaluation_parts.py in both).
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 CODE_FOLDERS = ("collectors", "storage", "features", "models", "selector")
 LEARNING_LIBRARIES = ("numpy", "pandas", "scikit-learn", "xgboost", "scipy")
+
+
+def code_files() -> list[Path]:
+    """The package's Python sources, in a fixed order."""
+    return [path for folder in CODE_FOLDERS for path in sorted((PACKAGE_ROOT / folder).rglob("*.py"))]
 
 
 @cache
 def code_fingerprint() -> str:
     """A digest of the package's Python sources and the learning libraries' versions."""
     digest = hashlib.sha256()
-    for folder in CODE_FOLDERS:
-        for path in sorted((PACKAGE_ROOT / folder).rglob("*.py")):
-            digest.update(str(path.relative_to(PACKAGE_ROOT)).encode())
-            digest.update(path.read_bytes())
+    sources = code_files()
+    if not sources:  # a digest of no code would keep every part across any change of it
+        raise RuntimeError(f"no Python sources under {PACKAGE_ROOT}: the code fingerprint would not follow the code")
+    for path in sources:
+        digest.update(str(path.relative_to(PACKAGE_ROOT)).encode())
+        digest.update(path.read_bytes())
     for library in LEARNING_LIBRARIES:
         try:
             digest.update(f"{library}=={version(library)}".encode())
