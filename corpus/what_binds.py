@@ -1,0 +1,190 @@
+"""What holds the shipped model's pruning within the rule far from the oracle (issue 47), on
+the projects held out in turn: the model's scores or the hazards.
+
+Each project's labelled Method 4 tuples are scored by the shipped learner trained on the
+other projects (selector.project_evaluation.held_out_scores, as corpus/risk_bound.py scores
+them; `--fits` takes the fits an earlier run kept).  Among the executed-changed rule's runs,
+which are all a model within the rule may prune, it prints:
+
+1. each hazard (models.decision.HAZARDS): the rule's tuples it fires on and the changes among
+   them, and those where no other hazard fires;
+2. the bound's threshold (conformal risk control at `--miss-rate`) and the runs at it, with
+   every hazard and with each left out in turn (the bound computed again each time), and with
+   none: what a hazard costs and which changes it keeps;
+3. runs for each change at fixed thresholds, with the hazards and without: how far the scores
+   alone tell the runs that change from those that do not;
+4. the same for the executed changed share alone (no learning): the runs at a threshold
+   fitted after the fact to miss k changes of the pool, beside the model's scores so fitted.
+   An upper bound of what each ranking can do, not a selector;
+5. for the packs given, on each commit's closest labelled pairs the rule runs: the unchanged
+   ones whose predicted effect reaches 1% (and of those, the ones measured under 0.1%), and the
+   changes it puts under 0.1%: how far the size estimate holds either way.
+
+Runs are counted as `select` decides them (models.decision.decide_by_policy).
+Usage: python3 corpus/what_binds.py PACK... [--model NAME] [--fits DIR] [--miss-rate 0.05]
+(from the repository's top)."""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.models import decision
+from perf_selector.models.names import WITHIN_RULE
+from perf_selector.selector.evaluation.evaluation_parts import Parts
+from perf_selector.selector.evaluation.project_evaluation import held_out_scores, load_projects, policy_risk_bound
+
+from risk_bound import METHOD4, SHIPPED, shipped_model  # corpus/, beside this script
+
+THRESHOLDS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
+MISSES = (0, 1, 3, 10, 30)
+
+
+@contextmanager
+def hazards(names: list[str]):
+    """models.decision deciding with only these hazards (each at its floor), restored after."""
+    kept = dict(decision.HAZARDS)
+    try:
+        decision.HAZARDS.clear()
+        decision.HAZARDS.update({name: kept[name] for name in names})
+        decision.HAZARD_COLUMNS[:] = [FEATURE_NAMES.index(name) for name in names]
+        decision._HAZARD_FLOORS = np.array([kept[name] for name in names])
+        yield
+    finally:
+        decision.HAZARDS.clear()
+        decision.HAZARDS.update(kept)
+        decision.HAZARD_COLUMNS[:] = [FEATURE_NAMES.index(name) for name in kept]
+        decision._HAZARD_FLOORS = np.array(list(kept.values()))
+
+
+def runs_at(scored: dict, threshold: float) -> tuple[int, int, int, dict[str, int]]:
+    """(runs, changes, missed, missed by project) of the model within the rule at `threshold`."""
+    runs = changes = missed = 0
+    by_project = {}
+    for name, s in scored.items():
+        run = decision.decide_by_policy(WITHIN_RULE, s.scores, np.full(len(s.scores), threshold), s.features, s.min_effect)
+        labels = s.labels.astype(bool)
+        runs, changes = runs + int(run.sum()), changes + int(labels.sum())
+        lost = int((labels & ~run).sum())
+        missed += lost
+        if lost:
+            by_project[name] = lost
+    return runs, changes, missed, by_project
+
+
+def line(label: str, threshold: float, scored: dict) -> str:
+    runs, changes, missed, by_project = runs_at(scored, threshold)
+    where = ", ".join(f"{name} {n}" for name, n in by_project.items())
+    return (f"| {label} | {threshold + 0.0:.4g} | {runs:,} | {runs / changes:.2f} | {missed}"
+            f"{f' ({where})' if where else ''} |")
+
+
+def hazard_fires(scored: dict) -> list[str]:
+    rows = ["| hazard | rule's tuples it fires on (changes) | where no other fires (changes) |", "|---|---|---|"]
+    for column, name in enumerate(decision.HAZARDS):
+        fires = alone = fires_changed = alone_changed = 0
+        for s in scored.values():
+            rule = decision.executed_rule_scores(s.features, s.min_effect) > 0
+            firing = decision.hazards_firing(s.features)[rule]
+            labels = s.labels.astype(bool)[rule]
+            this = firing[:, column]
+            only = this & (firing.sum(axis=1) == 1)
+            fires, fires_changed = fires + int(this.sum()), fires_changed + int((this & labels).sum())
+            alone, alone_changed = alone + int(only.sum()), alone_changed + int((only & labels).sum())
+        rows.append(f"| {name} | {fires:,} ({fires_changed}) | {alone:,} ({alone_changed}) |")
+    return rows
+
+
+def ranking_ceiling(scored: dict) -> list[str]:
+    """Runs for each change, among the rule's runs, at a pooled threshold fitted to miss k changes."""
+    share = FEATURE_NAMES.index("executed_changed_share")
+    rankings = {"executed changed share": [], "the model's score": []}
+    labels, forced = [], []
+    for s in scored.values():
+        rule = decision.executed_rule_scores(s.features, s.min_effect) > 0
+        rankings["executed changed share"].append(np.nan_to_num(s.features[rule, share]))
+        rankings["the model's score"].append(s.scores[rule])
+        labels.append(s.labels.astype(bool)[rule])
+        forced.append(decision.hazards_firing(s.features[rule]).any(axis=1))
+    labels, forced = np.concatenate(labels), np.concatenate(forced)
+    rows = ["| ranking | hazards | " + " | ".join(f"{k} missed" for k in MISSES) + " |",
+            "|---|---|" + "---|" * len(MISSES)]
+    for name, values in rankings.items():
+        values = np.concatenate(values)
+        for with_hazards in (True, False):
+            keep = forced if with_hazards else np.zeros(len(values), bool)
+            at_risk = np.sort(values[labels & ~keep])
+            cells = []
+            for k in MISSES:
+                threshold = at_risk[k] if k < len(at_risk) else np.inf
+                cells.append(f"{((values >= threshold) | keep).sum() / labels.sum():.2f}")
+            rows.append(f"| {name} | {'kept where one fires' if with_hazards else 'none'} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def size_estimate(packs: list[Path]) -> list[str]:
+    """How far the predicted effect holds on the closest labelled pairs the rule runs, per pack."""
+    rows = ["| project | rule runs | changes | unchanged, predicted 1% or more | of those, measured under 0.1% "
+            "| changes predicted under 0.1% |", "|---|---|---|---|---|---|"]
+    total = np.zeros(5, int)
+    for pack in packs:
+        table = pq.read_table(pack / "features.parquet").to_pandas()
+        table = table[table.label.notna()]
+        table = table.loc[table.groupby(["new", "benchmark"]).commit_hops.idxmin()]
+        ran = table[decision.executed_rule_scores(table[FEATURE_NAMES].to_numpy(float)) > 0]
+        changed = ran.label.astype(bool).to_numpy()
+        predicted, measured = ran.predicted_effect.abs().to_numpy() / 100, ran.effect.abs().to_numpy()
+        large = ~changed & (predicted >= 0.01)
+        counts = np.array([len(ran), changed.sum(), large.sum(), (large & (measured < 0.001)).sum(),
+                           (changed & (predicted < 0.001)).sum()])
+        total += counts
+        rows.append(f"| {pack.parent.name} | " + " | ".join(f"{n:,}" for n in counts) + " |")
+    rows.append("| all | " + " | ".join(f"{n:,}" for n in total) + " |")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("packs", nargs="+", help="packs or stores (STORE=CONFIG), at least two")
+    parser.add_argument("--model", help="the learner (default: the shipped bundle's)")
+    parser.add_argument("--fits", type=Path, metavar="DIR", help="fits of the projects held out in turn, kept and taken")
+    parser.add_argument("--miss-rate", type=float, default=0.05, help="the bound's stated miss rate (default 0.05)")
+    arguments = parser.parse_args()
+    given = []
+    for text in arguments.packs:
+        store, _, config = text.partition("=")
+        given.append((Path(store), Path(config) if config else None))
+    projects = load_projects(given, METHOD4)
+    model = arguments.model or shipped_model()
+    scored = held_out_scores(projects, model, SHIPPED["target_hit_rate"], SHIPPED["seed"], SHIPPED["threshold_by_project"],
+                             SHIPPED["operating_point"], fits_kept=Parts(arguments.fits) if arguments.fits else None)
+    changes = sum(int(s.labels.sum()) for s in scored.values())
+    print(f"{model}, {len(scored)} projects held out in turn, {changes:,} changed Method 4 tuples\n")
+    print("\n".join(hazard_fires(scored)), "\n")
+    print("| hazards | bound's threshold | runs | runs for each change | changes missed |\n|---|---|---|---|---|")
+    every = list(decision.HAZARDS)
+    for label, names in [("every hazard", every)] + [(f"without {h}", [n for n in every if n != h]) for h in every] \
+            + [("none", [])]:
+        with hazards(names):
+            bound = policy_risk_bound(scored, WITHIN_RULE, arguments.miss_rate)
+            print(line(label, bound.threshold, scored))
+    print("\n| hazards | threshold | runs | runs for each change | changes missed |\n|---|---|---|---|---|")
+    for label, names in (("every hazard", every), ("none", [])):
+        with hazards(names):
+            for threshold in THRESHOLDS:
+                print(line(label, threshold, scored))
+    print()
+    print("\n".join(ranking_ceiling(scored)))
+    packs = [path for path, _ in given if (path / "features.parquet").exists()]
+    if packs:
+        print()
+        print("\n".join(size_estimate(packs)))
+
+
+if __name__ == "__main__":
+    main()
