@@ -136,3 +136,39 @@ def test_risk_bound_with_model_auto_writes_the_bundle_evaluate_chooses_and_bound
     refused = subprocess.run([sys.executable, str(CORPUS / "risk_bound.py"), *stores, "--model", "auto"],
                              capture_output=True, text=True)
     assert refused.returncode == 2 and "give --write-model DIR" in refused.stderr
+
+
+@pytest.mark.slow
+def test_what_binds_prints_each_hazards_cost_and_the_runs_at_each_threshold(collected_sample, evolved_sample, tmp_path):
+    """corpus/what_binds.py on two projects held out in turn: every hazard's fires, the bound's
+    runs with each left out, runs that fall as the threshold rises and as hazards go, and, for
+    packs, the size estimate's errors summed over the projects."""
+    from perf_selector.models.decision import HAZARDS
+
+    packs = []
+    for name, sample in (("collected", collected_sample), ("evolved", evolved_sample)):
+        pack = tmp_path / name / "pack"
+        made = subprocess.run(selector_command("pack", f"{sample[0] / '.selector'}={sample[0] / 'selector.toml'}",
+                                               "--out", str(pack)), capture_output=True, text=True)
+        assert made.returncode == 0, made.stderr
+        packs.append(str(pack))
+    ran = subprocess.run([sys.executable, str(CORPUS / "what_binds.py"), *packs, "--model", "perphecy"],
+                         capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in ran.stdout.splitlines() if line.startswith("| ")]
+    fires = {row[0]: row for row in rows if row[0] in HAZARDS}
+    assert set(fires) == set(HAZARDS)
+    bound = [row for row in rows if row[0].startswith(("every hazard", "without ", "none")) and len(row) == 5]
+    assert {row[0] for row in bound} >= {f"without {name}" for name in HAZARDS} | {"every hazard", "none"}
+    runs = lambda row: int(row[2].replace(",", ""))  # noqa: E731
+    for hazards in ("every hazard", "none"):
+        fixed = [row for row in bound if row[0] == hazards][1:]  # the bound's row first, then the fixed thresholds
+        assert [float(row[1]) for row in fixed] == [0.001, 0.003, 0.01, 0.03, 0.1, 0.3]
+        assert [runs(row) for row in fixed] == sorted((runs(row) for row in fixed), reverse=True)
+    every, none = ([runs(row) for row in bound if row[0] == name][1:] for name in ("every hazard", "none"))
+    assert all(a >= b for a, b in zip(every, none))  # a hazard only keeps runs
+    sizes = [row for row in rows if len(row) == 6 and row[0] != "project"]
+    projects, total = sizes[:-1], sizes[-1]
+    assert len(projects) == 2 and total[0] == "all"
+    assert [sum(int(row[i].replace(",", "")) for row in projects) for i in range(1, 6)] == \
+        [int(cell.replace(",", "")) for cell in total[1:]]
