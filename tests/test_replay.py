@@ -182,3 +182,12 @@ def test_the_replays_own_model_is_retrained_on_the_past_alone(history, tmp_path)
     policies = {row["policy"]: row for row in project["summary"]}
     assert {k: v for k, v in policies["own"].items() if k != "policy"} == \
         {k: v for k, v in policies["shipped"].items() if k != "policy"}  # too few changes: the shipped model decided
+    # and the document says so, rather than that the own model decided
+    trained = own["trained"]["2"]
+    if trained is not None:
+        assert trained["decided_for"] == [] and trained["shipped_decided_for"]
+        assert trained["summary"].startswith("too few changes to decide")
+    from perf_selector.selector.evaluation.replay import markdown
+
+    said = markdown(json.loads(result.stdout)).split("What the `own` policy's model decided:", 1)[1]
+    assert "the shipped model decided throughout, so `own` is `shipped`" in said.splitlines()[2]

@@ -211,12 +211,19 @@ def retrained_policy(store: Store, config: Config, commits: Sequence[str], every
                     pass  # nothing to learn from yet: the shipped model decides, as select does
         return trained[boundary]
 
+    decided: dict[int, dict[str, bool]] = {}  # by boundary: each benchmark decided, and whether by the own model
+
     def policy(commit, features, benchmarks):
-        own = bundle_at(position[commit] - position[commit] % every)
+        boundary = position[commit] - position[commit] % every
+        own = bundle_at(boundary)
         scorer_of = (lambda b: _scorer(b, own, shipped, [])) if own is not None else (lambda b: shipped)
+        seen = decided.setdefault(boundary, {})
+        for benchmark in set(benchmarks):
+            seen[benchmark] = own is not None and scorer_of(benchmark) is own
         return bundle_policy(scorer_of, config.labels.min_effect)(commit, features, benchmarks)
 
     policy.trained = trained  # the bundles it trained, by boundary (what the document says of them)
+    policy.decided = decided
     return policy
 
 
@@ -377,7 +384,8 @@ def replay_document(stores: Sequence[tuple[Path, Path | None]], bundle_path: Pat
                                         (workdir or Path(".")) / "own" / name, history.built())
         replayed = replay_project(name, store, config, policies, history)
         if retrain_every is not None and OWN in policies:
-            bundles[OWN]["trained"] = {str(boundary): _own_said(bundle)
+            decided = policies[OWN].decided
+            bundles[OWN]["trained"] = {str(boundary): _own_said(bundle, decided.get(boundary, {}))
                                        for boundary, bundle in sorted(policies[OWN].trained.items())}
         projects.append({"name": name, "bundles": bundles, "summary": records(replayed.summary),
                          "changes": records(replayed.changes[replayed.changes["caught"] != AT_COMMIT])})
@@ -385,15 +393,42 @@ def replay_document(stores: Sequence[tuple[Path, Path | None]], bundle_path: Pat
             "projects": projects}
 
 
-def _own_said(bundle) -> dict | None:
+def _own_said(bundle, decided: Mapping[str, bool]) -> dict | None:
     """What the document says of a bundle the retrained policy trained: which model, under which
-    policy, on how many commits (None: nothing to learn from yet, the shipped model decided)."""
+    policy, on how many commits, and for which of the benchmarks decided until the next boundary
+    it decided, the shipped model deciding for the others (select's rule: the own model of a
+    benchmark learnt from fewer than OWN_POSITIVES_NEEDED changes gives way).  None: nothing to
+    learn from yet, the shipped model decided."""
     if bundle is None:
         return None
     from perf_selector.models.decision import policy_summary
+    from perf_selector.selector.selection.shipped_model import OWN_POSITIVES_NEEDED
 
+    own_decided = sorted(benchmark for benchmark, by_own in decided.items() if by_own)
+    summary = policy_summary(bundle, shipped=False)
+    if decided and not own_decided:
+        summary = (f"too few changes to decide (fewer than {OWN_POSITIVES_NEEDED} of each benchmark): "
+                   "the shipped model decided")
     return {"model": bundle.settings.get("model"), "policy": bundle.settings.get("policy", "model"),
-            "commits": bundle.trained_on.get("commits"), "summary": policy_summary(bundle, shipped=False)}
+            "commits": bundle.trained_on.get("commits"), "summary": summary,
+            "decided_for": own_decided, "shipped_decided_for": sorted(set(decided) - set(own_decided))}
+
+
+def own_model_said(project: dict) -> str | None:
+    """One line on what the retrained own model decided in a project's replay, or None without one."""
+    trained = project.get("bundles", {}).get("own", {}).get("trained")
+    if not trained:
+        return None
+    every = project["bundles"]["own"].get("retrained_every")
+    deciding = [(int(boundary), said) for boundary, said in trained.items() if said and said.get("decided_for")]
+    if not deciding:
+        return (f"{project['name']}: the own model (retrained every {every} commits on the past alone) never learnt from "
+                "enough changes of a benchmark to decide; the shipped model decided throughout, so `own` is `shipped`")
+    first, said = min(deciding, key=lambda item: item[0])
+    benchmarks = len(said["decided_for"]) + len(said["shipped_decided_for"])
+    return (f"{project['name']}: the own model (retrained every {every} commits on the past alone) decided from commit "
+            f"{first} of the walk, first for {len(said['decided_for'])} of {benchmarks} benchmarks "
+            f"({said['summary']}); the shipped model decided for the others and before")
 
 
 BEGIN, END = "<!-- selector evaluate --replay: begin -->", "<!-- selector evaluate --replay: end -->"
@@ -418,6 +453,9 @@ def markdown(document: dict) -> str:
         later = "-" if not row.late else f"{row.mean_commits_later:.1f}, {row.max_commits_later:.0f}"
         lines.append(f"| {row.project} | {row.policy} | {row.decisions} | {number(row.run_share)} | "
                      f"{number(row.runs_per_change)} | {number(row.time_share)} | {row.changes} | {row.at_commit} | {row.late} | {later} | {row.never} |")
+    said = [line for line in map(own_model_said, document["projects"]) if line]
+    if said:
+        lines += ["", "What the `own` policy's model decided:", ""] + [f"- {line}" for line in said]
     unseen = unseen_frame(document)
     if len(unseen):
         lines += ["", "Changes not caught at their commit:", "", "| project | policy | commit | benchmark | caught | at | "
