@@ -74,8 +74,12 @@ _HAZARD_FLOORS = np.array(list(HAZARDS.values()))
 MEMORY_RULE_COLUMNS = [FEATURE_NAMES.index(name) for name in
                        ("reached_changed_allocating", "reached_functions_deleted", "changed_data_reached", "build_config_changed")]
 # A hazard is shown harmless for a benchmark by this many labelled pairs of the project's own
-# history where it fired and the rule ran, none of them a change.
-HARMLESS_AFTER = 10
+# history where it fired and the rule ran, none of them a change: with none in 30, the chance
+# that the next firing is a change is under 0.1 at 95% confidence (the rule of three).  Walked
+# in commit order over the 24 corpus packs, 10 such pairs would have stripped the hazard from 13
+# of the 244 changes it kept, 20 from 1, 30 from none
+# (docs/studies/2026-11-29-what-binds-the-pruning.md).
+HARMLESS_AFTER = 30
 
 
 @dataclass
