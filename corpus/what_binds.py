@@ -85,18 +85,17 @@ def line(label: str, threshold: float, scored: dict) -> str:
 
 
 def hazard_fires(scored: dict) -> list[str]:
+    firing, labels = [], []  # over the rule's tuples of every project
+    for s in scored.values():
+        rule = decision.executed_rule_scores(s.features, s.min_effect) > 0
+        firing.append(decision.hazards_firing(s.features)[rule])
+        labels.append(s.labels.astype(bool)[rule])
+    firing, labels = np.concatenate(firing), np.concatenate(labels)
+    alone = firing & (firing.sum(axis=1) == 1)[:, None]
     rows = ["| hazard | rule's tuples it fires on (changes) | where no other fires (changes) |", "|---|---|---|"]
     for column, name in enumerate(decision.HAZARDS):
-        fires = alone = fires_changed = alone_changed = 0
-        for s in scored.values():
-            rule = decision.executed_rule_scores(s.features, s.min_effect) > 0
-            firing = decision.hazards_firing(s.features)[rule]
-            labels = s.labels.astype(bool)[rule]
-            this = firing[:, column]
-            only = this & (firing.sum(axis=1) == 1)
-            fires, fires_changed = fires + int(this.sum()), fires_changed + int((this & labels).sum())
-            alone, alone_changed = alone + int(only.sum()), alone_changed + int((only & labels).sum())
-        rows.append(f"| {name} | {fires:,} ({fires_changed}) | {alone:,} ({alone_changed}) |")
+        this, only = firing[:, column], alone[:, column]
+        rows.append(f"| {name} | {this.sum():,} ({(this & labels).sum()}) | {only.sum():,} ({(only & labels).sum()}) |")
     return rows
 
 

@@ -407,7 +407,7 @@ def _own_said(bundle, decided: Mapping[str, bool]) -> dict | None:
     own_decided = sorted(benchmark for benchmark, by_own in decided.items() if by_own)
     summary = policy_summary(bundle, shipped=False)
     if decided and not own_decided:
-        summary = (f"too few changes to decide (fewer than {OWN_POSITIVES_NEEDED} of each benchmark): "
+        summary = (f"too few changes to decide (it learnt from fewer than {OWN_POSITIVES_NEEDED}): "
                    "the shipped model decided")
     return {"model": bundle.settings.get("model"), "policy": bundle.settings.get("policy", "model"),
             "commits": bundle.trained_on.get("commits"), "summary": summary,
@@ -423,7 +423,7 @@ def own_model_said(project: dict) -> str | None:
     deciding = [(int(boundary), said) for boundary, said in trained.items() if said and said.get("decided_for")]
     if not deciding:
         return (f"{project['name']}: the own model (retrained every {every} commits on the past alone) never learnt from "
-                "enough changes of a benchmark to decide; the shipped model decided throughout, so `own` is `shipped`")
+                "enough changes to decide; the shipped model decided throughout, so `own` is `shipped`")
     first, said = min(deciding, key=lambda item: item[0])
     benchmarks = len(said["decided_for"]) + len(said["shipped_decided_for"])
     return (f"{project['name']}: the own model (retrained every {every} commits on the past alone) decided from commit "
