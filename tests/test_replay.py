@@ -191,3 +191,20 @@ def test_the_replays_own_model_is_retrained_on_the_past_alone(history, tmp_path)
 
     said = markdown(json.loads(result.stdout)).split("What the `own` policy's model decided:", 1)[1]
     assert "the shipped model decided throughout, so `own` is `shipped`" in said.splitlines()[2]
+
+
+def test_the_projects_whose_own_model_never_decided_share_one_line():
+    """On a corpus most own models never learn from enough changes: they are named in one line, and
+    each own model that decided keeps a line of its own."""
+    from perf_selector.selector.evaluation.replay import own_models_said
+
+    def project(name, decided_for):
+        said = {"model": "xgboost", "policy": "model", "commits": 25, "summary": "this project's xgboost decides",
+                "decided_for": decided_for, "shipped_decided_for": ["b"] if not decided_for else []}
+        return {"name": name, "bundles": {"own": {"retrained_every": 25, "trained": {"0": None, "25": said}}}}
+
+    lines = own_models_said([project("lz4", []), project("snappy", ["a"]), project("zlib", []),
+                             {"name": "in-sample", "bundles": {"own": {"in_sample": True}}}])
+    assert len(lines) == 2
+    assert lines[0].startswith("lz4, zlib: the own model (retrained every 25 commits on the past alone) never learnt")
+    assert lines[1].startswith("snappy: the own model (retrained every 25 commits on the past alone) decided from commit 25")

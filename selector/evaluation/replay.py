@@ -422,13 +422,33 @@ def own_model_said(project: dict) -> str | None:
     every = project["bundles"]["own"].get("retrained_every")
     deciding = [(int(boundary), said) for boundary, said in trained.items() if said and said.get("decided_for")]
     if not deciding:
-        return (f"{project['name']}: the own model (retrained every {every} commits on the past alone) never learnt from "
-                "enough changes to decide; the shipped model decided throughout, so `own` is `shipped`")
+        return _never_decided([project["name"]], every)
     first, said = min(deciding, key=lambda item: item[0])
     benchmarks = len(said["decided_for"]) + len(said["shipped_decided_for"])
     return (f"{project['name']}: the own model (retrained every {every} commits on the past alone) decided from commit "
             f"{first} of the walk, first for {len(said['decided_for'])} of {benchmarks} benchmarks "
             f"({said['summary']}); the shipped model decided for the others and before")
+
+
+def own_models_said(projects: list[dict]) -> list[str]:
+    """own_model_said for each project, those whose own model never decided (retrained alike) in one
+    line: on a corpus that is most of them, and a line each would bury the ones that did."""
+    lines, never = [], {}
+    for project in projects:
+        line = own_model_said(project)
+        if line is None:
+            continue
+        every = project["bundles"]["own"].get("retrained_every")
+        if line == _never_decided([project["name"]], every):
+            never.setdefault(every, []).append(project["name"])
+        else:
+            lines.append(line)
+    return [_never_decided(names, every) for every, names in never.items()] + lines
+
+
+def _never_decided(names: list[str], every) -> str:
+    return (f"{', '.join(names)}: the own model (retrained every {every} commits on the past alone) never learnt from "
+            "enough changes to decide; the shipped model decided throughout, so `own` is `shipped`")
 
 
 BEGIN, END = "<!-- selector evaluate --replay: begin -->", "<!-- selector evaluate --replay: end -->"
@@ -453,7 +473,7 @@ def markdown(document: dict) -> str:
         later = "-" if not row.late else f"{row.mean_commits_later:.1f}, {row.max_commits_later:.0f}"
         lines.append(f"| {row.project} | {row.policy} | {row.decisions} | {number(row.run_share)} | "
                      f"{number(row.runs_per_change)} | {number(row.time_share)} | {row.changes} | {row.at_commit} | {row.late} | {later} | {row.never} |")
-    said = [line for line in map(own_model_said, document["projects"]) if line]
+    said = own_models_said(document["projects"])
     if said:
         lines += ["", "What the `own` policy's model decided:", ""] + [f"- {line}" for line in said]
     unseen = unseen_frame(document)
