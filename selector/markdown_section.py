@@ -20,5 +20,6 @@ def write_section(path: Path, begin: str, end: str, generated: str, heading: str
 
 
 def number(value) -> str:
-    """A figure of a generated table: three decimals, "-" for a missing one (NaN)."""
-    return "-" if value != value else f"{value:.3f}"
+    """A figure of a generated table: three decimals, "-" for a missing one (NaN, or None: a document
+    read back from JSON, or records() of a frame, holds NaN as null)."""
+    return "-" if value is None or value != value else f"{value:.3f}"

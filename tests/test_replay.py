@@ -208,3 +208,21 @@ def test_the_projects_whose_own_model_never_decided_share_one_line():
     assert len(lines) == 2
     assert lines[0].startswith("lz4, zlib: the own model (retrained every 25 commits on the past alone) never learnt")
     assert lines[1].startswith("snappy: the own model (retrained every 25 commits on the past alone) decided from commit 25")
+
+
+def test_a_project_without_a_change_renders_runs_per_change_as_missing():
+    """A history with no change has no runs per change: the document holds null (NaN in JSON), and
+    the Markdown says "-" rather than failing after the whole walk (a store of 2,240 decisions
+    and no change, Mbed TLS's, did)."""
+    from perf_selector.selector.evaluation.replay import markdown
+
+    def row(policy, runs):
+        return {"policy": policy, "decisions": 2240, "runs": runs, "run_share": runs / 2240, "time_share": runs / 2240,
+                "runs_per_change": None, "changes": 0, "at_commit": 0, "late": 0, "never": 0,
+                "mean_commits_later": None, "max_commits_later": None, "project": "quiet"}
+
+    document = {"created": "2026-11-29T14:00:00+00:00", "held_out": True,
+                "projects": [{"name": "quiet", "bundles": {}, "changes": [],
+                              "summary": [row("always", 2240), row("executed-changed", 14), row("shipped", 12)]}]}
+    text = markdown(json.loads(json.dumps(document)))
+    assert "| quiet | executed-changed | 2240 | 0.006 | - | 0.006 | 0 | 0 | 0 | - | 0 |" in text

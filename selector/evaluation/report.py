@@ -193,8 +193,8 @@ def _saved_and_missed(predictions: pd.DataFrame, summary: pd.DataFrame, deciding
     return parts
 
 
-def _runs_per_change(value: float) -> str:
-    return "no change to run for" if value != value else f"{value:.1f} runs for each change (the oracle: 1)"
+def _runs_per_change(value: float | None) -> str:
+    return "no change to run for" if value is None or value != value else f"{value:.1f} runs for each change (the oracle: 1)"
 
 
 def _roc_figure(predictions: pd.DataFrame, strong: set[tuple[str, str]]):
