@@ -414,41 +414,28 @@ def _own_said(bundle, decided: Mapping[str, bool]) -> dict | None:
             "decided_for": own_decided, "shipped_decided_for": sorted(set(decided) - set(own_decided))}
 
 
-def own_model_said(project: dict) -> str | None:
-    """One line on what the retrained own model decided in a project's replay, or None without one."""
-    trained = project.get("bundles", {}).get("own", {}).get("trained")
-    if not trained:
-        return None
-    every = project["bundles"]["own"].get("retrained_every")
-    deciding = [(int(boundary), said) for boundary, said in trained.items() if said and said.get("decided_for")]
-    if not deciding:
-        return _never_decided([project["name"]], every)
-    first, said = min(deciding, key=lambda item: item[0])
-    benchmarks = len(said["decided_for"]) + len(said["shipped_decided_for"])
-    return (f"{project['name']}: the own model (retrained every {every} commits on the past alone) decided from commit "
-            f"{first} of the walk, first for {len(said['decided_for'])} of {benchmarks} benchmarks "
-            f"({said['summary']}); the shipped model decided for the others and before")
-
-
 def own_models_said(projects: list[dict]) -> list[str]:
-    """own_model_said for each project, those whose own model never decided (retrained alike) in one
-    line: on a corpus that is most of them, and a line each would bury the ones that did."""
+    """A line on what each project's retrained own model decided (none for a project without one);
+    the projects whose own model never decided (retrained alike) share one line: on a corpus that
+    is most of them, and a line each would bury the ones that did."""
     lines, never = [], {}
     for project in projects:
-        line = own_model_said(project)
-        if line is None:
+        trained = project.get("bundles", {}).get("own", {}).get("trained")
+        if not trained:
             continue
         every = project["bundles"]["own"].get("retrained_every")
-        if line == _never_decided([project["name"]], every):
+        deciding = sorted((int(boundary), said) for boundary, said in trained.items() if said and said.get("decided_for"))
+        if not deciding:
             never.setdefault(every, []).append(project["name"])
-        else:
-            lines.append(line)
-    return [_never_decided(names, every) for every, names in never.items()] + lines
-
-
-def _never_decided(names: list[str], every) -> str:
-    return (f"{', '.join(names)}: the own model (retrained every {every} commits on the past alone) never learnt from "
-            "enough changes to decide; the shipped model decided throughout, so `own` is `shipped`")
+            continue
+        first, said = deciding[0]
+        benchmarks = len(said["decided_for"]) + len(said["shipped_decided_for"])
+        lines.append(f"{project['name']}: the own model (retrained every {every} commits on the past alone) decided from "
+                     f"commit {first} of the walk, first for {len(said['decided_for'])} of {benchmarks} benchmarks "
+                     f"({said['summary']}); the shipped model decided for the others and before")
+    return [f"{', '.join(names)}: the own model (retrained every {every} commits on the past alone) never learnt from "
+            "enough changes to decide; the shipped model decided throughout, so `own` is `shipped`"
+            for every, names in never.items()] + lines
 
 
 BEGIN, END = "<!-- selector evaluate --replay: begin -->", "<!-- selector evaluate --replay: end -->"

@@ -194,7 +194,7 @@ def _saved_and_missed(predictions: pd.DataFrame, summary: pd.DataFrame, deciding
 
 
 def _runs_per_change(value: float | None) -> str:
-    return "no change to run for" if value is None or value != value else f"{value:.1f} runs for each change (the oracle: 1)"
+    return "no change to run for" if pd.isna(value) else f"{value:.1f} runs for each change (the oracle: 1)"
 
 
 def _roc_figure(predictions: pd.DataFrame, strong: set[tuple[str, str]]):
