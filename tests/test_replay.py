@@ -226,3 +226,82 @@ def test_a_project_without_a_change_renders_runs_per_change_as_missing():
                               "summary": [row("always", 2240), row("executed-changed", 14), row("shipped", 12)]}]}
     text = markdown(json.loads(json.dumps(document)))
     assert "| quiet | executed-changed | 2240 | 0.006 | - | 0.006 | 0 | 0 | 0 | - | 0 |" in text
+
+
+def _summary_row(project, policy, decisions, runs, changes, late=0, mean_later=None):
+    return {"policy": policy, "decisions": decisions, "runs": runs, "run_share": runs / decisions,
+            "time_share": runs / decisions, "runs_per_change": runs / changes if changes else None, "changes": changes,
+            "at_commit": changes - late, "late": late, "never": 0, "mean_commits_later": mean_later,
+            "max_commits_later": mean_later, "project": project}
+
+
+def _project(name, *rows):
+    return {"name": name, "bundles": {}, "changes": [], "summary": list(rows)}
+
+
+def test_a_project_walked_again_replaces_its_rows_and_the_others_keep_theirs():
+    """A corpus is walked a few stores at a time: `--join` keeps one document for all of them."""
+    from perf_selector.collectors.errors import UserError
+    from perf_selector.selector.evaluation.replay import joined
+
+    earlier = {"created": "2026-11-28T10:00:00+00:00", "held_out": True,
+               "projects": [_project("lz4", _summary_row("lz4", "shipped", 680, 90, 9)),
+                            _project("zlib", _summary_row("zlib", "shipped", 948, 95, 12))]}
+    later = {"created": "2026-11-29T10:00:00+00:00", "held_out": True,
+             "projects": [_project("janet", _summary_row("janet", "shipped", 900, 60, 2)),
+                          _project("lz4", _summary_row("lz4", "shipped", 680, 86, 9))]}
+    document = joined(earlier, later)
+    assert [p["name"] for p in document["projects"]] == ["lz4", "zlib", "janet"]
+    assert document["projects"][0]["summary"][0]["runs"] == 86  # walked again
+    assert document["created"] == later["created"]
+    with pytest.raises(UserError, match="do not join"):
+        joined(earlier, {**later, "held_out": False})
+
+
+def test_the_pooled_rows_add_runs_and_changes_over_the_projects_walked_under_each_policy():
+    """Runs per change pooled is the corpus's runs over its changes (not a mean of ratios), late
+    changes' mean is weighed by each project's late changes, and a policy one project lacks gets
+    no pooled row (it would pool fewer projects than it says)."""
+    from perf_selector.selector.evaluation.replay import markdown, pooled_frame
+
+    document = {"created": "2026-11-29T10:00:00+00:00", "held_out": True, "projects": [
+        _project("a", _summary_row("a", "executed-changed", 100, 30, 3), _summary_row("a", "own", 100, 20, 3, 1, 4.0)),
+        _project("b", _summary_row("b", "executed-changed", 300, 10, 1), _summary_row("b", "shipped", 300, 5, 1))]}
+    document = json.loads(json.dumps(document))
+    pooled = pooled_frame(document).set_index("policy")
+    assert list(pooled.index) == ["executed-changed"]
+    row = pooled.loc["executed-changed"]
+    assert (row["decisions"], row["changes"], row["runs_per_change"], row["run_share"]) == (400, 4, 10.0, 0.1)
+    assert "| all 2 | executed-changed | 400 | 0.100 | 10.000 | - | 4 | 4 | 0 | - | 0 |" in markdown(document)
+
+    late = {"created": "x", "projects": [
+        _project("a", _summary_row("a", "own", 100, 20, 3, 1, 4.0)), _project("b", _summary_row("b", "own", 300, 9, 4, 3, 2.0))]}
+    row = pooled_frame(json.loads(json.dumps(late))).iloc[0]
+    assert (row["late"], row["mean_commits_later"], row["max_commits_later"]) == (4, 2.5, 4.0)
+    assert pooled_frame({"created": "x", "projects": late["projects"][:1]}).empty
+
+
+def test_evaluate_replay_joins_its_project_into_a_kept_document(history, tmp_path):
+    root = history[0]
+    kept = tmp_path / "replay.json"
+    kept.write_text(json.dumps({"created": "2026-11-01T00:00:00+00:00", "held_out": False, "projects": [
+        _project("elsewhere", *(_summary_row("elsewhere", policy, 50, 5, 1)
+                                for policy in ("always", "executed-changed", "shipped")))]}))
+    markdown_path = tmp_path / "evaluation.md"
+    result = run_selector("evaluate", "--replay", str(root / ".selector"), "--out", str(tmp_path / "out"),
+                          "--join", str(kept), "--markdown", str(markdown_path))
+    assert result.returncode == 0, result.stderr
+    document = json.loads(kept.read_text())
+    assert [p["name"] for p in document["projects"]][0] == "elsewhere" and len(document["projects"]) == 2
+    # the walked project's rows as its own run wrote them, and the Markdown from the joined document
+    walked = json.loads((tmp_path / "out" / "replay.json").read_text())["projects"][0]
+    assert document["projects"][1] == json.loads(json.dumps(walked))
+    text = markdown_path.read_text()
+    assert "| elsewhere | shipped | 50 |" in text and "| all 2 | executed-changed |" in text
+
+    # a document of held-out rows is not joined with rows of one bundle: said before the walk
+    kept.write_text(json.dumps({**document, "held_out": True}))
+    result = run_selector("evaluate", "--replay", str(root / ".selector"), "--out", str(tmp_path / "again"),
+                          "--join", str(kept))
+    assert result.returncode != 0 and "--held-out" in result.stderr
+    assert not (tmp_path / "again" / "replay.json").exists()

@@ -63,6 +63,11 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
               help="With --replay: the project's own policy retrains its model (train's choice of learner and policy) "
                    "every N commits of the walk on the history before them, as a team would; 0: the bundle in "
                    "<store>/models instead, trained on the very history it walks (in sample, optimistic).")
+@click.option("--join", "joined_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="With --replay: join this run's projects into this replay document (kept from earlier runs: a "
+                   "project walked again replaces its rows, the others keep theirs), write it back, and the Markdown "
+                   "from it: a corpus walked a few stores at a time, on machines that each hold only those, reads as "
+                   "one replay. Created when missing.")
 @click.option("--bundle", "bundle_path", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="With --shipped or --replay: this model bundle instead of the shipped one.")
 @click.option("--held-out", is_flag=True,
@@ -77,8 +82,8 @@ def _store_and_config(context, parameter, values) -> list[tuple[Path, Path | Non
 @operating_point_option
 @format_option
 def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_out, threshold_from, out_dir, jobs, fresh, report,
-                     markdown_path, model_path, shipped_model, day_one, replay, retrain_every, bundle_path, held_out,
-                     fits_dir, operating_point, output_format):
+                     markdown_path, model_path, shipped_model, day_one, replay, retrain_every, joined_path, bundle_path,
+                     held_out, fits_dir, operating_point, output_format):
     """Method 4 on one or several projects' stores, and leave-one-project-out across them.
 
     Each STORE is a project's store, with its selector.toml beside it (as .selector/ and
@@ -98,8 +103,10 @@ def evaluate_command(stores, models, k, first, target_hit_rate, seed, leave_one_
         return
     if replay:
         _evaluate_replay(stores, bundle_path, held_out, out_dir, markdown_path, output_format, retrain_every or None,
-                         fits_kept, method4, jobs)
+                         fits_kept, method4, jobs, joined_path)
         return
+    if joined_path:
+        raise click.UsageError("--join goes with --replay")
     if bundle_path or held_out:
         raise click.UsageError("--bundle and --held-out go with --shipped or --replay")
     if report:
@@ -245,12 +252,28 @@ def _training_without(status, name: str, number: int, count: int) -> None:
 
 def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: Path, markdown_path: Path | None,
                      output_format: str, retrain_every: int | None = None, fits_kept=None,
-                     method4: dict | None = None, jobs: int = 1) -> None:
+                     method4: dict | None = None, jobs: int = 1, joined_path: Path | None = None) -> None:
     """`evaluate --replay`: each store's history walked as a team using select from day one."""
+    import json
+
+    import pandas as pd
+
     from perf_selector.selector.evaluation.day_one import held_out_bundle, held_out_fits_like
     from perf_selector.selector.evaluation.evaluation_pack import Pack, is_pack
-    from perf_selector.selector.evaluation.replay import replay_document, summary_frame, unseen_frame, write_markdown
+    from perf_selector.selector.evaluation.replay import (
+        joined,
+        pooled_frame,
+        replay_document,
+        summary_frame,
+        unseen_frame,
+        write_markdown,
+    )
 
+    earlier = _replay_document(joined_path) if joined_path and joined_path.exists() else None
+    if earlier and bool(earlier.get("held_out")) != held_out:  # said before the walk, which takes hours
+        raise UserError(f"{joined_path}: its `shipped` rows were decided " + (
+            "by bundles trained without each project: walk with --held-out too" if earlier.get("held_out")
+            else "by one bundle for every project: walk without --held-out"))
     bundle_for = None
     replayed = stores
     if held_out:
@@ -278,20 +301,37 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
                 bundle_for[project.name] = directory
     with stderr.status("replaying the history"):
         document = replay_document(replayed, bundle_path, bundle_for, retrain_every, out_dir)
-    import json
-
     out_dir.mkdir(parents=True, exist_ok=True)  # every --out holds what the command printed
     (out_dir / "replay.json").write_text(json.dumps(document, indent=2, default=str))
+    if joined_path:
+        document = joined(earlier, document) if earlier else document
+        joined_path.parent.mkdir(parents=True, exist_ok=True)
+        joined_path.write_text(json.dumps(document, indent=1, default=str) + "\n")
     if markdown_path:
         write_markdown(markdown_path, document)
     if output_format == "json":
         print_json(document)
         return
-    print_table(summary_frame(document).round(3), title="replay: select from day one, skipped runs really skipped")
+    print_table(pd.concat([summary_frame(document), pooled_frame(document)], ignore_index=True).round(3),
+                title="replay: select from day one, skipped runs really skipped")
     unseen = unseen_frame(document)
     if len(unseen):
         print_table(unseen, title="changes not caught at their commit")
-    stdout.print(f"results in {out_dir / 'replay.json'}" + (f"; tables written into {markdown_path}" if markdown_path else ""))
+    stdout.print(f"results in {out_dir / 'replay.json'}" + (f"; joined into {joined_path}" if joined_path else "")
+                 + (f"; tables written into {markdown_path}" if markdown_path else ""))
+
+
+def _replay_document(path: Path) -> dict:
+    """A replay document kept from earlier runs (--join), read before the walk so a wrong one fails at once."""
+    import json
+
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise UserError(f"{path}: not a replay document ({error})") from None
+    if not isinstance(document, dict) or not {"created", "projects"} <= document.keys():
+        raise UserError(f"{path}: not a replay document (written by `selector evaluate --replay`: replay.json)")
+    return document
 
 
 def _shipped_or_given(bundle_path: Path | None):

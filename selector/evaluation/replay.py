@@ -393,6 +393,21 @@ def replay_document(stores: Sequence[tuple[Path, Path | None]], bundle_path: Pat
             "projects": projects}
 
 
+def joined(earlier: dict, later: dict) -> dict:
+    """`later`'s projects joined into `earlier`'s document, so that a corpus walked a few stores
+    at a time (on machines that each hold only those) reads as one replay: a project in both
+    takes `later`'s row (it was walked again), the others keep theirs and their place, and a new
+    project comes last.  Both must have decided `shipped` alike (each project held out, or the
+    same bundle for all), or the joined rows would not mean one thing."""
+    if bool(earlier.get("held_out")) != bool(later.get("held_out")):
+        raise UserError("the replay documents do not join: one decided `shipped` with bundles trained without each "
+                        "project (--held-out) and the other with one bundle for all; walk again alike")
+    walked = {project["name"]: project for project in later["projects"]}
+    kept = [walked.pop(project["name"], project) for project in earlier["projects"]]
+    return {"created": max(earlier["created"], later["created"]), "held_out": bool(later.get("held_out")),
+            "projects": kept + list(walked.values())}
+
+
 def _own_said(bundle, decided: Mapping[str, bool]) -> dict | None:
     """What the document says of a bundle the retrained policy trained: which model, under which
     policy, on how many commits, and for which of the benchmarks decided until the next boundary
@@ -456,7 +471,7 @@ def markdown(document: dict) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     frame = summary_frame(document)
-    for row in frame.itertuples(index=False):
+    for row in pd.concat([frame, pooled_frame(document)], ignore_index=True).itertuples(index=False):
         later = "-" if not row.late else f"{row.mean_commits_later:.1f}, {row.max_commits_later:.0f}"
         lines.append(f"| {row.project} | {row.policy} | {row.decisions} | {number(row.run_share)} | "
                      f"{number(row.runs_per_change)} | {number(row.time_share)} | {row.changes} | {row.at_commit} | {row.late} | {later} | {row.never} |")
@@ -484,6 +499,32 @@ def summary_frame(document: dict) -> pd.DataFrame:
     frame = pd.concat([pd.DataFrame(p["summary"]) for p in document["projects"]], ignore_index=True)
     return frame[["project", "policy", "decisions", "run_share", "runs_per_change", "time_share", "changes", "at_commit", "late",
                   "mean_commits_later", "max_commits_later", "never"]]
+
+
+def pooled_frame(document: dict) -> pd.DataFrame:
+    """Per policy, the projects together (a row only for a policy every project was walked
+    under): their decisions, runs and changes added, so `runs per change` is the corpus's.
+    Time is a share of each project's own benchmark seconds, which do not add across projects
+    measured on different suites: it is left out.  Empty for a single project."""
+    if len(document["projects"]) < 2:
+        return pd.DataFrame()
+    summary = pd.concat([pd.DataFrame(p["summary"]) for p in document["projects"]], ignore_index=True)
+    every = summary.groupby("policy", sort=False)["project"].nunique() == len(document["projects"])
+    rows = []
+    for policy in every[every].index:
+        rows_of = summary[summary["policy"] == policy]
+        decisions, runs, changes = (int(rows_of[column].sum()) for column in ("decisions", "runs", "changes"))
+        late = int(rows_of["late"].sum())
+        # the mean over every late change: each project's mean weighed by its late changes
+        mean_later = float((rows_of["mean_commits_later"].fillna(0) * rows_of["late"]).sum() / late) if late else float("nan")
+        rows.append({"project": f"all {len(document['projects'])}", "policy": policy, "decisions": decisions,
+                     "run_share": runs / decisions if decisions else float("nan"),
+                     "runs_per_change": runs / changes if changes else float("nan"), "time_share": float("nan"),
+                     "changes": changes, "at_commit": int(rows_of["at_commit"].sum()), "late": late,
+                     "mean_commits_later": mean_later,
+                     "max_commits_later": rows_of["max_commits_later"].max() if late else None,
+                     "never": int(rows_of["never"].sum())})
+    return pd.DataFrame(rows)
 
 
 def unseen_frame(document: dict) -> pd.DataFrame:
