@@ -304,9 +304,13 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
     out_dir.mkdir(parents=True, exist_ok=True)  # every --out holds what the command printed
     (out_dir / "replay.json").write_text(json.dumps(document, indent=2, default=str))
     if joined_path:
+        # read again: another walk may have joined its projects into it while this one walked
+        earlier = _replay_document(joined_path) if joined_path.exists() else None
         document = joined(earlier, document) if earlier else document
         joined_path.parent.mkdir(parents=True, exist_ok=True)
-        joined_path.write_text(json.dumps(document, indent=1, default=str) + "\n")
+        staged = joined_path.with_name(joined_path.name + ".partial")  # a write cut off leaves the kept one whole
+        staged.write_text(json.dumps(document, indent=1, default=str) + "\n")
+        staged.replace(joined_path)
     if markdown_path:
         write_markdown(markdown_path, document)
     if output_format == "json":
