@@ -39,6 +39,7 @@ the old profile's per-instruction counts (features/executed_code.py).
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -84,6 +85,11 @@ class NewBlock(NamedTuple):
     anchor: int  # address of the anchor's first instruction
     anchor_last: int  # address of its last instruction
     anchor_instructions: int
+
+
+# The changed functions remembered by remembered_regions: the pairs of a replay of a few hundred
+# commits of an interpreter, a few regions each, in tens of megabytes
+REMEMBERED_FUNCTIONS = 50_000
 
 
 @dataclass(frozen=True)
@@ -242,6 +248,37 @@ def changed_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new
             steers = reaches_decision(instructions, changed, seeds)
         told.append(dataclasses.replace(region, steers=steers))
     return told
+
+
+def remembered_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new_image: CodeImage,
+                       new_ranges: list[tuple[int, int]]) -> list[Region]:
+    """changed_regions, remembered for the process by the two binaries (path, size and modification
+    time) and the function's parts in each.  A feature builder remembers the regions of the pairs
+    it compares, but the replay trains a new one on the store as of every boundary, and each of
+    them compares most of the same pairs again: aligning them is most of the replay's time.
+    The regions are read, never changed, by the features."""
+    return _remembered(_Code(old_image, old_ranges), _Code(new_image, new_ranges))
+
+
+class _Code:
+    """A function's code in a binary, equal to another by the binary's identity on disk and the
+    parts' addresses (the image itself rides along, unhashed, for the alignment)."""
+
+    def __init__(self, image: CodeImage, ranges: list[tuple[int, int]]) -> None:
+        status = os.stat(image.path)
+        self.image, self.ranges = image, list(ranges)
+        self.key = (image.path, status.st_size, status.st_mtime_ns, tuple(ranges))
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Code) and self.key == other.key
+
+
+@lru_cache(maxsize=REMEMBERED_FUNCTIONS)
+def _remembered(old: _Code, new: _Code) -> list[Region]:
+    return changed_regions(old.image, old.ranges, new.image, new.ranges)
 
 
 def _changed_instructions(pairs: list[tuple[Block, Block]]) -> tuple[frozenset[int], dict[int, frozenset]]:

@@ -553,13 +553,13 @@ class FeatureBuilder:
 
     def _align(self, new: str, old: str, code: int) -> list[Region] | None:
         # imported here: decoding instructions costs a push only when a changed function was reached
-        from perf_selector.collectors.block_diff import changed_regions
+        from perf_selector.collectors.block_diff import remembered_regions
 
         try:
             old_code, new_code = self._function_code(old, code), self._function_code(new, code)
             if old_code is None or new_code is None:
                 return None
-            return changed_regions(*old_code, *new_code)
+            return remembered_regions(*old_code, *new_code)
         except (BinaryError, OSError, ValueError):
             return None
 

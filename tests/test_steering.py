@@ -319,3 +319,32 @@ def test_a_changed_literal_is_a_changed_constant_and_a_moved_one_no_change(tmp_p
     walk_reads = field_loads(image, [symbols["walk"]])
     assert any(offset <= read < offset + size for read, _ in walk_reads)  # `passes`
     assert regions(three, moved, "make_state") == []
+
+
+def test_remembered_regions_are_the_aligned_ones_and_a_rebuilt_binary_is_aligned_afresh(tmp_path):
+    """The replay's builders take a function's regions from the process's memory; what they get is
+    changed_regions' answer, and a binary written again at the same path (another build) is not
+    answered from the memory of the one before."""
+    import os
+
+    from perf_selector.collectors.block_diff import _remembered, changed_regions, remembered_regions
+
+    def build(name: str, passes: str, into: Path | None = None) -> tuple[CodeImage, dict[str, tuple[int, int]]]:
+        binary = compile_c(scripted_source({"PASSES": passes, "SEED": "5"}, "field_params.c"), into or tmp_path / name, "-O2")
+        return CodeImage.load(str(binary)), _symbols(binary)
+
+    def regions(align, old, new):
+        (old_image, old_symbols), (new_image, new_symbols) = old, new
+        return align(old_image, [old_symbols["make_state"]], new_image, [new_symbols["make_state"]])
+
+    _remembered.cache_clear()
+    three, four = build("three", "3"), build("four", "4")
+    first = regions(remembered_regions, three, four)
+    assert len(first) == 1 and first[0].constants_only
+    assert regions(remembered_regions, three, four) is first  # remembered, not aligned again
+    assert _remembered.cache_info().hits == 1
+    assert [r.old_addresses.tolist() for r in first] == [r.old_addresses.tolist() for r in regions(changed_regions, three, four)]
+
+    rebuilt = build("four", "3", into=tmp_path / "four")  # the same path, now the same code as `three`
+    os.utime(tmp_path / "four", ns=(1, 1))  # even within the clock's granularity: another modification time
+    assert regions(remembered_regions, three, rebuilt) == []
