@@ -298,6 +298,7 @@ def test_evaluate_replay_joins_its_project_into_a_kept_document(history, tmp_pat
     assert document["projects"][1] == json.loads(json.dumps(walked))
     text = markdown_path.read_text()
     assert "| elsewhere | shipped | 50 |" in text and "| all 2 | executed-changed |" in text
+    assert "What the `shipped` policy's bundle decided:" in text  # the walked project's bundle, with its reason
 
     # a document of held-out rows is not joined with rows of one bundle: said before the walk
     kept.write_text(json.dumps({**document, "held_out": True}))
@@ -305,3 +306,24 @@ def test_evaluate_replay_joins_its_project_into_a_kept_document(history, tmp_pat
                           "--join", str(kept))
     assert result.returncode != 0 and "--held-out" in result.stderr
     assert not (tmp_path / "again" / "replay.json").exists()
+
+
+def test_a_shipped_bundle_that_steps_aside_says_why_in_the_replays_markdown():
+    """With --held-out each project has a bundle of its own: one held out may step aside where the
+    others prune, and the Markdown says which and why; the others share a line; a project walked
+    before the document recorded the reason says nothing."""
+    from perf_selector.selector.evaluation.replay import shipped_models_said
+
+    def project(name, policy, summary=None):
+        shipped = {"policy": policy} | ({"summary": summary} if summary else {})
+        return {"name": name, "bundles": {"shipped": shipped}}
+
+    lines = shipped_models_said([
+        project("lz4", "model-within-rule", "the shipped xgboost decides (within the rule): ..."),
+        project("janet", "executed-changed", "the executed-changed rule decides: the shipped xgboost steps aside (it did "
+                                             "worse than the rule on cjson)"),
+        project("zlib", "model-within-rule", "the shipped xgboost decides (within the rule): ..."),
+        project("old", "model-within-rule")])
+    assert lines == ["lz4, zlib: the shipped model decided (its policy: model-within-rule)",
+                     "janet: the executed-changed rule decides: the shipped xgboost steps aside (it did worse than the "
+                     "rule on cjson)"]

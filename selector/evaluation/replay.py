@@ -62,7 +62,7 @@ from perf_selector.collectors.commit_graph import closest_ancestor
 from perf_selector.collectors.errors import UserError
 from perf_selector.features.builder import FeatureBuilder
 from perf_selector.features.tuples import ancestors
-from perf_selector.models.decision import decide, decide_rows, executed_rule_scores
+from perf_selector.models.decision import decide, decide_rows, executed_rule_scores, policy_summary
 from perf_selector.selector.markdown_section import number, write_section
 from perf_selector.selector.config import Config, label_rules
 from perf_selector.selector.evaluation.evaluation_pack import Pack
@@ -247,7 +247,7 @@ def policies_of(store: Store, config: Config, bundle_path: Path | None = None, r
             raise UserError(f"{path}: {error}") from None
         policies[SHIPPED] = bundle_policy(lambda benchmark: shipped, min_effect)
         about[SHIPPED] = {"bundle": str(path), "policy": shipped.settings.get("policy"),
-                          "trained_on": describe(shipped.trained_on)}
+                          "trained_on": describe(shipped.trained_on), "summary": policy_summary(shipped, shipped=True)}
     if retrain_every is not None and path is not None:
         policies[OWN] = retrained_policy(store, config, commits, retrain_every, shipped, workdir)
         about[OWN] = {"retrained_every": retrain_every, "in_sample": False, "model": "auto"}
@@ -416,7 +416,6 @@ def _own_said(bundle, decided: Mapping[str, bool]) -> dict | None:
     learn from yet, the shipped model decided."""
     if bundle is None:
         return None
-    from perf_selector.models.decision import policy_summary
     from perf_selector.selector.selection.shipped_model import OWN_POSITIVES_NEEDED
 
     own_decided = sorted(benchmark for benchmark, by_own in decided.items() if by_own)
@@ -427,6 +426,24 @@ def _own_said(bundle, decided: Mapping[str, bool]) -> dict | None:
     return {"model": bundle.settings.get("model"), "policy": bundle.settings.get("policy", "model"),
             "commits": bundle.trained_on.get("commits"), "summary": summary,
             "decided_for": own_decided, "shipped_decided_for": sorted(set(decided) - set(own_decided))}
+
+
+def shipped_models_said(projects: list[dict]) -> list[str]:
+    """A line for each project whose `shipped` bundle let the executed-changed rule decide, with
+    the bundle's own reason (with --held-out each project has a bundle of its own, and one held
+    out can step aside where the others prune), and one naming the projects where it decided
+    within the rule.  Projects walked before the document recorded the reason say nothing."""
+    aside, deciding = [], {}
+    for project in projects:
+        said = project.get("bundles", {}).get("shipped", {})
+        if "summary" not in said:
+            continue
+        if said.get("policy") == "executed-changed":
+            aside.append(f"{project['name']}: {said['summary']}")
+        else:
+            deciding.setdefault(said.get("policy"), []).append(project["name"])
+    return [f"{', '.join(names)}: the shipped model decided (its policy: {policy})"
+            for policy, names in deciding.items()] + aside
 
 
 def own_models_said(projects: list[dict]) -> list[str]:
@@ -475,6 +492,9 @@ def markdown(document: dict) -> str:
         later = "-" if not row.late else f"{row.mean_commits_later:.1f}, {row.max_commits_later:.0f}"
         lines.append(f"| {row.project} | {row.policy} | {row.decisions} | {number(row.run_share)} | "
                      f"{number(row.runs_per_change)} | {number(row.time_share)} | {row.changes} | {row.at_commit} | {row.late} | {later} | {row.never} |")
+    said = shipped_models_said(document["projects"])
+    if said:
+        lines += ["", "What the `shipped` policy's bundle decided:", ""] + [f"- {line}" for line in said]
     said = own_models_said(document["projects"])
     if said:
         lines += ["", "What the `own` policy's model decided:", ""] + [f"- {line}" for line in said]
