@@ -299,8 +299,9 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
                 directory = out_dir / "held-out" / project.name
                 held_out_bundle(training, project, bundle, directory, fits, jobs)
                 bundle_for[project.name] = directory
-    with stderr.status("replaying the history"):
-        document = replay_document(replayed, bundle_path, bundle_for, retrain_every, out_dir)
+    with stderr.status("replaying the history") as status:
+        document = replay_document(replayed, bundle_path, bundle_for, retrain_every, out_dir,
+                                   _replay_progress(status))
     out_dir.mkdir(parents=True, exist_ok=True)  # every --out holds what the command printed
     (out_dir / "replay.json").write_text(json.dumps(document, indent=2, default=str))
     if joined_path:
@@ -323,6 +324,22 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
         print_table(unseen, title="changes not caught at their commit")
     stdout.print(f"results in {out_dir / 'replay.json'}" + (f"; joined into {joined_path}" if joined_path else "")
                  + (f"; tables written into {markdown_path}" if markdown_path else ""))
+
+
+def _replay_progress(status):
+    """The replay's progress (an interpreter's history takes half an hour): on the status line, or
+    in a log a line at most every 30 s per project, with the time left at the pace so far."""
+    from perf_selector.selector.tables import LogProgress
+
+    logs: dict[str, LogProgress] = {}
+
+    def progress(project: str, policy: str, done: int, total: int) -> None:
+        if logging_progress():
+            logs.setdefault(project, LogProgress(f"replayed {project} (commits, each policy in turn)", total)).advance(policy)
+        else:
+            status.update(f"replaying the history: {project} under {policy} ({done}/{total} commits walked)")
+
+    return progress
 
 
 def _replay_document(path: Path) -> dict:

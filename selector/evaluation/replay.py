@@ -81,6 +81,10 @@ AT_COMMIT, LATE, NEVER = "at commit", "late", "never"
 Policy = Callable[[str, np.ndarray, Sequence[str]], tuple[np.ndarray, np.ndarray]]
 
 
+# told (project, policy walked, commits walked so far under every policy, of how many) as a replay goes
+Progress = Callable[[str, str, int, int], None]
+
+
 @dataclass(frozen=True)
 class Step:
     """One decision of the replay: at `commit`, `benchmark` ran or not, compared with `against`
@@ -126,13 +130,17 @@ def catches(steps: Sequence[Step], changes: Iterable[tuple[str, str]], position:
 
 def walk(commits: Sequence[str], benchmarks: Sequence[str], parents: Mapping[str, Sequence[str]],
          usable: set[tuple[str, str]], policy: Policy, features: Callable[[list[tuple[str, str, str, int]]], np.ndarray],
-         label: Callable[[str, str, str], bool | None], cost: Callable[[str, str], float]) -> list[Step]:
+         label: Callable[[str, str, str], bool | None], cost: Callable[[str, str], float],
+         walked: Callable[[], None] | None = None) -> list[Step]:
     """One policy's steps over `commits` (oldest first): at each decision point ((commit,
     benchmark) in `usable`), compare with the closest ancestor where the policy ran the
-    benchmark, decide with `policy` on `features` of those tuples, label the runs."""
+    benchmark, decide with `policy` on `features` of those tuples, label the runs.  `walked`
+    is called after each commit (progress)."""
     ran: dict[str, set[str]] = {b: set() for b in benchmarks}
     steps: list[Step] = []
     for commit in commits:
+        if walked:
+            walked()
         tuples = []
         for benchmark in benchmarks:
             if (commit, benchmark) not in usable:
@@ -271,9 +279,11 @@ class Replay:
 
 
 def replay_project(name: str, store: Store, config: Config, policies: Mapping[str, Policy],
-                   history: History | None = None, only: Iterable[str] | None = None) -> Replay:
+                   history: History | None = None, only: Iterable[str] | None = None,
+                   progress: Progress | None = None) -> Replay:
     """Every policy walked over the store's history (the module's definitions); `only`: these
-    benchmarks (default: every measured one the configuration labels)."""
+    benchmarks (default: every measured one the configuration labels); `progress` is told each
+    commit walked, under each policy in turn."""
     history = history if history is not None else load_history(store)
     rules = label_rules(config)
     only = None if only is None else set(only)
@@ -326,8 +336,11 @@ def replay_project(name: str, store: Store, config: Config, policies: Mapping[st
         return change in ancestry[run] and change not in ancestry[against]
 
     step_frames, change_frames, rows = [], [], []
-    for policy_name, policy in policies.items():
-        steps = walk(commits, benchmarks, parents, usable, policy, features, label, cost)
+    walks = len(commits) * len(policies)
+    for turn, (policy_name, policy) in enumerate(policies.items()):
+        done = iter(range(turn * len(commits) + 1, walks + 1))
+        walked = (lambda: progress(name, policy_name, next(done), walks)) if progress else None
+        steps = walk(commits, benchmarks, parents, usable, policy, features, label, cost, walked)
         caught = catches(steps, changes, position, spans)
         step_frames.append(pd.DataFrame([s.__dict__ for s in steps]).assign(policy=policy_name))
         change_frames.append(pd.DataFrame(caught, columns=["commit", "benchmark", "caught", "at", "later"])
@@ -366,7 +379,7 @@ def summarize(policy: str, steps: Sequence[Step], caught: Sequence[dict]) -> dic
 
 def replay_document(stores: Sequence[tuple[Path, Path | None]], bundle_path: Path | None = None,
                     bundle_for: Mapping[str, Path] | None = None, retrain_every: int | None = None,
-                    workdir: Path | None = None) -> dict:
+                    workdir: Path | None = None, progress: Progress | None = None) -> dict:
     """The replay of each store (STORE, CONFIG or None), as JSON-ready rows.  The `shipped`
     policy decides with `bundle_for[project]` where given (a bundle trained without that project:
     `evaluate --replay --held-out`), else `bundle_path`, else the shipped bundle.  `retrain_every`:
@@ -382,7 +395,7 @@ def replay_document(stores: Sequence[tuple[Path, Path | None]], bundle_path: Pat
         history = load_history(store)
         policies, bundles = policies_of(store, config, (bundle_for or {}).get(name, bundle_path), retrain_every,
                                         (workdir or Path(".")) / "own" / name, history.built())
-        replayed = replay_project(name, store, config, policies, history)
+        replayed = replay_project(name, store, config, policies, history, progress=progress)
         if retrain_every is not None and OWN in policies:
             decided = policies[OWN].decided
             bundles[OWN]["trained"] = {str(boundary): _own_said(bundle, decided.get(boundary, {}))
