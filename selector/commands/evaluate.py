@@ -328,16 +328,17 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
 
 def _replay_progress(status):
     """The replay's progress (an interpreter's history takes half an hour): on the status line, or
-    in a log a line at most every 30 s per project, with the time left at the pace so far."""
+    in a log a line at most every 30 s per project and policy, with the time left at that walk's
+    pace (the own policy, which retrains as it walks, is many times slower than the others)."""
     from perf_selector.selector.tables import LogProgress
 
-    logs: dict[str, LogProgress] = {}
+    logs: dict[tuple[str, str], LogProgress] = {}
 
-    def progress(project: str, policy: str, done: int, total: int) -> None:
+    def progress(project: str, policy: str, done: int, commits: int) -> None:
         if logging_progress():
-            logs.setdefault(project, LogProgress(f"replayed {project} (commits, each policy in turn)", total)).advance(policy)
+            logs.setdefault((project, policy), LogProgress(f"replayed {project} under {policy} (commits)", commits)).advance()
         else:
-            status.update(f"replaying the history: {project} under {policy} ({done}/{total} commits walked)")
+            status.update(f"replaying the history: {project} under {policy} ({done}/{commits} commits walked)")
 
     return progress
 

@@ -81,7 +81,7 @@ AT_COMMIT, LATE, NEVER = "at commit", "late", "never"
 Policy = Callable[[str, np.ndarray, Sequence[str]], tuple[np.ndarray, np.ndarray]]
 
 
-# told (project, policy walked, commits walked so far under every policy, of how many) as a replay goes
+# told (project, policy walked, commits it walked so far, of how many) as a replay goes
 Progress = Callable[[str, str, int, int], None]
 
 
@@ -283,7 +283,7 @@ def replay_project(name: str, store: Store, config: Config, policies: Mapping[st
                    progress: Progress | None = None) -> Replay:
     """Every policy walked over the store's history (the module's definitions); `only`: these
     benchmarks (default: every measured one the configuration labels); `progress` is told each
-    commit walked, under each policy in turn."""
+    commit walked, under each policy in turn (each at its own pace: the own policy retrains)."""
     history = history if history is not None else load_history(store)
     rules = label_rules(config)
     only = None if only is None else set(only)
@@ -336,10 +336,9 @@ def replay_project(name: str, store: Store, config: Config, policies: Mapping[st
         return change in ancestry[run] and change not in ancestry[against]
 
     step_frames, change_frames, rows = [], [], []
-    walks = len(commits) * len(policies)
-    for turn, (policy_name, policy) in enumerate(policies.items()):
-        done = iter(range(turn * len(commits) + 1, walks + 1))
-        walked = (lambda: progress(name, policy_name, next(done), walks)) if progress else None
+    for policy_name, policy in policies.items():
+        done = iter(range(1, len(commits) + 1))
+        walked = (lambda: progress(name, policy_name, next(done), len(commits))) if progress else None
         steps = walk(commits, benchmarks, parents, usable, policy, features, label, cost, walked)
         caught = catches(steps, changes, position, spans)
         step_frames.append(pd.DataFrame([s.__dict__ for s in steps]).assign(policy=policy_name))
