@@ -87,8 +87,9 @@ class NewBlock(NamedTuple):
     anchor_instructions: int
 
 
-# The changed functions remembered by remembered_regions: the pairs of a replay of a few hundred
-# commits of an interpreter, a few regions each, in tens of megabytes
+# The changed functions remembered by remembered_regions: more than the (pair, changed function)
+# alignments of a replay of a few hundred commits (the memory they take was not measured apart:
+# the whole process peaked at 1.4 GB replaying pugixml's store, benchmarks/replay_remembered_regions.py)
 REMEMBERED_FUNCTIONS = 50_000
 
 

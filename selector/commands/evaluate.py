@@ -256,24 +256,20 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
     """`evaluate --replay`: each store's history walked as a team using select from day one."""
     import json
 
-    import pandas as pd
-
     from perf_selector.selector.evaluation.day_one import held_out_bundle, held_out_fits_like
     from perf_selector.selector.evaluation.evaluation_pack import Pack, is_pack
     from perf_selector.selector.evaluation.replay import (
+        check_joinable,
         joined,
-        pooled_frame,
         replay_document,
-        summary_frame,
+        summary_and_pooled,
         unseen_frame,
         write_markdown,
     )
 
     earlier = _replay_document(joined_path) if joined_path and joined_path.exists() else None
-    if earlier and bool(earlier.get("held_out")) != held_out:  # said before the walk, which takes hours
-        raise UserError(f"{joined_path}: its `shipped` rows were decided " + (
-            "by bundles trained without each project: walk with --held-out too" if earlier.get("held_out")
-            else "by one bundle for every project: walk without --held-out"))
+    if earlier:
+        check_joinable(earlier, held_out, f"{joined_path} and this replay")  # said before the walk, which takes hours
     bundle_for = None
     replayed = stores
     if held_out:
@@ -317,8 +313,7 @@ def _evaluate_replay(stores, bundle_path: Path | None, held_out: bool, out_dir: 
     if output_format == "json":
         print_json(document)
         return
-    print_table(pd.concat([summary_frame(document), pooled_frame(document)], ignore_index=True).round(3),
-                title="replay: select from day one, skipped runs really skipped")
+    print_table(summary_and_pooled(document).round(3), title="replay: select from day one, skipped runs really skipped")
     unseen = unseen_frame(document)
     if len(unseen):
         print_table(unseen, title="changes not caught at their commit")

@@ -131,16 +131,14 @@ def catches(steps: Sequence[Step], changes: Iterable[tuple[str, str]], position:
 def walk(commits: Sequence[str], benchmarks: Sequence[str], parents: Mapping[str, Sequence[str]],
          usable: set[tuple[str, str]], policy: Policy, features: Callable[[list[tuple[str, str, str, int]]], np.ndarray],
          label: Callable[[str, str, str], bool | None], cost: Callable[[str, str], float],
-         walked: Callable[[], None] | None = None) -> list[Step]:
+         walked: Callable[[int], None] | None = None) -> list[Step]:
     """One policy's steps over `commits` (oldest first): at each decision point ((commit,
     benchmark) in `usable`), compare with the closest ancestor where the policy ran the
     benchmark, decide with `policy` on `features` of those tuples, label the runs.  `walked`
-    is called after each commit (progress)."""
+    is told, after each commit, how many have been walked (progress)."""
     ran: dict[str, set[str]] = {b: set() for b in benchmarks}
     steps: list[Step] = []
-    for commit in commits:
-        if walked:
-            walked()
+    for count, commit in enumerate(commits, 1):
         tuples = []
         for benchmark in benchmarks:
             if (commit, benchmark) not in usable:
@@ -151,14 +149,15 @@ def walk(commits: Sequence[str], benchmarks: Sequence[str], parents: Mapping[str
                 steps.append(Step(commit, benchmark, True, None, why="baseline", cost=cost(commit, benchmark)))
             else:
                 tuples.append((commit, found[0], benchmark, found[1]))
-        if not tuples:
-            continue
-        run, why = policy(commit, features(tuples), [b for _, _, b, _ in tuples])
-        for (new, old, benchmark, hops), runs, reason in zip(tuples, run, why):
-            if runs:
-                ran[benchmark].add(new)
-            steps.append(Step(new, benchmark, bool(runs), old, label(new, old, benchmark) if runs else None, int(hops),
-                              str(reason), cost(new, benchmark)))
+        if tuples:
+            run, why = policy(commit, features(tuples), [b for _, _, b, _ in tuples])
+            for (new, old, benchmark, hops), runs, reason in zip(tuples, run, why):
+                if runs:
+                    ran[benchmark].add(new)
+                steps.append(Step(new, benchmark, bool(runs), old, label(new, old, benchmark) if runs else None,
+                                  int(hops), str(reason), cost(new, benchmark)))
+        if walked:
+            walked(count)
     return steps
 
 
@@ -337,8 +336,7 @@ def replay_project(name: str, store: Store, config: Config, policies: Mapping[st
 
     step_frames, change_frames, rows = [], [], []
     for policy_name, policy in policies.items():
-        done = iter(range(1, len(commits) + 1))
-        walked = (lambda: progress(name, policy_name, next(done), len(commits))) if progress else None
+        walked = (lambda count: progress(name, policy_name, count, len(commits))) if progress else None
         steps = walk(commits, benchmarks, parents, usable, policy, features, label, cost, walked)
         caught = catches(steps, changes, position, spans)
         step_frames.append(pd.DataFrame([s.__dict__ for s in steps]).assign(policy=policy_name))
@@ -405,15 +403,22 @@ def replay_document(stores: Sequence[tuple[Path, Path | None]], bundle_path: Pat
             "projects": projects}
 
 
+def check_joinable(earlier: dict, held_out: bool, where: str = "the replay documents") -> None:
+    """Refuse to join rows whose `shipped` policy was decided otherwise than `earlier`'s (each
+    project by a bundle trained without it, or one bundle for all): the joined rows would not
+    mean one thing.  `where` names the kept document in the error."""
+    if bool(earlier.get("held_out")) != held_out:
+        raise UserError(f"{where} do not join: the kept one's `shipped` rows were decided " + (
+            "by bundles trained without each project: walk with --held-out too" if earlier.get("held_out")
+            else "by one bundle for every project: walk without --held-out"))
+
+
 def joined(earlier: dict, later: dict) -> dict:
     """`later`'s projects joined into `earlier`'s document, so that a corpus walked a few stores
     at a time (on machines that each hold only those) reads as one replay: a project in both
     takes `later`'s row (it was walked again), the others keep theirs and their place, and a new
-    project comes last.  Both must have decided `shipped` alike (each project held out, or the
-    same bundle for all), or the joined rows would not mean one thing."""
-    if bool(earlier.get("held_out")) != bool(later.get("held_out")):
-        raise UserError("the replay documents do not join: one decided `shipped` with bundles trained without each "
-                        "project (--held-out) and the other with one bundle for all; walk again alike")
+    project comes last (check_joinable)."""
+    check_joinable(earlier, bool(later.get("held_out")))
     walked = {project["name"]: project for project in later["projects"]}
     kept = [walked.pop(project["name"], project) for project in earlier["projects"]]
     return {"created": max(earlier["created"], later["created"]), "held_out": bool(later.get("held_out")),
@@ -499,8 +504,7 @@ def markdown(document: dict) -> str:
         "commits later (mean, max) | never |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    frame = summary_frame(document)
-    for row in pd.concat([frame, pooled_frame(document)], ignore_index=True).itertuples(index=False):
+    for row in summary_and_pooled(document).itertuples(index=False):
         later = "-" if not row.late else f"{row.mean_commits_later:.1f}, {row.max_commits_later:.0f}"
         lines.append(f"| {row.project} | {row.policy} | {row.decisions} | {number(row.run_share)} | "
                      f"{number(row.runs_per_change)} | {number(row.time_share)} | {row.changes} | {row.at_commit} | {row.late} | {later} | {row.never} |")
@@ -533,6 +537,11 @@ def summary_frame(document: dict) -> pd.DataFrame:
                   "mean_commits_later", "max_commits_later", "never"]]
 
 
+def summary_and_pooled(document: dict) -> pd.DataFrame:
+    """The summary's rows per project and policy, then the pooled ones."""
+    return pd.concat([summary_frame(document), pooled_frame(document)], ignore_index=True)
+
+
 def pooled_frame(document: dict) -> pd.DataFrame:
     """Per policy, the projects together (a row only for a policy every project was walked
     under): their decisions, runs and changes added, so `runs per change` is the corpus's.
@@ -540,6 +549,7 @@ def pooled_frame(document: dict) -> pd.DataFrame:
     measured on different suites: it is left out.  Empty for a single project."""
     if len(document["projects"]) < 2:
         return pd.DataFrame()
+    # every column of the summaries: the printed summary_frame leaves out the runs these add
     summary = pd.concat([pd.DataFrame(p["summary"]) for p in document["projects"]], ignore_index=True)
     every = summary.groupby("policy", sort=False)["project"].nunique() == len(document["projects"])
     rows = []
