@@ -331,3 +331,16 @@ def test_a_shipped_bundle_that_steps_aside_says_why_in_the_replays_markdown():
     assert lines == ["lz4, zlib: the shipped model decided (its policy: model-within-rule)",
                      "janet: the executed-changed rule decides: the shipped xgboost steps aside (it did worse than the "
                      "rule on cjson)"]
+
+
+def test_evaluate_replay_refuses_to_join_into_what_is_not_a_replay_document(history, tmp_path):
+    """A wrong --join path fails at once with one line, before the walk, and is left as it was."""
+    root = history[0]
+    for text in ("not json at all", json.dumps({"projects": []})):
+        kept = tmp_path / "replay.json"
+        kept.write_text(text)
+        result = run_selector("evaluate", "--replay", str(root / ".selector"), "--out", str(tmp_path / "out"),
+                              "--join", str(kept))
+        assert result.returncode != 0 and "not a replay document" in result.stderr
+        assert "Traceback" not in result.stderr
+        assert kept.read_text() == text and not (tmp_path / "out" / "replay.json").exists()
