@@ -253,8 +253,8 @@ def changed_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new
 
 def remembered_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new_image: CodeImage,
                        new_ranges: list[tuple[int, int]]) -> list[Region]:
-    """changed_regions, remembered for the process by the two binaries (path, size and modification
-    time) and the function's parts in each.  A feature builder remembers the regions of the pairs
+    """changed_regions, remembered for the process by the two binaries (path, and the identity of
+    the file read: CodeImage.identity) and the function's parts in each.  A feature builder remembers the regions of the pairs
     it compares, but the replay trains a new one on the store as of every boundary, and each of
     them compares most of the same pairs again: aligning them is most of the replay's time.
     The regions are read, never changed, by the features."""
@@ -262,13 +262,13 @@ def remembered_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], 
 
 
 class _Code:
-    """A function's code in a binary, equal to another by the binary's identity on disk and the
+    """A function's code in a binary, equal to another by the binary's identity on disk when it was
+    read (CodeImage.identity: not the path's now, which a rebuild may have replaced since) and the
     parts' addresses (the image itself rides along, unhashed, for the alignment)."""
 
     def __init__(self, image: CodeImage, ranges: list[tuple[int, int]]) -> None:
-        status = os.stat(image.path)
         self.image, self.ranges = image, list(ranges)
-        self.key = (image.path, status.st_size, status.st_mtime_ns, tuple(ranges))
+        self.key = (image.path, image.identity, tuple(ranges))
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -302,9 +302,15 @@ def _changed_instructions(pairs: list[tuple[Block, Block]]) -> tuple[frozenset[i
     return frozenset(changed), seeds
 
 
-@lru_cache(maxsize=8)
 def load_image(path: str) -> CodeImage:
-    """The binary's code, kept for the few commits a feature build compares at a time."""
+    """The binary's code, kept for the few commits a feature build compares at a time; a binary
+    written again at the same path (a rebuild of the working tree) is read again."""
+    status = os.stat(path)
+    return _loaded_image(path, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+@lru_cache(maxsize=8)
+def _loaded_image(path: str, inode: int, size: int, modified: int) -> CodeImage:
     return CodeImage.load(path)
 
 

@@ -11,6 +11,7 @@ instruction refers to it.
 from __future__ import annotations
 
 import mmap
+import os
 
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,11 +42,12 @@ class CodeImage:
     strings: bytes  # the symbol table's string table
     headers: np.ndarray  # every section header
     header_names: list[str]  # aligned with `headers`
+    identity: tuple[int, int, int] = (0, 0, 0)  # the mapped file's (inode, size, modification time), as opened
     _names: dict[int, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, path: str) -> "CodeImage":
-        data = _mapped(path)  # only the pages read are loaded: a few functions, the tables
+        data, identity = _mapped(path)  # only the pages read are loaded: a few functions, the tables
         if data[4] != 2 or int.from_bytes(data[18:20], "little") != 62:
             raise BinaryError(f"{path}: not an x86-64 ELF file")
         offset, count, names_index = (int.from_bytes(data[0x28:0x30], "little"), int.from_bytes(data[0x3C:0x3E], "little"),
@@ -67,7 +69,8 @@ class CodeImage:
         allocated = np.flatnonzero(((headers["flags"] & 0x2) != 0) & (headers["type"] != SHT_NOBITS) & (headers["size"] > 0))
         allocated = allocated[np.argsort(headers["address"][allocated], kind="stable")]  # by address
         return cls(path, data, int.from_bytes(data[16:18], "little") == 3, headers[allocated],
-                   [header_names[i] for i in allocated], symbols, _table(data, headers[table["link"]]), headers, header_names)
+                   [header_names[i] for i in allocated], symbols, _table(data, headers[table["link"]]), headers, header_names,
+                   identity)
 
     def read(self, address: int, size: int) -> bytes:
         index = int(np.searchsorted(self.sections["address"], address, side="right")) - 1
@@ -176,10 +179,13 @@ class CodeImage:
         return self._names[index]
 
 
-def _mapped(path: str):
+def _mapped(path: str) -> tuple[mmap.mmap, tuple[int, int, int]]:
+    """The file mapped, and its identity (inode, size, modification time) read from the very file
+    mapped: a build that writes the path again makes another file, or another time."""
     read_elf_file(path, limit=64)  # the checks every analysis path makes, on the header alone
     with open(path, "rb") as handle:
-        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        status = os.fstat(handle.fileno())
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ), (status.st_ino, status.st_size, status.st_mtime_ns)
 
 
 def _table(data: bytes, header) -> bytes:

@@ -348,3 +348,21 @@ def test_remembered_regions_are_the_aligned_ones_and_a_rebuilt_binary_is_aligned
     rebuilt = build("four", "3", into=tmp_path / "four")  # the same path, now the same code as `three`
     os.utime(tmp_path / "four", ns=(1, 1))  # even within the clock's granularity: another modification time
     assert regions(remembered_regions, three, rebuilt) == []
+    assert regions(remembered_regions, three, four) is first  # the image read before the rebuild keeps its answer
+
+
+def test_a_binary_rebuilt_at_the_same_path_is_read_again(tmp_path):
+    """load_image keeps the few binaries a feature build compares, by the file read: a build that
+    writes the path again (select on a working tree, rebuilt) is read afresh, not answered from
+    the image of the binary it replaced."""
+    from perf_selector.collectors.block_diff import load_image
+
+    path = tmp_path / "program"
+    compile_c("int work(int x) { return x * 3; }\nint main(void) { return work(1); }\n", path, "-O1")
+    first = load_image(str(path))
+    assert load_image(str(path)) is first
+    compile_c("int other(int x) { return x * 5; }\nint main(void) { return other(2); }\n", path, "-O1")
+    again = load_image(str(path))
+    assert again is not first and again.identity != first.identity
+    assert "other" in again.function_names() and "work" not in again.function_names()
+    assert "work" in first.function_names()  # the image read before stays whole: the build made another file
