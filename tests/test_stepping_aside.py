@@ -183,3 +183,47 @@ def test_the_own_bound_is_the_conformal_bound_of_the_backtest_changes():
     assert own_bound(evidence(19, 18 / 19), "model", 0.05)["bound"] == pytest.approx(0.1)
     assert own_bound(evidence(39, 38 / 39), "model", 0.05)["bound"] == pytest.approx(0.05)
     assert own_bound(evidence(18, 1.0), "model", 0.05)["bound"] > 0.05
+
+
+def test_a_learner_chosen_among_several_is_bounded_on_changes_it_was_not_chosen_on():
+    """The own backtest's test epochs are split in time at half of their changes: the learner is
+    chosen on the earlier epochs, and only the later ones' changes bound it (the bound assumes a
+    policy fixed before its changes were seen)."""
+    from perf_selector.selector.evaluation.training import choosing_and_certifying
+
+    labels = {0: [True, False], 1: [True, True, False], 2: [False, False], 3: [True, False], 4: [True, True]}
+    tests = pd.DataFrame([{"model": model, "epoch": epoch, "label": label, "new": f"{epoch}-{i}"}
+                          for model in ("a", "b") for epoch, row in labels.items() for i, label in enumerate(row)])
+    choosing, certifying = choosing_and_certifying(tests)
+    # six changes: epochs 0 and 1 hold the first three, the later ones the other three
+    assert sorted(set(choosing["epoch"])) == [0, 1] and sorted(set(certifying["epoch"])) == [2, 3, 4]
+    assert set(choosing["model"]) == set(certifying["model"]) == {"a", "b"}
+    assert int(certifying[certifying["model"] == "a"]["label"].sum()) == 3
+    nothing = choosing_and_certifying(tests.iloc[:0])
+    assert nothing[0].empty and nothing[1].empty
+
+
+def test_the_chosen_learner_alone_faces_the_later_epochs_and_no_other_is_tried_on_them(monkeypatch, tmp_path):
+    """choose_model takes the learner that pruned the most on the earlier epochs; where the later
+    epochs' changes do not certify it, the rule decides, and the learner that the later epochs
+    happen to favour is not taken in its place (that would choose on the changes that bound it)."""
+    from perf_selector.selector.evaluation import training
+
+    def result(earlier_dismiss, later_policy, later_missed):
+        rates = lambda hit, dismiss: {"hit_rate": hit, "dismiss_rate": dismiss}  # noqa: E731
+        earlier = {"tuples": 100, "changes": 20, "model": rates(1.0, earlier_dismiss), WITHIN_RULE: rates(1.0, earlier_dismiss),
+                   "rule": rates(1.0, 0.2)}
+        bound = {"changes": 20, "missed": later_missed, "bound": (later_missed + 1) / 21, "miss_rate": 0.05}
+        if later_policy == STEPPING_ASIDE_RULE:
+            bound["decided"] = True
+        return {"policy": later_policy, "policy_reason": "", "evidence": {training.OWN_EVIDENCE: earlier},
+                "own_bound": bound, "chosen_on": {"policy": WITHIN_RULE, "evidence": {training.OWN_EVIDENCE: earlier}}}
+
+    figures = {name: result(0.3, WITHIN_RULE, 0) for name in training.CANDIDATES}
+    figures["effect"] = result(0.6, STEPPING_ASIDE_RULE, 1)  # the most on the earlier epochs; missed one later
+    monkeypatch.setattr(training, "own_policies", lambda *args, **kwargs: figures)
+    model, choice, _ = training.choose_model(None, None, None, "pooled", 0.95, 0, "quantile", [], None, True)
+    assert model == "effect" and choice["chosen"] == "effect"
+    assert choice["earned"] == f"{len(training.CANDIDATES)} of {len(training.CANDIDATES)}"
+    assert "dismissed the most there (0.60" in choice["reason"] and "(1 missed)" in choice["reason"]
+    assert choice["reason"].endswith("above the 0.05 asked: the rule decides")

@@ -126,10 +126,20 @@ def bounded_policy(evidence: dict[str, dict], judged_on: str, miss_rate: float) 
     `miss_rate` (the bound then records "decided").  What `train` records and evaluate's replay of
     it applies."""
     policy, reason = policy_from(evidence, judged_on)
+    bounded, said, bound = policy_bounded_on(policy, evidence, judged_on, miss_rate)
+    return bounded, said or reason, bound
+
+
+def policy_bounded_on(policy: str, evidence: dict[str, dict], judged_on: str, miss_rate: float) -> tuple[str, str, dict]:
+    """(policy, reason, bound): `policy`, chosen before `evidence` ({name: its policy_evidence})
+    was seen or on it, turned into the rule where own_bound says the evidence's changes cannot
+    certify `miss_rate` (the reason then says so, and the bound records "decided"; otherwise the
+    reason is empty)."""
     (own,) = evidence.values()
     bound = own_bound(own, policy, miss_rate)
     if policy != STEPPING_ASIDE_RULE and bound["bound"] > bound["miss_rate"]:
         reason = (f"{judged_on}, it would prune, but its {bound['changes']} changes ({bound['missed']} missed) certify "
                   f"no miss rate below {bound['bound']:.3f}, above the {bound['miss_rate']:.2f} asked")
-        policy, bound["decided"] = STEPPING_ASIDE_RULE, True  # the bound, not the evidence, made it the rule
-    return policy, reason, bound
+        bound["decided"] = True  # the bound, not the evidence, made it the rule
+        return STEPPING_ASIDE_RULE, reason, bound
+    return policy, "", bound
