@@ -201,6 +201,38 @@ def test_a_learner_chosen_among_several_is_bounded_on_changes_it_was_not_chosen_
     assert int(certifying[certifying["model"] == "a"]["label"].sum()) == 3
     nothing = choosing_and_certifying(tests.iloc[:0])
     assert nothing[0].empty and nothing[1].empty
+    # the changes all in the last epoch (one commit that changed many benchmarks): the later part keeps it
+    late = pd.DataFrame([{"model": "a", "epoch": epoch, "label": epoch == 2} for epoch in (0, 1, 2, 2)])
+    choosing, certifying = choosing_and_certifying(late)
+    assert sorted(set(choosing["epoch"])) == [0, 1] and sorted(set(certifying["epoch"])) == [2]
+    one = choosing_and_certifying(late[late["epoch"] == 2])  # one epoch: nothing to choose on apart from it
+    assert one[0].empty and len(one[1]) == 2
+
+
+def test_without_an_earlier_or_a_later_epoch_the_rule_decides_never_the_model_unjudged():
+    """A choice among learners whose backtest has a single test epoch cannot choose on changes
+    apart from those that bound: the rule decides (spdlog's replay at commit 150, whose test
+    changes sat in one epoch, let the model decide alone, unjudged, before this)."""
+    from perf_selector.selector.evaluation.training import OWN_EVIDENCE, _chosen_and_bounded
+    from perf_selector.selector.selection.policy import feature_rows
+
+    column = FEATURE_NAMES.index
+    rows, predictions = [], []
+    for i in range(10):
+        features = np.zeros(len(FEATURE_NAMES))
+        features[column("executed_changed_share")] = features[column("executed_steering_share")] = 0.05 if i < 3 else 0.0
+        key = {"new": f"n{i}", "old": f"o{i}", "benchmark": "b"}
+        rows.append({**key, **dict(zip(FEATURE_NAMES, features))})
+        for model in ("a", "b"):
+            predictions.append({**key, "model": model, "scope": "pooled", "epoch": 7, "label": i == 0,
+                                "score": float(i == 0), "threshold": 0.5})
+    policies = _chosen_and_bounded(pd.DataFrame(predictions), ["a", "b"], feature_rows(pd.DataFrame(rows)), 0.01,
+                                   "in the test", 0.05)
+    for model in ("a", "b"):
+        assert policies[model]["policy"] == STEPPING_ASIDE_RULE
+        assert policies[model]["policy_reason"] == "in the test, no earlier epoch to choose on"
+        assert policies[model]["chosen_on"] == {"policy": STEPPING_ASIDE_RULE, "evidence": None}
+        assert policies[model]["evidence"][OWN_EVIDENCE]["changes"] == 1
 
 
 def test_the_chosen_learner_alone_faces_the_later_epochs_and_no_other_is_tried_on_them(monkeypatch, tmp_path):

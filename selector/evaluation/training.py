@@ -212,25 +212,45 @@ def own_policies(store: Store, config: Config, history: History, models: Sequenc
     rows = feature_rows(data.table)
     epochs = f"{len(enough)} epochs trained on {OWN_POSITIVES_NEEDED} changes or more" if enough else "every epoch"
     judged_on = f"in this project's own Method 4 backtest ({epochs})"
-    choosing, certifying = choosing_and_certifying(tests) if len(models) > 1 else (None, tests)
+    if len(models) > 1:
+        return _chosen_and_bounded(tests, models, rows, config.labels.min_effect, judged_on, 1.0 - target_hit_rate)
     policies = {}
     for model in models:
-        mine = certifying[certifying["model"] == model]
+        mine = tests[tests["model"] == model]
         if mine.empty:
             policies[model] = {"policy": "model",
                                "policy_reason": "not judged against the executed-changed rule: its backtest tested no tuple"}
             continue
         evidence = {OWN_EVIDENCE: backtest_evidence(mine, rows, config.labels.min_effect)}
-        if choosing is None:
-            policy, reason, bound = bounded_policy(evidence, judged_on, 1.0 - target_hit_rate)
-            policies[model] = {"policy": policy, "policy_reason": reason, "evidence": evidence, "own_bound": bound}
+        policy, reason, bound = bounded_policy(evidence, judged_on, 1.0 - target_hit_rate)
+        policies[model] = {"policy": policy, "policy_reason": reason, "evidence": evidence, "own_bound": bound}
+    return policies
+
+
+def _chosen_and_bounded(tests: pd.DataFrame, models: Sequence[str], rows: pd.DataFrame, min_effect: float,
+                        judged_on: str, miss_rate: float) -> dict[str, dict]:
+    """own_policies for a choice among `models`: each one's policy judged on the earlier epochs
+    ("chosen_on") and bounded on the later ones alone (choosing_and_certifying).  Without an
+    earlier epoch nothing earns pruning, and without a later one nothing is certified: either
+    way the rule decides (never the model unjudged)."""
+    choosing, certifying = choosing_and_certifying(tests)
+    policies = {}
+    for model in models:
+        earlier_tests, later_tests = choosing[choosing["model"] == model], certifying[certifying["model"] == model]
+        if earlier_tests.empty:
+            chosen_policy, chosen_reason, earlier = STEPPING_ASIDE_RULE, f"{judged_on}, no earlier epoch to choose on", None
+        else:
+            earlier = {OWN_EVIDENCE: backtest_evidence(earlier_tests, rows, min_effect)}
+            chosen_policy, chosen_reason = policy_from(earlier, f"{judged_on}, on its earlier epochs")
+        chosen_on = {"policy": chosen_policy, "evidence": earlier}
+        if later_tests.empty:
+            policies[model] = {"policy": STEPPING_ASIDE_RULE, "chosen_on": chosen_on,
+                               "policy_reason": f"{judged_on}, no later epoch to bound it: the rule decides"}
             continue
-        earlier = {OWN_EVIDENCE: backtest_evidence(choosing[choosing["model"] == model], rows, config.labels.min_effect)}
-        chosen_policy, chosen_reason = policy_from(earlier, f"{judged_on}, on its earlier epochs")
-        policy, reason, bound = policy_bounded_on(chosen_policy, evidence, f"{judged_on}, on its later epochs",
-                                                  1.0 - target_hit_rate)
+        evidence = {OWN_EVIDENCE: backtest_evidence(later_tests, rows, min_effect)}
+        policy, reason, bound = policy_bounded_on(chosen_policy, evidence, f"{judged_on}, on its later epochs", miss_rate)
         policies[model] = {"policy": policy, "policy_reason": reason or chosen_reason, "evidence": evidence,
-                           "own_bound": bound, "chosen_on": {"policy": chosen_policy, "evidence": earlier}}
+                           "own_bound": bound, "chosen_on": chosen_on}
     return policies
 
 
@@ -244,10 +264,11 @@ def choosing_and_certifying(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataF
     the next change the replay walked)."""
     one = tests[tests["model"] == tests["model"].iloc[0]] if len(tests) else tests
     changes = one.groupby("epoch")["label"].sum().sort_index().cumsum()
-    if changes.empty:
+    if len(changes) < 2:  # one epoch or none: nothing to choose on apart from what bounds
         return tests.iloc[:0], tests
-    last = changes.index[min(int(np.searchsorted(changes.to_numpy(), changes.iloc[-1] / 2)), len(changes) - 1)]
-    return tests[tests["epoch"] <= last], tests[tests["epoch"] > last]
+    # the first epoch that reaches half of the changes closes the earlier part; the later keeps one epoch at least
+    at = min(int(np.searchsorted(changes.to_numpy(), changes.iloc[-1] / 2)), len(changes) - 2)
+    return tests[tests["epoch"] <= changes.index[at]], tests[tests["epoch"] > changes.index[at]]
 
 
 def adapted_shipped_threshold(table: pd.DataFrame, config: Config, target_hit_rate: float) -> float | None:
