@@ -254,9 +254,10 @@ def changed_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new
 def remembered_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new_image: CodeImage,
                        new_ranges: list[tuple[int, int]]) -> list[Region]:
     """changed_regions, remembered for the process by the two binaries (path, and the identity of
-    the file read: CodeImage.identity) and the function's parts in each.  A feature builder remembers the regions of the pairs
-    it compares, but the replay trains a new one on the store as of every boundary, and each of
-    them compares most of the same pairs again: aligning them is most of the replay's time.
+    the file read: CodeImage.identity) and the function's parts in each.  A feature builder
+    remembers the regions of the pairs it compares, but the replay trains a new one on the store
+    as of every boundary, and each of them compares most of the same pairs again: aligning them
+    is most of the replay's time.
     The regions are read, never changed, by the features."""
     return _remembered(_Code(old_image, old_ranges), _Code(new_image, new_ranges))
 

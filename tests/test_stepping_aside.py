@@ -211,8 +211,9 @@ def test_a_learner_chosen_among_several_is_bounded_on_changes_it_was_not_chosen_
 
 def test_without_an_earlier_or_a_later_epoch_the_rule_decides_never_the_model_unjudged():
     """A choice among learners whose backtest has a single test epoch cannot choose on changes
-    apart from those that bound: the rule decides (spdlog's replay at commit 150, whose test
-    changes sat in one epoch, let the model decide alone, unjudged, before this)."""
+    apart from those that bound: the rule decides.  (Before the later part kept one epoch at least,
+    spdlog's replay at commit 150, whose last test epoch held 42 of its 64 test changes, left the
+    later part empty and let the model decide alone, unjudged.)"""
     from perf_selector.selector.evaluation.training import OWN_EVIDENCE, _chosen_and_bounded
     from perf_selector.selector.selection.policy import feature_rows
 
@@ -235,7 +236,7 @@ def test_without_an_earlier_or_a_later_epoch_the_rule_decides_never_the_model_un
         assert policies[model]["evidence"][OWN_EVIDENCE]["changes"] == 1
 
 
-def test_the_chosen_learner_alone_faces_the_later_epochs_and_no_other_is_tried_on_them(monkeypatch, tmp_path):
+def test_the_chosen_learner_alone_faces_the_later_epochs_and_no_other_is_tried_on_them(monkeypatch):
     """choose_model takes the learner that pruned the most on the earlier epochs; where the later
     epochs' changes do not certify it, the rule decides, and the learner that the later epochs
     happen to favour is not taken in its place (that would choose on the changes that bound it)."""

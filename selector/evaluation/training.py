@@ -167,7 +167,7 @@ def _certified(result: dict) -> str:
     """What the later epochs said of the chosen learner: the bound its changes there certify."""
     bound = result.get("own_bound") or {}
     if not bound:
-        return "no later epoch judged it"
+        return "no later epoch judged it: the rule decides"
     said = (f"on the later epochs its {bound['changes']} changes ({bound['missed']} missed) certify a miss rate of at "
             f"most {bound['bound']:.3f}")
     return said + (f", above the {bound['miss_rate']:.2f} asked: the rule decides" if bound.get("decided") else "")
