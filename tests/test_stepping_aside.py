@@ -260,3 +260,31 @@ def test_the_chosen_learner_alone_faces_the_later_epochs_and_no_other_is_tried_o
     assert choice["earned"] == f"{len(training.CANDIDATES)} of {len(training.CANDIDATES)}"
     assert "dismissed the most there (0.60" in choice["reason"] and "(1 missed)" in choice["reason"]
     assert choice["reason"].endswith("above the 0.05 asked: the rule decides")
+
+
+@pytest.mark.slow
+def test_a_learner_its_own_backtest_cannot_judge_lets_the_rule_decide(evolved_sample):
+    """A model no backtest judged certifies no miss rate: whether the backtest could not run (here:
+    no measurement of the benchmarks asked) or tested no tuple of the benchmarks judged, the rule
+    decides and the reason says why, as for a learner chosen among several (before, a single learner
+    was left to decide alone, unjudged)."""
+    from perf_selector.selector.config import load_config
+    from perf_selector.selector.evaluation.training import own_policies
+    from perf_selector.storage.history import load_history
+    from perf_selector.storage.store import Store
+
+    root, _ = evolved_sample
+    store, config = Store(root / ".selector", create=False), load_config(root / "selector.toml")
+    history = load_history(store)
+    arguments = ("pooled", 0.95, 0, "quantile")
+    not_run = own_policies(store, config, history, ["xgboost"], *arguments, ["no-such-benchmark"], None)["xgboost"]
+    untested = own_policies(store, config, history, ["xgboost"], *arguments, None, ["no-such-benchmark"])["xgboost"]
+    judged = own_policies(store, config, history, ["xgboost"], *arguments, None, None)["xgboost"]
+    for policy in (not_run, untested):
+        assert policy["policy"] == STEPPING_ASIDE_RULE
+        assert policy["policy_reason"].startswith("not judged against the executed-changed rule (")
+        assert policy["policy_reason"].endswith("so no miss rate is certified: the rule decides")
+        assert "evidence" not in policy
+    assert "no measurements of benchmark(s) no-such-benchmark" in not_run["policy_reason"]
+    assert "its backtest tested no tuple" in untested["policy_reason"]
+    assert judged["evidence"]["own backtest"]["changes"] >= 1  # the same history, judged where the benchmarks exist

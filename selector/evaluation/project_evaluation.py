@@ -397,7 +397,9 @@ def train_cross_project_bundle(projects: Sequence[Project], directory: Path, mod
     choice = None
     if len(projects) < 2:  # none to hold out, none to choose by
         model = CANDIDATES[0] if model == AUTO else model
-        evidence, (policy, reason), bound = {}, ("model", "trained on one project: no project held out to judge it"), None
+        # nothing judged it, so nothing certifies its pruning: the rule decides, as wherever the bound is not kept
+        evidence, (policy, reason), bound = {}, (STEPPING_ASIDE_RULE, "trained on one project: no project held out to "
+                                                 "judge it, so no miss rate is certified and the rule decides"), None
     elif model == AUTO:
         model, choice, judged = choose_cross_project_model(projects, candidates, target_hit_rate, seed,
                                                            threshold_by_project, operating_point, on_candidate, jobs,

@@ -198,12 +198,12 @@ def own_policies(store: Store, config: Config, history: History, models: Sequenc
     must also keep the conformal bound of its test changes (own_bound).  With several `models`
     (one to be chosen among them), each policy is judged on the earlier epochs
     (choosing_and_certifying; recorded as "chosen_on") and bounded on the later ones alone.  A
-    history too short for the backtest leaves the model to decide, and the reason says so."""
+    history the backtest cannot judge (too short for its epochs, or no test tuple) leaves the rule
+    to decide, as an uncertified policy may not prune, and the reason says so."""
     try:
         data = evaluation_data(store, config, "method4", OWN_BACKTEST, benchmarks, history)
     except UserError as error:
-        return {m: {"policy": "model", "policy_reason": f"not judged against the executed-changed rule: {error}"}
-                for m in models}
+        return {m: {"policy": STEPPING_ASIDE_RULE, "policy_reason": _unjudged(str(error))} for m in models}
     predictions = run_backtest(data, list(models), [scope], target_hit_rate, seed, operating_point=operating_point).predictions
     enough = own_model_epochs(data.plan, data.table["label"])
     tests = predictions[predictions["epoch"].isin(enough)] if enough else predictions
@@ -218,13 +218,17 @@ def own_policies(store: Store, config: Config, history: History, models: Sequenc
     for model in models:
         mine = tests[tests["model"] == model]
         if mine.empty:
-            policies[model] = {"policy": "model",
-                               "policy_reason": "not judged against the executed-changed rule: its backtest tested no tuple"}
+            policies[model] = {"policy": STEPPING_ASIDE_RULE, "policy_reason": _unjudged("its backtest tested no tuple")}
             continue
         evidence = {OWN_EVIDENCE: backtest_evidence(mine, rows, config.labels.min_effect)}
         policy, reason, bound = bounded_policy(evidence, judged_on, 1.0 - target_hit_rate)
         policies[model] = {"policy": policy, "policy_reason": reason, "evidence": evidence, "own_bound": bound}
     return policies
+
+
+def _unjudged(why: str) -> str:
+    """The reason of a policy no backtest judged: the rule decides, since no changes certify a bound."""
+    return f"not judged against the executed-changed rule ({why}), so no miss rate is certified: the rule decides"
 
 
 def _chosen_and_bounded(tests: pd.DataFrame, models: Sequence[str], rows: pd.DataFrame, min_effect: float,
