@@ -289,7 +289,9 @@ def pooled_rate(evidence: Mapping, name: str, rate: str) -> float:
 
 def _why_aside(settings: Mapping, rates: dict | None) -> str:
     """The short reason the rule decides: the bound, where it turned the evidence's pruning into the
-    rule (bundles written before "decided" was recorded say so in their reason), else the evidence."""
+    rule (bundles written before "decided" was recorded say so in their reason), else the evidence:
+    for a learner chosen among several, that of the epochs it was chosen on, or the epochs missing;
+    without any, that nothing judged it."""
     own, risk = settings.get("own_bound"), settings.get("risk_control")
     if own and own.get("decided"):
         return f"its {own['changes']} changes certify no miss rate below {own['bound']:.3f}, above {own['miss_rate']:.2f}"
@@ -299,6 +301,15 @@ def _why_aside(settings: Mapping, rates: dict | None) -> str:
                 f"above {risk['miss_rate']:.2f}")
     if decided and not risk.get("controlled"):
         return f"no threshold keeps a miss rate of {risk['miss_rate']:.2f} over the projects held out"
-    if rates is not None and rates[WITHIN_RULE] <= rates["rule"]:
+    chosen_on = settings.get("chosen_on")
+    if chosen_on is not None:  # a learner chosen on its backtest's earlier epochs, bounded on the later ones
+        if chosen_on.get("evidence") is None:
+            return "its backtest had no earlier epoch to choose a learner on"
+        if chosen_on.get("policy") != STEPPING_ASIDE_RULE:  # it earned pruning there; nothing later bounded it
+            return "its backtest had no later epoch to certify it"
+        rates = _evidence_rates({"evidence": chosen_on["evidence"]})  # the epochs it was judged on
+    if rates is None:
+        return "no backtest judged it, so no miss rate is certified"
+    if rates[WITHIN_RULE] <= rates["rule"]:
         return "it dismissed no more than the rule on its evidence"
     return "it did worse than the rule on its evidence"

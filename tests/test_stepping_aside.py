@@ -288,3 +288,31 @@ def test_a_learner_its_own_backtest_cannot_judge_lets_the_rule_decide(evolved_sa
     assert "no measurements of benchmark(s) no-such-benchmark" in not_run["policy_reason"]
     assert "its backtest tested no tuple" in untested["policy_reason"]
     assert judged["evidence"]["own backtest"]["changes"] >= 1  # the same history, judged where the benchmarks exist
+
+
+def test_the_one_line_says_why_the_rule_decides_where_no_evidence_or_no_epoch_judged_the_model():
+    """select's one line for a model that steps aside tells the reason that made the rule decide: no
+    backtest judged it (not "it did worse than the rule", which nothing showed), no earlier epoch to
+    choose a learner on, no later one to certify it, or the earlier epochs' evidence it was chosen on."""
+    from types import SimpleNamespace
+
+    from perf_selector.models.decision import policy_summary
+    from perf_selector.selector.evaluation.training import OWN_EVIDENCE
+
+    def line(**settings):
+        return policy_summary(SimpleNamespace(settings={"model": "xgboost", "policy": STEPPING_ASIDE_RULE, **settings}),
+                              shipped=False)
+
+    prefix = "the executed-changed rule decides: this project's xgboost steps aside ("
+    assert line() == prefix + "no backtest judged it, so no miss rate is certified)"
+    assert line(chosen_on={"policy": STEPPING_ASIDE_RULE, "evidence": None},
+                evidence={OWN_EVIDENCE: _evidence(1.0, 0.9, 1.0, 0.5)}) == \
+        prefix + "its backtest had no earlier epoch to choose a learner on)"
+    earned = {OWN_EVIDENCE: _evidence(1.0, 0.9, 1.0, 0.5)}
+    assert line(chosen_on={"policy": "model", "evidence": earned}) == prefix + "its backtest had no later epoch to certify it)"
+    # chosen on earlier epochs where it dismissed no more than the rule; the later ones (better) do not speak for it
+    assert line(chosen_on={"policy": STEPPING_ASIDE_RULE, "evidence": {OWN_EVIDENCE: _evidence(1.0, 0.5, 1.0, 0.5)}},
+                evidence={OWN_EVIDENCE: _evidence(1.0, 0.9, 1.0, 0.5)}) == \
+        prefix + "it dismissed no more than the rule on its evidence)"
+    # a single learner judged on every epoch: its own evidence, as before
+    assert line(evidence={OWN_EVIDENCE: _evidence(0.9, 0.9, 1.0, 0.5, within=(0.9, 0.9))}) == prefix + "it did worse than the rule on its evidence)"
