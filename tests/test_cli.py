@@ -76,6 +76,11 @@ def test_demo_runs_end_to_end_and_reruns_without_rebuilding(tmp_path):
     assert evidence[WITHIN_RULE]["hit_rate"] == 1.0
     assert evidence[WITHIN_RULE]["dismiss_rate"] > evidence["rule"]["dismiss_rate"]
     assert settings["own_bound"]["bound"] <= 0.05 and settings["model_choice"]["chosen"] == model["model"]
+    # chosen on the backtest's earlier epochs, bounded on the later ones alone: two disjoint sets of changes
+    chosen_on = settings["chosen_on"]["evidence"]["own backtest"]
+    assert settings["chosen_on"]["policy"] == WITHIN_RULE and chosen_on[WITHIN_RULE]["hit_rate"] == 1.0
+    assert settings["own_bound"]["changes"] == evidence["changes"] and min(chosen_on["changes"], evidence["changes"]) >= 1
+    assert settings["model_choice"]["candidates"][model["model"]]["changes"] == chosen_on["changes"]
     assert document["decides"] == model["policy_summary"] and f"this project's {model['model']} decides" in document["decides"]
     by_subject = {row["subject"]: row for row in commits}
     assert by_subject["checksum: mix every byte twice"]["changed"] == "checksum"
