@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +154,18 @@ def test_the_shipped_operating_point_adapts_to_the_projects_own_changes(collecte
     told = subprocess.run(selector_command("train", "--repo", str(root), "--model", "perphecy", "--no-tracking"),
                           capture_output=True, text=True)
     assert "note: select keeps using the shipped cross-project model for (all, pooled)" in told.stderr, told.stderr
+
+
+def test_a_cross_project_bundle_trained_on_one_project_lets_the_rule_decide(tmp_path):
+    """No project to hold out judges a bundle trained on one: nothing certifies its pruning, so
+    the executed-changed rule decides and the bundle says why (before, its model decided alone)."""
+    from perf_selector.selector.evaluation.project_evaluation import load_projects, train_cross_project_bundle
+
+    (lz4,) = load_projects([(Path(__file__).resolve().parent.parent / "corpus" / "lz4" / "pack", None)], {"k": 5, "first": None, "epoch_days": None})
+    train_cross_project_bundle([lz4], tmp_path / "bundle", model="logistic")
+    bundle = load_bundle(tmp_path / "bundle", portable=True, load_models=False)
+    assert steps_aside(bundle) and bundle.settings["model"] == "logistic"
+    assert bundle.settings["policy_reason"] == ("trained on one project: no project held out to judge it, so no miss "
+                                                "rate is certified and the rule decides")
+    assert policy_summary(bundle, shipped=True) == ("the executed-changed rule decides: the shipped logistic steps aside "
+                                                    "(no backtest judged it, so no miss rate is certified)")
