@@ -161,7 +161,8 @@ def test_a_cross_project_bundle_trained_on_one_project_lets_the_rule_decide(tmp_
     the executed-changed rule decides and the bundle says why (before, its model decided alone)."""
     from perf_selector.selector.evaluation.project_evaluation import load_projects, train_cross_project_bundle
 
-    (lz4,) = load_projects([(Path(__file__).resolve().parent.parent / "corpus" / "lz4" / "pack", None)], {"k": 5, "first": None, "epoch_days": None})
+    pack = Path(__file__).resolve().parent.parent / "corpus" / "lz4" / "pack"
+    (lz4,) = load_projects([(pack, None)], {"k": 5, "first": None, "epoch_days": None})
     train_cross_project_bundle([lz4], tmp_path / "bundle", model="logistic")
     bundle = load_bundle(tmp_path / "bundle", portable=True, load_models=False)
     assert steps_aside(bundle) and bundle.settings["model"] == "logistic"
