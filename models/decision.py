@@ -250,7 +250,7 @@ def policy_summary(bundle, shipped: bool) -> str:
     settings = bundle.settings
     model = settings.get("model", "model")
     who = f"the shipped {model}" if shipped else f"this project's {model}"
-    mine = _evidence_rates(settings)
+    mine = _evidence_rates(settings.get("evidence"))
     if steps_aside(bundle):
         return f"the executed-changed rule decides: {who} steps aside ({_why_aside(settings, mine)})"
     how = "within the rule" if within_rule(bundle) else "alone"
@@ -261,10 +261,9 @@ def policy_summary(bundle, shipped: bool) -> str:
             f"{mine['rule']:.2f} on its evidence, at a hit rate of {mine[policy + ' hit']:.2f}")
 
 
-def _evidence_rates(settings: Mapping) -> dict | None:
+def _evidence_rates(evidence: Mapping | None) -> dict | None:
     """Hit and dismiss rates of the model, the model within the rule and the rule, pooled over the
     evidence's projects (weighted by their unchanged and changed tuples); None without evidence."""
-    evidence = settings.get("evidence") or {}
     if not evidence:
         return None
     rates = {}
@@ -307,7 +306,7 @@ def _why_aside(settings: Mapping, rates: dict | None) -> str:
             return "its backtest had no earlier epoch to choose a learner on"
         if chosen_on.get("policy") != STEPPING_ASIDE_RULE:  # it earned pruning there; nothing later bounded it
             return "its backtest had no later epoch to certify it"
-        rates = _evidence_rates({"evidence": chosen_on["evidence"]})  # the epochs it was judged on
+        rates = _evidence_rates(chosen_on["evidence"])  # the epochs it was judged on
     if rates is None:
         return "no backtest judged it, so no miss rate is certified"
     if rates[WITHIN_RULE] <= rates["rule"]:

@@ -315,4 +315,5 @@ def test_the_one_line_says_why_the_rule_decides_where_no_evidence_or_no_epoch_ju
                 evidence={OWN_EVIDENCE: _evidence(1.0, 0.9, 1.0, 0.5)}) == \
         prefix + "it dismissed no more than the rule on its evidence)"
     # a single learner judged on every epoch: its own evidence, as before
-    assert line(evidence={OWN_EVIDENCE: _evidence(0.9, 0.9, 1.0, 0.5, within=(0.9, 0.9))}) == prefix + "it did worse than the rule on its evidence)"
+    assert line(evidence={OWN_EVIDENCE: _evidence(0.9, 0.9, 1.0, 0.5, within=(0.9, 0.9))}) == \
+        prefix + "it did worse than the rule on its evidence)"
