@@ -62,37 +62,46 @@ def shipped_model() -> str:
 def bound_rows(scored: dict, miss_rates: list[float]) -> pd.DataFrame:
     """Per policy and stated miss rate: the bound's threshold, whether one keeps it, the least
     miss rate the projects can certify, and each project's realized miss rate at the threshold,
-    with the runs select makes there against the executed-changed rule's (every labelled tuple)."""
+    with the runs select makes there against the executed-changed rule's (every labelled tuple), and the
+    share of the unchanged tuples each dismisses."""
     rows = []
     changes = {name: int(s.labels.sum()) for name, s in scored.items()}
-    rule_runs = {name: int(decide_by_policy(STEPPING_ASIDE_RULE, s.scores, np.zeros(len(s.scores)), s.features,
-                                            s.min_effect).sum()) for name, s in scored.items()}
+    rule_run = {name: decide_by_policy(STEPPING_ASIDE_RULE, s.scores, np.zeros(len(s.scores)), s.features, s.min_effect)
+                for name, s in scored.items()}
     for policy in POLICIES:
         for miss_rate in miss_rates:
             bound = policy_risk_bound(scored, policy, miss_rate)
             for name, realized in bound.realized.items():
                 s = scored[name]
-                runs = int(decide_by_policy(policy, s.scores, np.full(len(s.scores), bound.threshold), s.features,
-                                            s.min_effect).sum()) if bound.controlled else rule_runs[name]
+                run = decide_by_policy(policy, s.scores, np.full(len(s.scores), bound.threshold), s.features,
+                                       s.min_effect) if bound.controlled else rule_run[name]
                 rows.append({"policy": policy, "stated_miss_rate": miss_rate, "controlled": bound.controlled,
                              "threshold": bound.threshold if bound.controlled else np.nan,
                              "projects": bound.projects, "least_certifiable": bound.least_certifiable,
                              "project": name, "changes": changes[name],
                              "realized_miss_rate": realized if bound.controlled else np.nan,
-                             "runs": runs, "rule_runs": rule_runs[name]})
+                             "runs": int(run.sum()), "rule_runs": int(rule_run[name].sum()),
+                             "dismiss": dismiss_rate(run, s.labels), "rule_dismiss": dismiss_rate(rule_run[name], s.labels)})
     return pd.DataFrame(rows)
+
+
+def dismiss_rate(run: np.ndarray, labels: np.ndarray) -> float:
+    """The share of the unchanged tuples not run (nan without any)."""
+    unchanged = ~np.asarray(labels, dtype=bool)
+    return float(1.0 - run[unchanged].mean()) if unchanged.any() else float("nan")
 
 
 def markdown(table: pd.DataFrame) -> str:
     lines = ["| policy | stated miss rate | projects (least certifiable) | threshold | project | changes | realized miss rate "
-             "| runs (the rule's) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| runs (the rule's) | dismiss (the rule's) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for row in table.itertuples(index=False):
         controlled = bool(row.controlled)
         threshold = f"{row.threshold:.4f}" if controlled else "none keeps it: the rule decides"
         realized = number(row.realized_miss_rate) if controlled else "-"
         lines.append(f"| {row.policy} | {number(row.stated_miss_rate)} | {row.projects} ({number(row.least_certifiable)}) | "
-                     f"{threshold} | {row.project} | {row.changes} | {realized} | {row.runs} ({row.rule_runs}) |")
+                     f"{threshold} | {row.project} | {row.changes} | {realized} | {row.runs} ({row.rule_runs}) | "
+                     f"{number(row.dismiss)} ({number(row.rule_dismiss)}) |")
     return "\n".join(lines)
 
 

@@ -80,14 +80,16 @@ def test_risk_bound_prints_the_bound_beside_each_projects_miss_rate_and_writes_t
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in ran.stdout.splitlines()
             if line.startswith("| model")]
     assert len(rows) == 2 * 2 * 2  # two policies, two miss rates, two projects
-    for policy, stated, projects, threshold, project, changes, realized, runs in rows:
+    for policy, stated, projects, threshold, project, changes, realized, runs, dismiss in rows:
         assert projects == "2 (0.333)"  # two projects certify no miss rate below 1/3
         ran_here, rule_runs = (int(part) for part in runs.replace("(", "").replace(")", "").split())
+        dismissed, rule_dismissed = (float(part) for part in dismiss.replace("(", "").replace(")", "").split())
+        assert 0.0 <= dismissed <= 1.0 and 0.0 < rule_dismissed < 1.0
         if stated == "0.050":
             assert threshold == "none keeps it: the rule decides" and realized == "-"
-            assert ran_here == rule_runs  # where no threshold keeps the bound, the rule's runs are select's
+            assert ran_here == rule_runs and dismissed == rule_dismissed  # no threshold keeps the bound: the rule decides
         elif policy == "model-within-rule":
-            assert ran_here <= rule_runs  # within the rule, the model only prunes
+            assert ran_here <= rule_runs and dismissed >= rule_dismissed  # within the rule, the model only prunes
     allowed = (0.5 * 3 - 1) / 2  # n/(n+1) * mean + 1/(n+1) <= 0.5, n = 2
     for policy in ("model", "model-within-rule"):
         kept = [float(row[6]) for row in rows if row[0] == policy and row[1] == "0.500"]

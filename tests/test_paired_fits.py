@@ -142,8 +142,8 @@ def test_fits_kept_in_a_folder_are_taken_by_the_next_run_and_none_is_made_again(
         assert np.array_equal(scored[name].scores, again[name].scores) and scored[name].threshold == again[name].threshold
     other_order = held_out_fits([four[1], four[0], four[2]], model, kept=Parts(tmp_path))
     held_out_scores([four[1], four[0], four[2]], model, fits=other_order)
-    # of the three pairs, only lz4 and zlib's are concatenated in another order: another fit, not taken
-    assert other_order.outer_fits == 1
+    # the same projects given in another order are concatenated by name as before: every fit taken
+    assert other_order.outer_fits == 0 and other_order.inner.fits == 0
 
 
 def test_the_choice_of_the_shipped_learner_takes_the_fits_leave_one_project_out_kept(projects, tmp_path):
@@ -199,3 +199,23 @@ def test_kept_fits_follow_the_code_they_were_made_with(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="no Python sources"):
         evaluation_parts.code_fingerprint()
     evaluation_parts.code_fingerprint.cache_clear()
+
+
+def test_the_same_projects_in_any_order_train_the_same_model(projects, tmp_path):
+    """XGBoost's fit depends on the order of its rows: cross-project training concatenates the
+    projects by name, so the projects given in another order give the very same scores, and the
+    fits one order kept are the other's."""
+    from perf_selector.selector.evaluation.project_evaluation import cross_project_training
+
+    reordered = [projects[2], projects[0], projects[1]]
+    pd.testing.assert_frame_equal(cross_project_training(projects), cross_project_training(reordered))
+    assert list(cross_project_training(reordered)["project"].unique()) == sorted(p.name for p in projects)
+    kept = Parts(tmp_path / "fits")
+    given = held_out_scores(projects, "xgboost", fits_kept=kept)
+    made = len(list((tmp_path / "fits").iterdir()))
+    other = held_out_scores(reordered, "xgboost", fits_kept=kept)
+    assert len(list((tmp_path / "fits").iterdir())) == made  # no fit made again for the other order
+    unkept = held_out_scores(reordered, "xgboost")
+    for name, scored in given.items():
+        assert np.array_equal(scored.scores, other[name].scores) and np.array_equal(scored.scores, unkept[name].scores)
+        assert scored.threshold == unkept[name].threshold

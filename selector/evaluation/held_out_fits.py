@@ -13,7 +13,7 @@ trained on:
   scores and threshold, as held_out_scores gives them).
 
 With a folder (an evaluation's `fits/`), both outlive the run, keyed by the digests of the
-projects trained on (in order), the learner, its settings and the code
+projects trained on (in the order training concatenates them: by name), the learner, its settings and the code
 (evaluation_parts.Parts): `evaluate`, `evaluate --shipped --held-out`, `--replay --held-out`
 and corpus/risk_bound.py, given the same folder, share what the others fitted, and a run cut
 off half way resumes.
