@@ -34,11 +34,13 @@ import pandas as pd
 
 from perf_selector.collectors.errors import UserError
 from perf_selector.models.decision import decide_by_policy
+from perf_selector.models.evaluation import Scores, score_predictions
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from perf_selector.models.registry import MODEL_NAMES
 from perf_selector.selector.markdown_section import number
 from perf_selector.selector.evaluation.evaluation_parts import Parts
 from perf_selector.selector.evaluation.project_evaluation import (
+    HeldOutScores,
     held_out_scores,
     load_projects,
     policy_risk_bound,
@@ -66,29 +68,31 @@ def bound_rows(scored: dict, miss_rates: list[float]) -> pd.DataFrame:
     share of the unchanged tuples each dismisses."""
     rows = []
     changes = {name: int(s.labels.sum()) for name, s in scored.items()}
-    rule_run = {name: decide_by_policy(STEPPING_ASIDE_RULE, s.scores, np.zeros(len(s.scores)), s.features, s.min_effect)
-                for name, s in scored.items()}
+    rule_scores = {name: run_scores(s, decide_by_policy(STEPPING_ASIDE_RULE, s.scores, np.zeros(len(s.scores)), s.features,
+                                                        s.min_effect))
+                   for name, s in scored.items()}
     for policy in POLICIES:
         for miss_rate in miss_rates:
             bound = policy_risk_bound(scored, policy, miss_rate)
             for name, realized in bound.realized.items():
                 s = scored[name]
-                run = decide_by_policy(policy, s.scores, np.full(len(s.scores), bound.threshold), s.features,
-                                       s.min_effect) if bound.controlled else rule_run[name]
+                scores = run_scores(s, decide_by_policy(policy, s.scores, np.full(len(s.scores), bound.threshold),
+                                                        s.features, s.min_effect)) if bound.controlled else rule_scores[name]
                 rows.append({"policy": policy, "stated_miss_rate": miss_rate, "controlled": bound.controlled,
                              "threshold": bound.threshold if bound.controlled else np.nan,
                              "projects": bound.projects, "least_certifiable": bound.least_certifiable,
                              "project": name, "changes": changes[name],
                              "realized_miss_rate": realized if bound.controlled else np.nan,
-                             "runs": int(run.sum()), "rule_runs": int(rule_run[name].sum()),
-                             "dismiss": dismiss_rate(run, s.labels), "rule_dismiss": dismiss_rate(rule_run[name], s.labels)})
+                             "runs": scores.runs, "rule_runs": rule_scores[name].runs,
+                             "dismiss": scores.dismiss_rate, "rule_dismiss": rule_scores[name].dismiss_rate})
     return pd.DataFrame(rows)
 
 
-def dismiss_rate(run: np.ndarray, labels: np.ndarray) -> float:
-    """The share of the unchanged tuples not run (nan without any)."""
-    unchanged = ~np.asarray(labels, dtype=bool)
-    return float(1.0 - run[unchanged].mean()) if unchanged.any() else float("nan")
+def run_scores(held_out: HeldOutScores, run: np.ndarray) -> Scores:
+    """The figures evaluate's tables give (models.evaluation.score_predictions) of one project's
+    decisions, each tuple costing one run."""
+    return score_predictions(pd.DataFrame({"label": held_out.labels, "score": held_out.scores, "run": run,
+                                           "cost": np.ones(len(run))}))
 
 
 def markdown(table: pd.DataFrame) -> str:

@@ -326,8 +326,8 @@ def own_policy_replay(pooled: pd.DataFrame, enough: set, table: pd.DataFrame, mi
 def cross_project_training(projects: Sequence[Project]) -> pd.DataFrame:
     """Every labelled tuple of `projects` (their features, label, hops), the project named, the
     projects in the order of their names whatever order they were given in: XGBoost's fit on the
-    corpus depends on the order of its rows (the 24 packs in two orders scored a project held out
-    differently by up to 0.26), and the same projects must give the same model."""
+    corpus depends on the order of its rows (23 corpus packs given in reverse scored Janet, held
+    out, differently by up to 0.26), and the same projects must give the same model."""
     tables = [p.data.table[p.data.table["label"].notna()].assign(project=p.name) for p in in_training_order(projects)]
     return pd.concat(tables, ignore_index=True)
 
