@@ -20,6 +20,7 @@ from perf_selector.collectors.child_processes import die_with_parent
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.cache_home import cache_home
 from perf_selector.collectors.file_lock import held_and_removed, remove_held
+from perf_selector.collectors.interrupts import interrupts_deferred
 from perf_selector.collectors.slots import claim_slot, lock_if_free
 from perf_selector.collectors.repository import GitCommandFailed
 from perf_selector.collectors.submodules import SubmoduleCheckouts, check_out_submodules
@@ -74,9 +75,10 @@ class Worktree:
         return tuple(self.submodules.missing)
 
     def __enter__(self) -> Path:
-        self.slots.mkdir(parents=True, exist_ok=True)
-        self.path, self._slot_lock = self._claim_slot()
         try:
+            with interrupts_deferred():  # the slot is claimed and recorded, or not claimed
+                self.slots.mkdir(parents=True, exist_ok=True)
+                self.path, self._slot_lock = self._claim_slot()
             with self._git_lock():
                 self._add()
         except BaseException:
@@ -106,25 +108,31 @@ class Worktree:
                 time.sleep(0.1 * (attempt + 1))
 
     def __exit__(self, *exc) -> None:
-        try:
-            with self._git_lock():
-                self._remove()
-        finally:
-            self._release_slot()
+        # A stop that came half way through left the slot's folders and git lock behind: it waits
+        # for the worktree to go (a local `git worktree remove`, short).
+        with interrupts_deferred():
+            try:
+                with self._git_lock():
+                    self._remove()
+            finally:
+                self._release_slot()
 
     def _release_slot(self) -> None:
         """Let the slot go, its lock file removed, and the slots' folders too once empty: the
         temporary directory keeps nothing of a collection that ended (ccache's hits come from
         the slot's path, made again the same by the next claim)."""
-        # An interrupt (SIGTERM) can stop the wait for `git worktree remove` while git still
-        # deletes: what is left of the slot goes while the slot is still held.
-        shutil.rmtree(self.path, ignore_errors=True)
-        remove_held(self.path.with_suffix(".lock"), self._slot_lock)
-        for folder in (self.slots, self.slots.parent):
-            try:
-                folder.rmdir()
-            except OSError:  # another slot or repository still in use
-                break
+        with interrupts_deferred():
+            if self.path is not None and self._slot_lock is not None:
+                # A stop (SIGTERM to the process group) can end `git worktree remove` while git
+                # still deletes: what is left of the slot goes while the slot is still held.
+                shutil.rmtree(self.path, ignore_errors=True)
+                remove_held(self.path.with_suffix(".lock"), self._slot_lock)
+                self._slot_lock = None
+            for folder in (self.slots, self.slots.parent):
+                try:
+                    folder.rmdir()
+                except OSError:  # another slot or repository still in use
+                    break
 
     @classmethod
     def sweep(cls, repository: Repository, parent: str | None = None) -> int:

@@ -20,16 +20,45 @@ def held_and_removed(path: Path) -> Iterator[None]:
     """An exclusive lock on the file `path`, removed when the lock is let go.  A waiter that
     opened the file before its removal has locked a file no longer at `path`: it sees that (the
     path names another file, or none) and locks the path's new file instead."""
-    while True:
-        handle = open(path, "a")
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        if still_at(path, handle):
-            break
-        handle.close()
+    handle = _locked(path)
     try:
         yield
     finally:
         remove_held(path, handle)
+
+
+def _locked(path: Path) -> IO:
+    """The file `path`, made if missing, held.  A stop while waiting leaves no file that no
+    process holds: the file this wait made is removed unless another process has it."""
+    handle = None
+    try:
+        while True:
+            handle = open(path, "a")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            if still_at(path, handle):
+                return handle
+            handle.close()
+    except BaseException:
+        if handle is not None:
+            handle.close()
+        _remove_if_free(path)
+        raise
+
+
+def _remove_if_free(path: Path) -> None:
+    try:
+        handle = open(path, "r")
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # its holder removes it
+        handle.close()
+        return
+    if still_at(path, handle):
+        remove_held(path, handle)
+    else:
+        handle.close()
 
 
 def still_at(path: Path, handle: IO) -> bool:

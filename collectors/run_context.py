@@ -39,6 +39,7 @@ from typing import Mapping, Sequence
 from perf_selector.collectors.child_processes import process_alive
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.file_lock import remove_held
+from perf_selector.collectors.interrupts import interrupts_deferred
 from perf_selector.collectors.slots import claim_slot
 
 # A PATH that does not depend on who runs the collection: benchmark commands that need
@@ -156,7 +157,13 @@ class RunContext:
         self.settings = settings or ContextSettings()
         self.perturbation = perturbation
         self.root = Path(root or Path(tempfile.gettempdir()) / "selector-context")
-        self.folder, self._lock = self._claim()
+        self._lock = None
+        try:
+            with interrupts_deferred():  # the slot is claimed and recorded, or not claimed
+                self.folder, self._lock = self._claim()
+        except BaseException:
+            self.release()
+            raise
 
     @property
     def checkout(self) -> Path:
@@ -208,14 +215,15 @@ class RunContext:
     def release(self) -> None:
         """Let the slot go: its folder of links and its lock file removed (the lock last, so
         no other process claims the slot while the folder goes), the root too once empty."""
-        if self._lock is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)  # links only: rmtree never follows them
-            remove_held(self.folder.with_name(self.folder.name + ".lock"), self._lock)
-            self._lock = None
-            try:
-                self.root.rmdir()
-            except OSError:  # other slots in use
-                pass
+        with interrupts_deferred():  # a stop half way through left the slot's folder behind
+            if self._lock is not None:
+                shutil.rmtree(self.folder, ignore_errors=True)  # links only: rmtree never follows them
+                remove_held(self.folder.with_name(self.folder.name + ".lock"), self._lock)
+                self._lock = None
+                try:
+                    self.root.rmdir()
+                except OSError:  # other slots in use
+                    pass
 
     def _claim(self):
         """The first slot no live process holds, and its held lock."""

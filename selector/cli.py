@@ -97,6 +97,10 @@ def main() -> None:
     try:
         cli(prog_name="selector")
     except SystemExit as done:
+        # The command has ended: a stop now would only cut its clean-up short (a SIGTERM met
+        # here left select's binary copy in the temporary directory, and a traceback).
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         remove_all()  # os._exit below runs no atexit function
         if exits_without_teardown() and (done.code is None or isinstance(done.code, int)):
             sys.stdout.flush()

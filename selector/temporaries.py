@@ -4,31 +4,40 @@
 features align its code).  `atexit` alone removed it only on a normal teardown, and the push
 path ends without one (os._exit, for speed: selector/cli.py), as does a process stopped by
 SIGTERM: a day of selections left folders holding binaries in the temporary directory.  The
-CLI calls `remove_all` on every way out, SIGTERM and SIGINT included.
+CLI calls `remove_all` on every way out, SIGTERM and SIGINT included.  A folder is recorded
+as it is made and forgotten only once removed, with stops held back in between
+(collectors/interrupts.py): a SIGTERM that came as one was being removed left it behind.
 """
 
 from __future__ import annotations
 
 import atexit
 import shutil
+import tempfile
 from pathlib import Path
+
+from perf_selector.collectors.interrupts import interrupts_deferred
 
 _kept: list[Path] = []
 
 
-def remove_at_exit(path: Path) -> Path:
-    """`path` (a file or folder) is removed when the command ends; returns it."""
-    _kept.append(Path(path))
+def temporary_directory(prefix: str) -> Path:
+    """A new folder in the temporary directory, removed when the command ends."""
+    with interrupts_deferred():
+        path = Path(tempfile.mkdtemp(prefix=prefix))
+        _kept.append(path)
     return path
 
 
 def remove_all() -> None:
-    while _kept:
-        path = _kept.pop()
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+    with interrupts_deferred():
+        while _kept:
+            path = _kept[-1]
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            _kept.pop()
 
 
 atexit.register(remove_all)  # a command run in-process (the tests' CliRunner, the notebooks) ends this way

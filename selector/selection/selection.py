@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -42,7 +41,7 @@ from perf_selector.models.decision import (BUILD_CONFIG_CHANGED, PREDICTED_EFFEC
                              memory_rule_runs, policy_summary, predicted_effect_reaches, steps_aside, within_rule)
 from perf_selector.storage.history import History, measured_runs, with_current_build_configs
 from perf_selector.collectors.benchmark_suite import EVERY_MEMBER, member_name, suite_of
-from perf_selector.selector.temporaries import remove_at_exit
+from perf_selector.selector.temporaries import temporary_directory
 from perf_selector.selector.config import Config, benchmark_metrics, harness_digest, has_benchmarks
 from perf_selector.selector.selection.function_names import readable
 from perf_selector.selector.selection.shipped_model import OWN_POSITIVES_NEEDED, SHIPPED_BUNDLE, shipped_bundle_path
@@ -460,7 +459,7 @@ def _new_analysis(repository: Repository, config: Config, store: Store, sha: str
                               "pass --binary (a build of it), or fix the build")
         analysis = analyse_binary(build.binary)
         # kept past the worktree: the features align the changed code of this binary block by block
-        kept = remove_at_exit(Path(tempfile.mkdtemp(prefix="selector-select-"))) / "binary"
+        kept = temporary_directory("selector-select-") / "binary"
         shutil.copy(build.binary, kept)  # executable still: a suite lists its benchmarks by running it
     notes.append(f"built {sha[:12]} with `{config.build.command}` in a clean worktree")
     return _NewAnalysis(analysis.functions, analysis.objects, None, str(kept), CLEAN_WORKTREE)
