@@ -17,6 +17,7 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from perf_selector.models.names import OPERATING_POINTS
+from perf_selector.models.rates import dismiss_rate, hit_rate
 
 RUN_EVERYTHING = -np.inf  # the threshold when training holds no positive: when in doubt, run
 # How the threshold is placed on the training positives' (out-of-fold) scores (OPERATING_POINTS):
@@ -87,8 +88,8 @@ def score_predictions(frame: pd.DataFrame) -> Scores:
         tuples=len(frame),
         positives=int(positives),
         auroc=auroc,
-        hit_rate=float((run & labels).sum() / positives) if positives else math.nan,
-        dismiss_rate=float((~run & ~labels).sum() / negatives) if negatives else math.nan,
+        hit_rate=hit_rate(run, labels),
+        dismiss_rate=dismiss_rate(run, labels),
         run_share=float(run.mean()) if len(run) else math.nan,
         time_saved=float(cost[~run].sum() / total_cost) if total_cost > 0 else math.nan,
         missed=int((~run & labels).sum()),
@@ -117,8 +118,8 @@ def tradeoff_curve(frame: pd.DataFrame, targets: np.ndarray | None = None) -> pd
         run = scores >= threshold
         rows.append({
             "threshold": threshold,
-            "hit_rate": (run & labels).sum() / labels.sum() if labels.any() else math.nan,
-            "dismiss_rate": (~run & ~labels).sum() / (~labels).sum() if (~labels).any() else math.nan,
+            "hit_rate": hit_rate(run, labels),
+            "dismiss_rate": dismiss_rate(run, labels),
             "time_saved": cost[~run].sum() / cost.sum() if cost.sum() > 0 else math.nan,
         })
     return pd.DataFrame(rows)

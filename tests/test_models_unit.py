@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -378,3 +380,12 @@ def test_a_bundle_stays_current_when_the_catalogue_gains_features(tmp_path, mode
         assert trained_on[3] in bundle.stale_reason("b1", "harness", lost)
         with pytest.raises(ValueError, match=trained_on[3]):
             bundle.score_rows(entry, table[lost].to_numpy(), benchmarks, lost)
+
+
+def test_hit_and_dismiss_rates_count_runs_against_labels_and_are_nan_with_nothing_to_count():
+    from perf_selector.models.rates import dismiss_rate, hit_rate
+
+    run = np.array([True, False, True, False])
+    labels = np.array([True, True, False, False])
+    assert hit_rate(run, labels) == 0.5 and dismiss_rate(run, labels) == 0.5
+    assert math.isnan(hit_rate(run, np.zeros(4, bool))) and math.isnan(dismiss_rate(run, np.ones(4, bool)))

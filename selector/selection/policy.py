@@ -7,6 +7,8 @@ or the rule.  The shipped bundle's evidence is each training project held out in
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -14,6 +16,7 @@ from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.features.tuples import TUPLE_KEYS
 from perf_selector.models.names import STEPPING_ASIDE_RULE, WITHIN_RULE
 from perf_selector.models.decision import decide_by_policy, pooled_rate
+from perf_selector.models.rates import dismiss_rate, hit_rate
 from perf_selector.selector.selection.shipped_model import OWN_POSITIVES_NEEDED
 
 
@@ -102,9 +105,8 @@ def policy_from(evidence: dict[str, dict], judged_on: str = "held out in turn") 
 
 
 def _rates(run: np.ndarray, labels: np.ndarray) -> dict:
-    changes, others = labels.sum(), (~labels).sum()
-    return {"hit_rate": float((run & labels).sum() / changes) if changes else None,  # None: JSON has no nan
-            "dismiss_rate": float((~run & ~labels).sum() / others) if others else None}
+    rates = {"hit_rate": hit_rate(run, labels), "dismiss_rate": dismiss_rate(run, labels)}
+    return {name: None if math.isnan(rate) else rate for name, rate in rates.items()}  # None: JSON has no nan
 
 
 def own_bound(evidence: dict, policy: str, miss_rate: float) -> dict:
