@@ -79,8 +79,8 @@ def test_a_stop_during_the_removal_of_temporaries_removes_them_all(stop_raises, 
     assert temporaries._kept == []
 
 
-def test_a_wait_for_a_lock_cut_short_leaves_no_lock_file_nobody_holds(tmp_path, monkeypatch):
-    path = tmp_path / "git.lock"
+def _cut_short(monkeypatch) -> None:
+    """From here a blocking wait for a lock is stopped as it starts (as SIGINT stops it); trying is not."""
     real_flock = fcntl.flock
 
     def stopped_while_waiting(handle, operation):
@@ -89,6 +89,11 @@ def test_a_wait_for_a_lock_cut_short_leaves_no_lock_file_nobody_holds(tmp_path, 
         return real_flock(handle, operation)
 
     monkeypatch.setattr(file_lock.fcntl, "flock", stopped_while_waiting)
+
+
+def test_a_wait_for_a_lock_cut_short_leaves_no_lock_file_nobody_holds(tmp_path, monkeypatch):
+    path = tmp_path / "git.lock"
+    _cut_short(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         with file_lock.held_and_removed(path):
             pass
@@ -99,17 +104,11 @@ def test_a_wait_cut_short_keeps_the_lock_file_another_holds(tmp_path, monkeypatc
     path = tmp_path / "git.lock"
     holder = open(path, "a")
     fcntl.flock(holder, fcntl.LOCK_EX)
-    real_flock = fcntl.flock
-
-    def stopped_while_waiting(handle, operation):
-        if operation == fcntl.LOCK_EX:
-            raise KeyboardInterrupt
-        return real_flock(handle, operation)
-
-    monkeypatch.setattr(file_lock.fcntl, "flock", stopped_while_waiting)
+    _cut_short(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         with file_lock.held_and_removed(path):
             pass
     assert path.exists()  # its holder removes it when it lets go
+    monkeypatch.undo()
     file_lock.remove_held(path, holder)
     assert not path.exists()
