@@ -25,11 +25,12 @@ _STOPS = (signal.SIGTERM, signal.SIGINT)
 def interrupts_deferred() -> Iterator[None]:
     """SIGTERM and SIGINT arriving inside are acted on when the block ends (nested blocks pass
     them outwards).  Only the main thread receives signals: elsewhere this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
+    previous = {stop: signal.getsignal(stop) for stop in _STOPS}
+    # A handler set from C (getsignal gives None) could not be put back: such a process keeps its own.
+    if threading.current_thread() is not threading.main_thread() or None in previous.values():
         yield
         return
     arrived: list[int] = []
-    previous = {stop: signal.getsignal(stop) for stop in _STOPS}
     for stop in _STOPS:
         signal.signal(stop, lambda signum, frame: arrived.append(signum))
     try:
@@ -46,4 +47,4 @@ def _act_on(signum: int, handler) -> None:
         handler(signum, None)
     elif handler == signal.SIG_DFL:
         signal.raise_signal(signum)
-    # SIG_IGN, or a handler not set from Python (None): the stop is let go, as it would have been
+    # SIG_IGN: the stop is let go, as it would have been

@@ -112,3 +112,24 @@ def test_a_wait_cut_short_keeps_the_lock_file_another_holds(tmp_path, monkeypatc
     monkeypatch.undo()
     file_lock.remove_held(path, holder)
     assert not path.exists()
+
+
+def test_outside_the_main_thread_it_changes_nothing():
+    """Only the main thread receives signals or may set their handlers: a worker thread's block
+    (a collection's worktree let go in a Dask worker) runs as it would without it."""
+    import threading
+
+    before = signal.getsignal(signal.SIGTERM)
+    done, failed = [], []
+
+    def work():
+        try:
+            with interrupts_deferred():
+                done.append(signal.getsignal(signal.SIGTERM))
+        except Exception as error:  # signal.signal outside the main thread raises ValueError
+            failed.append(error)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(timeout=10)
+    assert failed == [] and done == [before]
