@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Iterator
 from perf_selector.collectors.child_processes import die_with_parent
 from perf_selector.collectors.errors import UserError
 from perf_selector.collectors.cache_home import cache_home
-from perf_selector.collectors.file_lock import held_and_removed, remove_held
+from perf_selector.collectors.file_lock import held_and_removed, lock_if_free, remove_held
 from perf_selector.collectors.interrupts import interrupts_deferred
-from perf_selector.collectors.slots import claim_slot, lock_if_free
+from perf_selector.collectors.slots import claim_slot
 from perf_selector.collectors.repository import GitCommandFailed
 from perf_selector.collectors.submodules import SubmoduleCheckouts, check_out_submodules
 

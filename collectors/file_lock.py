@@ -46,19 +46,27 @@ def _locked(path: Path) -> IO:
 
 
 def _remove_if_free(path: Path) -> None:
-    try:
-        handle = open(path, "r")
-    except FileNotFoundError:
-        return
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:  # its holder removes it
-        handle.close()
-        return
-    if still_at(path, handle):
+    handle = lock_if_free(path)
+    if handle is not None:  # else its holder removes it
         remove_held(path, handle)
-    else:
-        handle.close()
+
+
+def lock_if_free(path: Path) -> IO | None:
+    """The lock file `path`, locked, when no live process holds it; None when one does."""
+    while True:
+        try:
+            handle = open(path, "a")
+        except FileNotFoundError:  # the last holder removed the emptied folder as we came
+            path.parent.mkdir(parents=True, exist_ok=True)
+            continue
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            return None
+        if still_at(path, handle):
+            return handle
+        handle.close()  # its holder removed it as we locked: the path's new file decides
 
 
 def still_at(path: Path, handle: IO) -> bool:

@@ -32,11 +32,7 @@ def temporary_directory(prefix: str) -> Path:
 def remove_all() -> None:
     with interrupts_deferred():
         while _kept:
-            path = _kept[-1]
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+            shutil.rmtree(_kept[-1], ignore_errors=True)
             _kept.pop()
 
 
