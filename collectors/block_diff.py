@@ -21,8 +21,8 @@ the fingerprints, plus register renaming:
 - everything else (mnemonic, immediates, displacements, scales, memory sizes) is kept.
 
 Each block also has a *shape*: the same normalization with immediates and displacements
-left out (a stack slot's displacement is kept: a moved slot is a new frame layout, not a
-changed constant; a literal's bytes are left out).  A region whose old and new blocks pair
+left out, whatever their encoded width (a stack slot's displacement is kept: a moved slot is
+a new frame layout, not a changed constant; a literal's bytes are left out).  A region whose old and new blocks pair
 up shape for shape differs only in constants (``Region.constants_only``): `int n = 1000`
 become `2000`.  Such a region also says which struct fields its changed constants are
 stored to (``Region.fields``: collectors.code_effects.RegisterOffsets names a field by its
@@ -350,7 +350,9 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
             else:
                 immediate = _is_immediate(kind)
                 token.append((kind, instruction.immediate(operand) if immediate else 0))
-                shape.append((kind, None if immediate else 0))
+                # One shape for every width of immediate: `cmp rdx, 64` encodes a byte, `cmp rdx,
+                # 3000000` four, and a loop bound grown past 127 is still a changed constant.
+                shape.append(("immediate", None) if immediate else (kind, 0))
         tokens.append(hash(tuple(token)))
         shapes.append(hash(tuple(shape)))
         values.append(hash(tuple(part for part, kept in zip(token, shape) if part != kept and _is_value(part))))
