@@ -10,12 +10,15 @@ labelled ancestor.
    and no read data object changed.  A change confined to code that carries less than 1% of the
    run moves it by less than 1% unless it sends the run into work it never did or writes data
    that hot code interprets; the changes it misses are listed.
-3. Each project held out in turn: a learner fitted on the other projects' rule runs scores the
+3. How often each hazard fires among the rule's runs of each project, and on how many changes
+   (a markdown table): the runs a hazard keeps whatever a model scores, the floor of any pruning
+   within the rule.
+4. Each project held out in turn: a learner fitted on the other projects' rule runs scores the
    held-out project's; its threshold is the QUANTILE of the scores of the other projects' changes
    that no hazard forces, each scored out of fold (grouped by project, 5 folds), so that the
    threshold is not fitted on the scores it is judged by.  A run is kept where the score reaches
    it or a hazard fires (models.decision.hazards_firing), as select keeps it.
-Usage: python3 corpus/rule_runs.py [--model xgboost-monotone] [--quantiles 0,0.02,0.05]
+Usage: python3 corpus/rule_runs.py [--model xgboost-monotone] [--quantiles 0,0.02,0.05 (none: "")]
 (from the repository's top; part 3 fits the learner about 6 times per project and quantile)."""
 from __future__ import annotations
 
@@ -45,8 +48,9 @@ def rule_runs(corpus: Path) -> pd.DataFrame:
         table = table.loc[table.groupby(["new", "benchmark"]).commit_hops.idxmin()]
         features = table[FEATURE_NAMES].to_numpy(float)
         kept = decision.executed_rule_scores(features, MIN_EFFECT) > 0
-        frames.append(table[kept].assign(project=pack.parent.parent.name,
-                                         hazard=decision.hazards_firing(features[kept]).any(axis=1)))
+        firing = pd.DataFrame(decision.hazards_firing(features[kept]), columns=list(decision.HAZARDS), index=table.index[kept])
+        frames.append(table[kept].assign(project=pack.parent.parent.name, hazard=firing.any(axis=1)).join(
+            firing.add_prefix("fires:")))
     runs = pd.concat(frames, ignore_index=True)
     runs["label"] = runs.label.astype(bool)
     return runs
@@ -69,6 +73,23 @@ def inclusive_bound(runs: pd.DataFrame) -> tuple[int, int, pd.DataFrame]:
     confined = (runs.changed_inclusive_share.fillna(1) < MIN_EFFECT) & ~runs.hazard & (runs.changed_data_reached.fillna(0) == 0)
     missed = runs[confined & runs.label]
     return int((confined & ~runs.label).sum()), len(missed), missed[["project", "new", "benchmark", "effect"]]
+
+
+def hazard_firings(runs: pd.DataFrame) -> list[str]:
+    """A markdown table: for each project, the rule's runs (changes), those where any hazard fires
+    and each hazard's (its changes); the hazards that fire nowhere left out."""
+    names = [name for name in decision.HAZARDS if runs[f"fires:{name}"].any()]
+
+    def cell(mask: pd.Series, labels: pd.Series) -> str:
+        return f"{int(mask.sum()):,} ({int((mask & labels).sum())})" if mask.any() else "-"
+
+    rows = ["| project | rule runs (changes) | any hazard | " + " | ".join(names) + " |",
+            "|---|---|---|" + "---|" * len(names)]
+    for project, part in [*runs.groupby("project"), ("all", runs)]:
+        cells = [cell(part[f"fires:{name}"], part.label) for name in names]
+        rows.append(f"| {project} | {len(part):,} ({int(part.label.sum())}) | {cell(part.hazard, part.label)} | "
+                    + " | ".join(cells) + " |")
+    return rows
 
 
 def held_out(runs: pd.DataFrame, model: str, quantile: float) -> pd.DataFrame:
@@ -113,7 +134,9 @@ def main() -> None:
           f"{pruned} non-changes pruned, {missed} changes missed; runs {len(runs) - pruned - missed} "
           f"({(len(runs) - pruned - missed) / changes:.2f} for each change)")
     print(which.assign(new=which.new.str[:8]).to_string(index=False))
-    for quantile in (float(q) for q in args.quantiles.split(",")):
+    print("\n== each hazard among the rule's runs: runs it fires on (changes among them)")
+    print("\n".join(hazard_firings(runs)))
+    for quantile in (float(q) for q in args.quantiles.split(",") if q):
         table = held_out(runs, args.model, quantile)
         kept, missed = int(table.kept.sum()), int(table.missed.sum())
         print(f"\n== {args.model} held out in turn, threshold at the {quantile:.0%} quantile of the other projects' "
