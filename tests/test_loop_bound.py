@@ -14,8 +14,9 @@ import pytest
 
 from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.models.decision import fired_hazards
-from tests.helpers.scripted_history import scripted_history
-from tests.test_straight_line import MIN_EFFECT, _effect, _runs
+from tests.helpers.scripted_history import measured_effect, rule_runs_step, scripted_history
+
+MIN_EFFECT = 0.01
 
 STEPS = [  # (name, what changes from the commit before)
     ("wider", {"TALLY_ROUNDS": "3000000"}),  # a byte's immediate becomes four bytes'
@@ -36,9 +37,9 @@ def test_a_changed_loop_bound_is_a_constant_change_whatever_its_encoded_width(hi
     assert row["executed_changed_share"] > 0 and row["executed_steering_share"] > 0
     assert row["executed_constant_change"] > 0  # the inclusive share of tally, which holds the compare
     assert "executed_constant_change" in fired_hazards(table.loc[[step], FEATURE_NAMES].to_numpy(float)[0])
-    assert _runs(table, step)
+    assert rule_runs_step(table, step, MIN_EFFECT)
 
 
 def test_the_grown_bound_does_move_the_run(history):
     store, shas, _ = history
-    assert _effect(store, shas["wider"]) >= MIN_EFFECT  # the tally now carries most of the run
+    assert measured_effect(store, shas["wider"]) >= MIN_EFFECT  # the tally now carries most of the run

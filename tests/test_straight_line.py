@@ -10,13 +10,9 @@ always runs.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from perf_selector.features.catalogue import FEATURE_NAMES
-from perf_selector.models.decision import decide_by_policy
-from perf_selector.models.names import STEPPING_ASIDE_RULE
-from tests.helpers.scripted_history import scripted_history
+from tests.helpers.scripted_history import measured_effect, rule_runs_step, scripted_history
 
 BASE = {
     "SETUP_WORK": "setup_sum = seed * 3 + 1; setup_xor = seed ^ 0x55;",
@@ -37,26 +33,13 @@ def history(tmp_path_factory):
     return scripted_history(tmp_path_factory.mktemp("straight") / "project", "straight_line.c", BASE, STEPS)
 
 
-def _effect(store, sha: str) -> float:
-    """The measured relative change of the benchmark's count from the commit's parent (uncalibrated,
-    two runs a side leave a change's label undecided; the count is exact)."""
-    labels = store.read_one("labels", sha).to_pandas()
-    return float(labels["effect"].iloc[0])
-
-
-def _runs(table, step: str) -> bool:
-    """Whether select's decision code, as the executed-changed rule decides, runs the step's benchmark."""
-    row = table.loc[[step], FEATURE_NAMES].to_numpy(float)
-    return bool(decide_by_policy(STEPPING_ASIDE_RULE, np.zeros(1), np.full(1, 0.5), row, MIN_EFFECT)[0])
-
-
 def test_work_added_to_a_block_run_once_is_straight_line_and_skipped(history):
     _, _, table = history
     once = table.loc["once"]
     assert once["executed_changed_share"] > 0  # the changed block ran: the rule of old would run it
     assert once["executed_steering_share"] == 0
     assert abs(once["predicted_effect"]) < 100 * MIN_EFFECT / 10
-    assert not _runs(table, "once")
+    assert not rule_runs_step(table, "once", MIN_EFFECT)
     assert not bool(once["label"])  # and the count did not change by min_effect
 
 
@@ -64,8 +47,8 @@ def test_the_same_work_in_a_block_run_a_million_times_runs(history):
     store, shas, table = history
     hot = table.loc["hot"]
     assert abs(hot["predicted_effect"]) >= 100 * MIN_EFFECT  # two more instructions a million times
-    assert _runs(table, "hot")
-    assert abs(_effect(store, shas["hot"])) >= MIN_EFFECT
+    assert rule_runs_step(table, "hot", MIN_EFFECT)
+    assert abs(measured_effect(store, shas["hot"])) >= MIN_EFFECT
 
 
 def test_a_changed_branch_condition_run_once_whose_other_side_carries_the_run_runs(history):
@@ -73,8 +56,8 @@ def test_a_changed_branch_condition_run_once_whose_other_side_carries_the_run_ru
     mode = table.loc["mode"]
     assert mode["executed_steering_share"] > 0  # the compare's changed constant reaches the branch
     assert abs(mode["predicted_effect"]) < 100 * MIN_EFFECT  # its own cost says nothing of the other side
-    assert _runs(table, "mode")
-    assert abs(_effect(store, shas["mode"])) >= MIN_EFFECT
+    assert rule_runs_step(table, "mode", MIN_EFFECT)
+    assert abs(measured_effect(store, shas["mode"])) >= MIN_EFFECT
 
 
 def test_start_up_code_that_only_reorders_its_own_straight_line_code_is_skipped(history):
@@ -82,5 +65,5 @@ def test_start_up_code_that_only_reorders_its_own_straight_line_code_is_skipped(
     reorder = table.loc["reorder"]
     assert reorder["changed_functions"] >= 1 and reorder["executed_changed_share"] > 0  # the binary did change
     assert reorder["executed_steering_share"] == 0
-    assert not _runs(table, "reorder")
+    assert not rule_runs_step(table, "reorder", MIN_EFFECT)
     assert not bool(reorder["label"])

@@ -1,11 +1,16 @@
 """Scripted histories of one C program under tests/programs, collected through the real CLI:
 each step replaces placeholders of the program's text over the step before, one commit a step
-(test_steering.py and test_hazards.py)."""
+(test_steering.py, test_hazards.py, test_straight_line.py, test_loop_bound.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
+from perf_selector.features.catalogue import FEATURE_NAMES
+from perf_selector.models.decision import decide_by_policy
+from perf_selector.models.names import STEPPING_ASIDE_RULE
 from perf_selector.selector.evaluation.feature_table import feature_table
 from perf_selector.selector.onboarding.sample_history import commit_all
 from perf_selector.storage.store import Store
@@ -47,3 +52,16 @@ def scripted_history(root: Path, program: str, base: dict[str, str], steps: list
     table = feature_table(store)
     table["step"] = table["new"].map(step_of)
     return store, shas, table.set_index("step")
+
+
+def measured_effect(store: Store, sha: str) -> float:
+    """The measured relative change of the commit's benchmark count from its parent (uncalibrated,
+    two runs a side leave a change's label undecided; the count is exact)."""
+    labels = store.read_one("labels", sha).to_pandas()
+    return float(labels["effect"].iloc[0])
+
+
+def rule_runs_step(table, step: str, min_effect: float) -> bool:
+    """Whether select's decision code, as the executed-changed rule decides, runs the step's benchmark."""
+    row = table.loc[[step], FEATURE_NAMES].to_numpy(float)
+    return bool(decide_by_policy(STEPPING_ASIDE_RULE, np.zeros(1), np.full(1, 0.5), row, min_effect)[0])
