@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from perf_selector.selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
+from perf_selector.selector.commands.common import format_option, open_project, repository_options
 from perf_selector.selector.extras import require
 from perf_selector.selector.tables import print_json, print_table, records, stderr
 
@@ -30,7 +30,6 @@ def bisect_command(good, bad, benchmark, repository, config_path, store_location
     from perf_selector.selector.selection.bisect import bisect
 
     _, config, store = open_project(repository, config_path, store_location)
-    exit_without_teardown()
     from perf_selector.selector.collection.collect_report import run_collection
 
     top = Path(repository)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from perf_selector.selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
+from perf_selector.selector.commands.common import format_option, open_project, repository_options
 from perf_selector.selector.extras import require
 from perf_selector.selector.tables import LogProgress, logging_progress, print_json, print_table, records, stderr, stdout
 
@@ -46,7 +46,6 @@ def calibrate_command(revision: str, repository: Path, config_path: Path | None,
     from perf_selector.selector.collection.calibrate import calibrate, too_long_to_measure
 
     top, config, store = open_project(repository, config_path, store_location, writes=True)
-    exit_without_teardown()  # it runs benchmark processes beside Arrow's thread pools (see there)
     log = LogProgress("calibrated (benchmark rounds)", None) if logging_progress() else None
     with stderr.status("calibrating") as status:
         def on_round(name: str, done: int) -> None:

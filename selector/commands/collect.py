@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from perf_selector.collectors.errors import UserError
-from perf_selector.selector.commands.common import exit_without_teardown, format_option, open_project, repository_options
+from perf_selector.selector.commands.common import format_option, open_project, repository_options
 from perf_selector.selector.extras import require
 from perf_selector.selector.tables import stderr
 
@@ -82,7 +82,6 @@ def collect_command(
         connect_scheduler(scheduler).close()  # fail before the progress bar starts
     if has_benchmarks(config):
         require_suite(config)  # and so here too
-    exit_without_teardown()
     calibration_failed = None
     if calibrate_first and needs_calibration(config, store):
         calibration_failed = _calibrate_before_collecting(top, config, store, commits[0].sha)

@@ -173,38 +173,12 @@ def print_notes(notes: list[str]) -> None:
         stderr.print(f"note: {note}")
 
 
-_fast_exit = False  # main() then ends the process without tearing the interpreter down
-
-
 def on_the_push_path() -> None:
     """Settings for the commands a push waits for (select, and the hook that runs it).
 
     No cyclic garbage collection: importing pyarrow and tabulating a large binary create
     millions of objects, and the collector went over them again and again.
     The process lives about a second and reference counting frees nearly everything.
-
-    And `main` ends the process without tearing the interpreter down: freeing the
-    modules and objects of pyarrow, numpy and onnxruntime at exit takes time (more
-    when pandas was among them).  These commands have nothing left to finish when they
-    return: their output is printed, and the files, worktrees and threads they used are
-    closed by then.
+    (Every command's process ends without tearing the interpreter down: selector.cli.main.)
     """
     gc.disable()
-    exit_without_teardown()
-
-
-def exit_without_teardown() -> None:
-    """Once the command's output is flushed, `main` exits without tearing the interpreter
-    down.  The push path does so for speed (above); the commands that ran a process pool
-    because a process that forked workers after Arrow's thread pools started was seen to
-    abort in C++ teardown at exit ("terminate called without an active exception", 2 of
-    about 8 collections of the demo with -j 2), after all its work was written: an exit
-    status of 134 for a collection that succeeded.  `calibrate` and `record`, which run
-    benchmark processes and then write the store through Arrow, exit this way too: a
-    calibration that had printed its results aborted so once in the tests."""
-    global _fast_exit
-    _fast_exit = True
-
-
-def exits_without_teardown() -> bool:
-    return _fast_exit

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from perf_selector.selector.commands.common import (comma_list, exit_without_teardown, format_option, open_project,
+from perf_selector.selector.commands.common import (comma_list, format_option, open_project,
                                       repository_options, resolved)
 from perf_selector.selector.extras import require
 
@@ -55,6 +55,5 @@ def confirm_command(repository: Path, config_path: Path | None, store_location: 
     top, config, store = open_project(repository, config_path, store_location)
     repo = Repository.open(top)
     commits = None if revisions is None else [resolved(repo, revision) for revision in revisions]
-    exit_without_teardown()  # it runs benchmark processes and then writes the store through Arrow (see there)
     summary = run_confirmation(top, config, store, rounds, max_rounds, benchmarks, dry_run, every_label, commits)
     report_confirmation(summary, store, output_format)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from perf_selector.selector.commands.common import exit_without_teardown, format_option
+from perf_selector.selector.commands.common import format_option
 from perf_selector.selector.extras import require
 
 
@@ -24,5 +24,4 @@ def demo(directory: Path, jobs: int, output_format: str) -> None:
     require("selector demo", "collect", "train", "tracking", "report")
     from perf_selector.selector.onboarding.demo import run_demo
 
-    exit_without_teardown()
     run_demo(directory, jobs, output_format)

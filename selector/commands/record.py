@@ -8,7 +8,6 @@ import click
 
 from perf_selector.collectors.frameworks import RESULTS_FORMATS
 from perf_selector.selector.commands.common import (
-    exit_without_teardown,
     format_option,
     open_project,
     repository_options,
@@ -43,7 +42,6 @@ def record_command(revision, repository, config_path, store_location, results, i
     from perf_selector.selector.collection.record import record
 
     top, config, store = open_project(repository, config_path, store_location, writes=True)
-    exit_without_teardown()  # it runs benchmark processes beside Arrow's thread pools (see there)
     with stderr.status(f"recording {revision}"):
         result = record(top, config, store, revision, list(results), import_format, force, suite_name)
     labels = result.labels.per_benchmark
