@@ -22,9 +22,9 @@ the fingerprints, plus register renaming:
 
 Each block also has a *shape*: the same normalization with immediates and displacements
 left out, whatever their encoded width (a stack slot's displacement is kept: a moved slot is
-a new frame layout, not a changed constant; a literal's bytes are left out).  A region whose old and new blocks pair
-up shape for shape differs only in constants (``Region.constants_only``): `int n = 1000`
-become `2000`.  Such a region also says which struct fields its changed constants are
+a new frame layout, not a changed constant; a literal's bytes are left out).  A region whose
+old and new blocks pair up shape for shape differs only in constants
+(``Region.constants_only``): `int n = 1000` become `2000`.  Such a region also says which struct fields its changed constants are
 stored to (``Region.fields``: collectors.code_effects.RegisterOffsets names a field by its
 offset off a register; the stack frame holds no field).
 

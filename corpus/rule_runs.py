@@ -19,7 +19,7 @@ labelled ancestor.
    threshold is not fitted on the scores it is judged by.  A run is kept where the score reaches
    it or a hazard fires (models.decision.hazards_firing), as select keeps it.
 Usage: python3 corpus/rule_runs.py [--model xgboost-monotone] [--quantiles 0,0.02,0.05 (none: "")]
-(from the repository's top; part 3 fits the learner about 6 times per project and quantile)."""
+(from the repository's top; part 4 fits the learner about 6 times per project and quantile)."""
 from __future__ import annotations
 
 import argparse

@@ -39,4 +39,3 @@ def test_a_command_that_fails_keeps_its_exit_status_and_says_why_on_one_line(tmp
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("selector: error: ")
     assert not torn_down
-

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from perf_selector.selector.commands.common import (comma_list, format_option, open_project,
-                                      repository_options, resolved)
+from perf_selector.selector.commands.common import comma_list, format_option, open_project, repository_options, resolved
 from perf_selector.selector.extras import require
 
 
