@@ -3,7 +3,8 @@
 The function fingerprint says *that* a function changed.  To say how much of a run the
 change touches, the old and the new code of the function are cut into basic blocks
 (leaders: the entry, every in-function branch target, every instruction after a jump or
-return) and the two block sequences are aligned (difflib's longest matching runs).
+return, and either end of a run of no-ops: padding is a block of its own) and the two block
+sequences are aligned (difflib's longest matching runs).
 
 Two blocks match when their instructions match after the same shift-invariant rules as
 the fingerprints, plus register renaming:
@@ -130,7 +131,7 @@ def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]
         inside = range(address, address + size)
         leaders = {address} | {target for target in targets if target and target in inside}
         for instruction, following in zip(instructions, instructions[1:]):
-            if instruction.flow_control in _FLOW_ENDS_BLOCK:
+            if instruction.flow_control in _FLOW_ENDS_BLOCK or _is_nop(instruction) != _is_nop(following):
                 leaders.add(following.ip)
         current: list[iced_x86.Instruction] = []
         for instruction in instructions:
@@ -331,7 +332,10 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
     for instruction in instructions:
         token: list = [instruction.mnemonic]
         shape: list = [instruction.mnemonic]  # the token, constants left out
-        for operand in range(instruction.op_count):
+        # A no-op's operands are padding's length (`nop dword [rax]` or `nop word [rax+rax+0]`: what
+        # aligns the next loop head), which moves with every change of the code before it
+        operands = 0 if _is_nop(instruction) else instruction.op_count
+        for operand in range(operands):
             kind = instruction.op_kind(operand)
             if kind == iced_x86.OpKind.REGISTER:
                 token.append(register(instruction.op_register(operand)))
@@ -398,6 +402,14 @@ def _is_value(part) -> bool:
 def _constant_kind(memory: tuple):
     """What a memory operand's shape keeps of the constant left out: that it is a literal, or nothing."""
     return ("literal",) if isinstance(memory[4], tuple) else None
+
+
+def _is_nop(instruction: iced_x86.Instruction) -> bool:
+    """Padding: a run of no-ops is a block of its own.  It aligns what follows, which is reached by a
+    jump: a jump table's case after an indirect `jmp rax`, whose targets are no known leaders.  In
+    one block with the case, the padding (never run) would be the block's first instruction, whose
+    count is the block's, and the case would seem never to run."""
+    return instruction.mnemonic == iced_x86.Mnemonic.NOP
 
 
 def _is_immediate(kind: int) -> bool:
