@@ -22,22 +22,22 @@ STEPS = [  # (name, what changes from the commit before)
 
 
 @pytest.fixture(scope="module")
-def history(tmp_path_factory):
-    return scripted_history(tmp_path_factory.mktemp("jump_table") / "project", "jump_table.c", BASE, STEPS)
+def steps(tmp_path_factory):
+    """Each step's (measured effect, its feature row)."""
+    store, shas, table = scripted_history(tmp_path_factory.mktemp("jump_table") / "project", "jump_table.c", BASE, STEPS)
+    return {name: (measured_effect(store, shas[name]), table.loc[name]) for name, _ in STEPS}
 
 
-def test_moved_fields_in_every_case_predict_no_lost_work(history):
-    store, shas, table = history
-    row = table.loc["fields moved"]
-    assert measured_effect(store, shas["fields moved"]) == 0  # the same instructions, run as often
+def test_moved_fields_in_every_case_predict_no_lost_work(steps):
+    measured, row = steps["fields moved"]
+    assert measured == 0  # the same instructions, run as often
     assert row["executed_changed_share"] > 0.3  # the cases carry the run, and each changed
     # before padding had blocks of its own: about 40%, the cases anchored to padding that never ran
     assert abs(row["predicted_effect"]) < 0.25 * 100 * row["executed_changed_share"]
 
 
-def test_more_work_in_one_case_is_predicted_as_more_work(history):
-    store, shas, table = history
-    measured = measured_effect(store, shas["more work"])
-    predicted = table.loc["more work", "predicted_effect"] / 100
+def test_more_work_in_one_case_is_predicted_as_more_work(steps):
+    measured, row = steps["more work"]
+    predicted = row["predicted_effect"] / 100
     assert measured > 0.01
     assert predicted > 0 and 0.5 * measured < predicted < 2 * measured
