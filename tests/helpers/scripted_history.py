@@ -1,6 +1,7 @@
 """Scripted histories of one C program under tests/programs, collected through the real CLI:
 each step replaces placeholders of the program's text over the step before, one commit a step
-(test_steering.py, test_hazards.py, test_straight_line.py, test_loop_bound.py)."""
+(test_steering.py, test_hazards.py, test_straight_line.py, test_loop_bound.py,
+test_jump_table.py)."""
 
 from __future__ import annotations
 
