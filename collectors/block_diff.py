@@ -25,8 +25,8 @@ Each block also has a *shape*: the same normalization with immediates and displa
 left out, whatever their encoded width (a stack slot's displacement is kept: a moved slot is
 a new frame layout, not a changed constant; a literal's bytes are left out).  A region whose
 old and new blocks pair up shape for shape differs only in constants
-(``Region.constants_only``): `int n = 1000` become `2000`.  Such a region also says which struct fields its changed constants are
-stored to (``Region.fields``: collectors.code_effects.RegisterOffsets names a field by its
+(``Region.constants_only``): `int n = 1000` become `2000`.  Such a region also says which
+struct fields its changed constants are stored to (``Region.fields``: collectors.code_effects.RegisterOffsets names a field by its
 offset off a register; the stack frame holds no field).
 
 Inlined copies need no mapping of their own at this grain: an inlined callee's code is
@@ -130,6 +130,10 @@ def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]
         accesses_at = dict(zip((instruction.ip for instruction in instructions), accesses))
         inside = range(address, address + size)
         leaders = {address} | {target for target in targets if target and target in inside}
+        # Padding (a run of no-ops) is a block of its own: it aligns what follows, which is reached by
+        # a jump, such as a jump table's case after `jmp rax`, whose targets are no known leaders.  In
+        # one block with the case, the padding (never run) would be the block's first instruction,
+        # whose count is the block's, and the case would seem never to run.
         for instruction, following in zip(instructions, instructions[1:]):
             if instruction.flow_control in _FLOW_ENDS_BLOCK or _is_nop(instruction) != _is_nop(following):
                 leaders.add(following.ip)
@@ -405,10 +409,7 @@ def _constant_kind(memory: tuple):
 
 
 def _is_nop(instruction: iced_x86.Instruction) -> bool:
-    """Padding: a run of no-ops is a block of its own.  It aligns what follows, which is reached by a
-    jump: a jump table's case after an indirect `jmp rax`, whose targets are no known leaders.  In
-    one block with the case, the padding (never run) would be the block's first instruction, whose
-    count is the block's, and the case would seem never to run."""
+    """Whether the instruction does nothing (`nop` in any of its lengths): what compilers pad with."""
     return instruction.mnemonic == iced_x86.Mnemonic.NOP
 
 
