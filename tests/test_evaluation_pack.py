@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -50,6 +51,18 @@ def test_a_pack_is_small_and_holds_no_binary_or_profile(packs):
         assert packed * 10 < stored, (packed, stored)
         profiles = pd.read_parquet(pack / "profiles.parquet")
         assert list(profiles.columns) == ["commit", "benchmark"]
+
+
+def test_a_pack_names_the_code_that_computed_its_features(packs):
+    from perf_selector import selector
+
+    head = subprocess.run(["git", "-C", str(Path(selector.__file__).parent), "rev-parse", "--short=12", "HEAD"],
+                          capture_output=True, text=True)
+    for _, pack in packs:
+        features_by = json.loads((pack / MANIFEST).read_text())["features_by"]
+        assert features_by.startswith(selector.__version__)
+        if head.returncode == 0:  # tests run from the checkout: its commit is named
+            assert head.stdout.strip() in features_by
 
 
 def test_evaluate_gives_from_packs_the_figures_it_gives_from_stores(packs, tmp_path):

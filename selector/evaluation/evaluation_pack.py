@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping
@@ -127,6 +128,7 @@ def write_pack(store: Store, config_path: Path, out: Path, method4: Mapping = ME
         "format": FORMAT,
         "store": str(store.location),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "features_by": features_by(),
         "protocols": {"method4": dict(method4), CLOSEST_PAIRS[0]: CLOSEST_PAIRS[1]},
         "commits": len(history.built()),
         "benchmarks": benchmarks,
@@ -138,6 +140,25 @@ def write_pack(store: Store, config_path: Path, out: Path, method4: Mapping = ME
     shutil.rmtree(out, ignore_errors=True)
     staging.replace(out)
     return manifest
+
+
+def features_by() -> str:
+    """Which code computed a pack's features: the installed version, and the source's commit
+    when it runs from a git checkout (with "-dirty" when the checkout has changes).  The
+    features of one store move with the code that reads it (a fix to the size estimate moves
+    `predicted_effect`, not the labels), so packs made at different times are told apart by it."""
+    from perf_selector import selector
+
+    version = selector.__version__
+    source = Path(selector.__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(source), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):  # installed from a wheel: the version says it
+        return version
+    return f"{version} ({head}{'-dirty' if dirty else ''})"
 
 
 def pack_evaluation_data(pack: Pack, config, method: str, options: Mapping):
