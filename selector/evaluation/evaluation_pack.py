@@ -144,21 +144,21 @@ def write_pack(store: Store, config_path: Path, out: Path, method4: Mapping = ME
 
 def features_by() -> str:
     """Which code computed a pack's features: the installed version, and the source's commit
-    when it runs from a git checkout (with "-dirty" when the checkout has changes).  The
-    features of one store move with the code that reads it (a fix to the size estimate moves
-    `predicted_effect`, not the labels), so packs made at different times are told apart by it."""
-    from perf_selector import selector
+    when it runs from a git checkout (with "-dirty" when the package's own folders have changes;
+    a pack rewritten in the checkout is not).  The features of one store move with the code that
+    reads it (a fix to the size estimate moves `predicted_effect`, not the labels), so packs made
+    at different times are told apart by it."""
+    from perf_selector import collectors, features, models, selector, storage
 
-    version = selector.__version__
-    source = Path(selector.__file__).resolve().parent.parent
+    folders = [str(Path(package.__file__).resolve().parent) for package in (collectors, features, models, selector, storage)]
     try:
-        head = subprocess.run(["git", "-C", str(source), "rev-parse", "--short=12", "HEAD"],
+        head = subprocess.run(["git", "-C", folders[0], "rev-parse", "--short=12", "HEAD"],
                               capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", folders[0], "status", "--porcelain", "--untracked-files=no", "--", *folders],
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):  # installed from a wheel: the version says it
-        return version
-    return f"{version} ({head}{'-dirty' if dirty else ''})"
+        return selector.__version__
+    return f"{selector.__version__} ({head}{'-dirty' if dirty else ''})"
 
 
 def pack_evaluation_data(pack: Pack, config, method: str, options: Mapping):
