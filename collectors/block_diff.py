@@ -26,8 +26,9 @@ left out, whatever their encoded width (a stack slot's displacement is kept: a m
 a new frame layout, not a changed constant; a literal's bytes are left out).  A region whose
 old and new blocks pair up shape for shape differs only in constants
 (``Region.constants_only``): `int n = 1000` become `2000`.  Such a region also says which
-struct fields its changed constants are stored to (``Region.fields``: collectors.code_effects.RegisterOffsets names a field by its
-offset off a register; the stack frame holds no field).
+struct fields its changed constants are stored to (``Region.fields``:
+collectors.code_effects.RegisterOffsets names a field by its offset off a register; the stack
+frame holds no field).
 
 Inlined copies need no mapping of their own at this grain: an inlined callee's code is
 the caller's code, and its changed blocks are found, and counted, where they execute.
