@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping
@@ -149,16 +148,18 @@ def features_by() -> str:
     reads it (a fix to the size estimate moves `predicted_effect`, not the labels), so packs made
     at different times are told apart by it."""
     from perf_selector import collectors, features, models, selector, storage
+    from perf_selector.collectors.repository import Repository
 
     folders = [str(Path(package.__file__).resolve().parent) for package in (collectors, features, models, selector, storage)]
     try:
-        head = subprocess.run(["git", "-C", folders[0], "rev-parse", "--short=12", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", folders[0], "status", "--porcelain", "--untracked-files=no", "--", *folders],
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):  # installed from a wheel: the version says it
+        source = Repository.open(folders[0])
+        # a wheel installed into a virtualenv inside some other checkout is in no commit of it
+        tracked = source.git("ls-files", "--", folders[0])
+        head = source.git("rev-parse", "--short=12", "HEAD")
+        dirty = source.git("status", "--porcelain", "--untracked-files=no", "--", *folders)
+    except UserError:  # not in a checkout, or no git: the version says it
         return selector.__version__
-    return f"{selector.__version__} ({head}{'-dirty' if dirty else ''})"
+    return f"{selector.__version__} ({head}{'-dirty' if dirty else ''})" if tracked else selector.__version__
 
 
 def pack_evaluation_data(pack: Pack, config, method: str, options: Mapping):
