@@ -25,7 +25,7 @@ from perf_selector.collectors.data_pointers import reached_through
 from perf_selector.collectors.errors import BinaryError
 from perf_selector.features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
 from perf_selector.features.executed_code import (
-    INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change, ran_changed_code,
+    INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change, ran_changed_code, ran_steering_code,
 )
 from perf_selector.features.steering import (
     NO_STEERING, Steering, changed_constant_fields, largest_inclusive_share, names_cpu_features, reader_share,
@@ -311,6 +311,7 @@ class FeatureBuilder:
         view.executed = self._executed(view, changes, known, benchmark)
         kind = self._runs.get((known, benchmark), (INSTRUCTIONS, 0.0))[0]
         view.code_changed = np.array([ran_changed_code(f, kind) for f in changes], dtype=bool) if changes else None
+        view.code_steers = np.array([ran_steering_code(f, kind) for f in changes], dtype=bool) if changes else None
         view.steering = self._steering(view, changes, new, known, benchmark)
         return view
 

@@ -147,6 +147,8 @@ class TupleView:
     # its changed code (blocks that align with no difference, what only the fingerprint saw, such as a
     # moved literal; or changed blocks the run did not execute); None: no functions (set by the builder)
     code_changed: np.ndarray | None = None
+    # the same, False also where all the changed code it went through does straight-line work (Region.steers)
+    code_steers: np.ndarray | None = None
 
     # positions of changed / deleted functions inside the profile (reached ones only)
     @cached_property
@@ -442,9 +444,17 @@ def changed_calls_allocator(t: TupleView) -> float:
 @feature("reached_changed_allocating", "extension", "A memory benchmark (peak RSS, heap bytes) changes where code that "
          "allocates and that it runs changed; a change to code that never allocates leaves it alone.")
 def reached_changed_allocating(t: TupleView) -> float:
-    """Number of changed functions that call an allocator (malloc, free, mmap, new, delete) directly
-    and that c_o's profile shows the benchmark executing."""
-    return float(len(common_indices(t.diff.changed_allocating, t.profile.codes)[0]))
+    """Number of changed functions that call an allocator (malloc, free, mmap, new, delete) directly,
+    that c_o's profile shows the benchmark executing, and whose changed code the run went through
+    and steers (executed_code.ran_steering_code): a new or removed call, a changed argument or
+    condition, a store outside the frame.  A change in a branch the run never took, or straight-line
+    work in the frame, moves neither what is allocated nor when (unknown where the profile has no
+    per-instruction counts: then every such function counts)."""
+    in_changed, _ = t.changed_reached
+    allocating = np.isin(t.diff.changed[in_changed], t.diff.changed_allocating)
+    if t.code_steers is not None:
+        allocating &= t.code_steers
+    return float(allocating.sum())
 
 
 @feature("executed_changed_share", "extension", "Whether a change can show depends on how much of the run executes it; "

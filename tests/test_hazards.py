@@ -162,10 +162,12 @@ def test_changed_code_that_allocates_is_a_hazard_and_other_changed_code_is_not(t
     branch runs as often as before, and the work it turns on is a C library call the old run
     never made, outside every changed block.  Changed allocating code the run executes fires
     the hazard, and select runs it within the rule whatever the model scores; a change to the
-    loop that never allocates does not fire it."""
-    steps = [("flipped", {"INIT_WHEN": "!(flags & FLAG_CLEAN)"}), ("loop", {"STORES": "1600"})]
+    loop that never allocates does not fire it, nor does a change to the allocator's report that
+    the run never makes (issue 47: the hazard fires on the change the run goes through)."""
+    steps = [("flipped", {"INIT_WHEN": "!(flags & FLAG_CLEAN)"}), ("loop", {"STORES": "1600"}),
+             ("report", {"REPORTED": "PAGE / 2"})]
     store, shas, table = scripted_history(tmp_path / "project", "page_init.c",
-                                          {"INIT_WHEN": "flags & FLAG_CLEAN", "STORES": "1500"}, steps)
+                                          {"INIT_WHEN": "flags & FLAG_CLEAN", "STORES": "1500", "REPORTED": "PAGE"}, steps)
     effects = store.read("labels").to_pandas().set_index("new")["effect"]  # callgrind's counts, new against old
     assert effects[shas["flipped"]] > 0.02  # the memset of every page: above the 1% minimum effect
     flipped = table.loc["flipped", FEATURE_NAMES].to_numpy(float)
@@ -173,6 +175,9 @@ def test_changed_code_that_allocates_is_a_hazard_and_other_changed_code_is_not(t
     assert "reached_changed_allocating" in fired_hazards(flipped)
     loop = table.loc["loop", FEATURE_NAMES].to_numpy(float)
     assert table.loc["loop", "reached_changed_allocating"] == 0 and "reached_changed_allocating" not in fired_hazards(loop)
+    # the report's function calls malloc and ran, but its changed block did not
+    assert effects[shas["report"]] == 0.0
+    assert table.loc["report", "changed_calls_allocator"] == 1 and table.loc["report", "reached_changed_allocating"] == 0
     decided = decide(np.zeros(1), np.full(1, 0.5), flipped[None, :], 0.01, within=np.array([True]))
     assert decided.run.tolist() == [True] and decided.why.tolist() == ["hazard"], \
         table.loc["flipped", ["executed_changed_share", "predicted_effect", "executed_steering_share"]]
