@@ -66,8 +66,8 @@ HAZARDS: dict[str, float] = {
     # MuJS's start-up code allocating its scriptArgs array (calls, -1.5%), LMDB's page allocator
     # whose memset's condition was inverted (readseq, +1.9%); on the tuples that model skips it
     # fires on 156 of 1,130 (docs/studies/2026-11-29-allocating-changes.md).  It counts a function
-    # only where the run went through its changed code and that code steers (issue 47): on the seven
-    # packs made again from their stores it fired on 912 of the rule's runs instead of 3,405, and
+    # only where the run went through its changed code and that code steers (issue 47): on the nine
+    # packs made again from their stores it fired on 2,045 of the rule's runs instead of 4,913, and
     # kept both misses (docs/studies/2026-11-30-allocating-hazard-on-what-steers.md).
     "reached_changed_allocating": 0.0,
 }
