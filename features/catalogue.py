@@ -370,7 +370,7 @@ def changed_startup_share(t: TupleView) -> float:
     STARTUP_OWN_SHARE of the run: start-up code whose callees carry the run.  A function called once
     that does the run's work itself (an interpreter's dispatch loop) is hot code, which the executed
     share and the predicted effect weigh.  Only a function whose changed code c_o's run went through
-    counts (executed_code.ran_changed_code): one whose basic blocks align with no difference (the
+    counts (executed_code.changed_code_run): one whose basic blocks align with no difference (the
     fingerprint saw a literal move) did not change, and a change in a branch this benchmark's run
     never took (another mode's code inlined into main) cannot steer it."""
     if t.profile.root_inclusive <= 0:
@@ -446,7 +446,7 @@ def changed_calls_allocator(t: TupleView) -> float:
 def reached_changed_allocating(t: TupleView) -> float:
     """Number of changed functions that call an allocator (malloc, free, mmap, new, delete) directly,
     that c_o's profile shows the benchmark executing, and whose changed code the run went through
-    and steers (executed_code.ran_steering_code): a new or removed call, a changed argument or
+    and steers (executed_code.changed_code_run): a new or removed call, a changed argument or
     condition, a store outside the frame.  A change in a branch the run never took, or straight-line
     work in the frame, moves neither what is allocated nor when (unknown where the profile has no
     per-instruction counts: then every such function counts)."""

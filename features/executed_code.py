@@ -31,7 +31,6 @@ executed instructions (or samples) changed, and its count scales with its static
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -91,40 +90,25 @@ def executed_change(functions: list[FunctionChange], deleted_count: float, run_c
     return ExecutedChange(min(changed / run_count, 1.0), delta / run_count, min(steering / run_count, 1.0))
 
 
-def ran_changed_code(function: FunctionChange, kind: str = INSTRUCTIONS) -> bool:
-    """Whether c_o's run went through the function's changed code: an old block of a changed
-    region ran, or new code sits where the old run passed (its anchor ran).  Code the run never
-    reached cannot steer it: the inputs are the same, so only a change the run did execute could
-    send it there, and that change is counted where it is.  Unknown (True) without aligned
-    regions or per-instruction counts, and with samples, which a start-up function run once
-    seldom receives."""
-    if _unknown_whether_ran(function, kind):
-        return function.regions is None or len(function.regions) > 0
-    return any(True for _ in _regions_run(function, kind))
+def changed_code_run(function: FunctionChange, kind: str = INSTRUCTIONS) -> tuple[bool, bool]:
+    """Whether c_o's run went through the function's changed code, and whether through changed
+    code that steers, in one walk over its regions.
 
-
-def ran_steering_code(function: FunctionChange, kind: str = INSTRUCTIONS) -> bool:
-    """Whether c_o's run went through a changed region of the function that steers
-    (Region.steers: its control flow differs, or its changed values reach a decision, a call's
-    arguments or memory outside the frame).  A region that only redoes straight-line work in the
-    frame, or that the run never went through, cannot move what the code calls, how much it
-    allocates or what it leaves for others.  Unknown as ran_changed_code is unknown (then as it
-    answers)."""
-    if _unknown_whether_ran(function, kind):
-        return ran_changed_code(function, kind)
-    return any(region.steers for region in _regions_run(function, kind))
-
-
-def _unknown_whether_ran(function: FunctionChange, kind: str) -> bool:
-    return function.regions is None or len(function.addresses) == 0 or kind == SAMPLES
-
-
-def _regions_run(function: FunctionChange, kind: str) -> Iterator[Region]:
-    """The changed regions c_o's run went through: an old block ran, or a new block's anchor did."""
-    for region in function.regions or ():
-        if counts_at(function, region.old_addresses).sum() > 0 or \
-                (region.new_blocks and (_block_rates(function, region, kind) > 0).any()):
-            yield region
+    The run went through a changed region when an old block of it ran, or new code sits where
+    the old run passed (its anchor ran).  Code the run never reached cannot steer it: the inputs
+    are the same, so only a change the run did execute could send it there, and that change is
+    counted where it is.  A region steers (Region.steers) when its control flow differs, or its
+    changed values reach a decision, a call's arguments or memory outside the frame; one that only
+    redoes straight-line work in the frame cannot move what the code calls, how much it allocates
+    or what it leaves for others.  Unknown (both True where the function has regions) without
+    aligned regions or per-instruction counts, and with samples, which a start-up function run
+    once seldom receives."""
+    if function.regions is None or len(function.addresses) == 0 or kind == SAMPLES:
+        unknown = function.regions is None or len(function.regions) > 0
+        return unknown, unknown
+    run = [region for region in function.regions if counts_at(function, region.old_addresses).sum() > 0
+           or (region.new_blocks and (_block_rates(function, region, kind) > 0).any())]
+    return bool(run), any(region.steers for region in run)
 
 
 def _new_lengths(region: Region) -> np.ndarray:
