@@ -43,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
+from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import NamedTuple
@@ -52,7 +53,7 @@ import numpy as np
 
 from perf_selector.collectors.code_effects import FieldAccess, RegisterOffsets
 from perf_selector.collectors.code_image import CodeImage
-from perf_selector.collectors.value_flow import decodes, reaches_decision, written_registers
+from perf_selector.collectors.value_flow import decodes, local_values, reaches_decision, written_registers
 
 _FLOW_ENDS_BLOCK = frozenset({
     iced_x86.FlowControl.UNCONDITIONAL_BRANCH, iced_x86.FlowControl.CONDITIONAL_BRANCH,
@@ -76,6 +77,8 @@ class Block:
     values: tuple[int, ...] = ()  # per instruction: hash of its constant values (immediates, a literal's bytes)
     flow: int = 0  # hash of its branches, calls and returns, normalized: what decides where the run goes next
     writes: tuple[frozenset, ...] = ()  # per instruction: the registers (and flags) it writes
+    computes: tuple[int, ...] = ()  # per instruction: what it computes from the block's entry state (value_flow.local_values)
+    leaves: frozenset = frozenset()  # the locations the block writes, each with its last writer's `computes`
 
 
 class NewBlock(NamedTuple):
@@ -292,19 +295,34 @@ def _remembered(old: _Code, new: _Code) -> list[Region]:
 def _changed_instructions(pairs: list[tuple[Block, Block]]) -> tuple[frozenset[int], dict[int, frozenset]]:
     """The new instructions of (new block, its old anchor) pairs that compute something the old did
     not (those of a block whose instructions only changed order compute the same), and the
-    registers a deleted old instruction wrote, from the new instruction that follows it."""
+    registers a deleted old instruction wrote, from the new instruction that follows it.
+
+    The instructions are matched with their registers numbered by first appearance in the block,
+    so that registers renamed throughout are no change; but then an instruction moved up shifts
+    the numbers of those after it, which stop matching although they compute what they did (a
+    constant loaded into the same register, a copy of an unchanged argument).  So an instruction
+    that computes, from the block's entry state, what an old instruction did (Block.computes) is
+    none of them, and a register a deleted instruction wrote is no seed where the new block leaves
+    it holding what the old left (Block.leaves: the same last writer)."""
     changed: set[int] = set()
     seeds: dict[int, frozenset] = {}
     for new, old in pairs:
         if sorted(new.tokens) == sorted(old.tokens):
             continue  # the same instructions in another order (scheduling): the same values
+        recomputed = Counter(old.computes)
+        left_alike = {place for place, number in new.leaves & old.leaves}
         matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
         for operation, i1, i2, j1, j2 in matcher.get_opcodes():
             if operation in ("replace", "insert"):
-                changed.update(new.addresses[j1:j2])
+                for j in range(j1, j2):
+                    number = new.computes[j] if new.computes else None
+                    if recomputed[number] > 0:
+                        recomputed[number] -= 1
+                    else:
+                        changed.add(new.addresses[j])
             if operation in ("replace", "delete") and i2 > i1:
                 at = new.addresses[min(j1, len(new.addresses) - 1)]
-                lost = frozenset().union(*old.writes[i1:i2]) if old.writes else frozenset()
+                lost = (frozenset().union(*old.writes[i1:i2]) if old.writes else frozenset()) - left_alike
                 seeds[at] = seeds.get(at, frozenset()) | lost
     return frozenset(changed), seeds
 
@@ -332,11 +350,15 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
         full = iced_x86.RegisterExt.full_register(value)
         return numbering.setdefault(full, len(numbering)), iced_x86.RegisterExt.size(value)
 
-    tokens, shapes, values, flow = [], [], [], []
+    def real_register(value: int) -> tuple[int, int] | None:
+        return None if value == _NONE else (iced_x86.RegisterExt.full_register(value), iced_x86.RegisterExt.size(value))
+
+    tokens, shapes, values, flow, identities = [], [], [], [], []
     info = iced_x86.InstructionInfoFactory()
     for instruction in instructions:
         token: list = [instruction.mnemonic]
         shape: list = [instruction.mnemonic]  # the token, constants left out
+        identity: list = [instruction.mnemonic]  # the token with the real registers: what local_values numbers
         # A no-op's operands are padding's length (`nop dword [rax]` or `nop word [rax+rax+0]`: what
         # aligns the next loop head), which moves with every change of the code before it
         operands = 0 if _is_nop(instruction) else instruction.op_count
@@ -345,9 +367,11 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
             if kind == iced_x86.OpKind.REGISTER:
                 token.append(register(instruction.op_register(operand)))
                 shape.append(token[-1])
+                identity.append(real_register(instruction.op_register(operand)))
             elif kind == iced_x86.OpKind.MEMORY:
                 memory = _memory_token(instruction, register, low, high, image)
                 token.append(memory)
+                identity.append(_memory_token(instruction, real_register, low, high, image))
                 shape.append(memory if _keeps_displacement(instruction, memory) else memory[:4] + (_constant_kind(memory), memory[5]))
             elif kind in _BRANCH_OPERANDS:
                 target = instruction.near_branch_target
@@ -362,14 +386,18 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
                 # One shape for every width of immediate: `cmp rdx, 64` encodes a byte, `cmp rdx,
                 # 3000000` four, and a loop bound grown past 127 is still a changed constant.
                 shape.append(("immediate", None) if immediate else (kind, 0))
+        if len(identity) < len(token):
+            identity.append(token[-1])  # a branch target or an immediate: as the token has it
         tokens.append(hash(tuple(token)))
+        identities.append(tuple(identity))
         shapes.append(hash(tuple(shape)))
         values.append(hash(tuple(part for part, kept in zip(token, shape) if part != kept and _is_value(part))))
         if instruction.flow_control != iced_x86.FlowControl.NEXT:
             flow.append(tokens[-1])
+    computes, leaves = local_values(instructions, identities)
     return Block(hash(tuple(tokens)), tuple(instruction.ip for instruction in instructions), tuple(tokens), hash(tuple(shapes)),
                  tuple(accesses.get(instruction.ip) for instruction in instructions), tuple(values), hash(tuple(flow)),
-                 tuple(written_registers(instruction, info) for instruction in instructions))
+                 tuple(written_registers(instruction, info) for instruction in instructions), computes, leaves)
 
 
 def _memory_token(instruction: iced_x86.Instruction, register, low: int, high: int, image: CodeImage) -> tuple:

@@ -96,17 +96,7 @@ def written_registers(instruction: iced_x86.Instruction, info: iced_x86.Instruct
 
 def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, main: bool) -> str | None:
     """Follow one instruction: the decision a tainted value reaches here, or None."""
-    reads, writes, overwrites = set(), set(), set()
-    for used in info.used_registers():
-        full = iced_x86.RegisterExt.full_register(used.register)
-        if full in _FRAME:
-            continue
-        if used.access in _READS:
-            reads.add(full)
-        if used.access in _WRITES:
-            writes.add(full)
-        if used.access in _OVERWRITES:
-            overwrites.add(full)
+    reads, writes, overwrites = _registers_used(info)
     address_tainted = False
     loaded_slots, stored_slots, stores_outside = set(), set(), False
     for memory in info.used_memory():
@@ -151,6 +141,23 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, 
     return None
 
 
+def _registers_used(info) -> tuple[set, set, set]:
+    """The full registers an instruction reads, writes, and overwrites whatever they held, the
+    stack and frame pointers left out."""
+    reads, writes, overwrites = set(), set(), set()
+    for used in info.used_registers():
+        full = iced_x86.RegisterExt.full_register(used.register)
+        if full in _FRAME:
+            continue
+        if used.access in _READS:
+            reads.add(full)
+        if used.access in _WRITES:
+            writes.add(full)
+        if used.access in _OVERWRITES:
+            overwrites.add(full)
+    return reads, writes, overwrites
+
+
 def _update(tainted: set, writes: set, overwrites: set, stored_slots: set, source: bool) -> None:
     if source:
         tainted.update(writes)
@@ -174,3 +181,42 @@ def _only_moves(instruction: iced_x86.Instruction, loaded_slots: set) -> bool:
         elif kind != iced_x86.OpKind.REGISTER:
             return False
     return True
+
+
+def local_values(instructions: list[iced_x86.Instruction], identities: list) -> tuple[tuple[int, ...], frozenset]:
+    """What each of a block's instructions computes from the block's entry state, as a number
+    (local value numbering): the instruction itself (`identities`: with its real registers), and
+    for each location it reads (a register, the flags, a stack slot, other memory as one) the
+    number of the instruction in the block that last wrote it, or that the entry's value is read.
+    Two blocks' instructions with equal numbers compute the same value from the same entry state,
+    in whatever order the blocks hold them.  Also the locations the block leaves written, each with
+    its last writer's number (what follows the block reads).  The stack and frame pointers carry no
+    value (as for reaches_decision)."""
+    info = iced_x86.InstructionInfoFactory()
+    last: dict = {}
+    numbers = []
+    for instruction, identity in zip(instructions, identities):
+        reads, writes = _locations(instruction, info.info(instruction))
+        number = hash((identity, tuple(sorted(((repr(place), last.get(place, 0)) for place in reads)))))
+        numbers.append(number)
+        for place in writes:
+            last[place] = number
+    return tuple(numbers), frozenset(last.items())
+
+
+def _locations(instruction: iced_x86.Instruction, info) -> tuple[set, set]:
+    """The locations an instruction reads and writes, named as reaches_decision taints them: full
+    registers, _FLAGS, stack slots (frame register, displacement); other memory is "memory"."""
+    reads, writes, _ = _registers_used(info)
+    for memory in info.used_memory():
+        base = iced_x86.RegisterExt.full_register(memory.base)
+        place = (base, memory.displacement_i64) if base in _FRAME and memory.index == _NONE else "memory"
+        if memory.access in _READS:
+            reads.add(place)
+        if memory.access in _WRITES:
+            writes.add(place)
+    if instruction.rflags_read:
+        reads.add(_FLAGS)
+    if instruction.rflags_modified:
+        writes.add(_FLAGS)
+    return reads, writes

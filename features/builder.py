@@ -25,7 +25,7 @@ from perf_selector.collectors.data_pointers import reached_through
 from perf_selector.collectors.errors import BinaryError
 from perf_selector.features.catalogue import ALLOCATORS, CATALOGUE, RECENT_LABELS, PairDiff, ProfileView, TupleView, common_indices
 from perf_selector.features.executed_code import (
-    INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change, changed_code_run,
+    INSTRUCTIONS, NO_CHANGE, SAMPLES, ExecutedChange, FunctionChange, executed_change, ran_steering_code,
 )
 from perf_selector.features.steering import (
     NO_STEERING, Steering, changed_constant_fields, largest_inclusive_share, names_cpu_features, reader_share,
@@ -311,7 +311,7 @@ class FeatureBuilder:
         view.executed = self._executed(view, changes, known, benchmark)
         kind = self._runs.get((known, benchmark), (INSTRUCTIONS, 0.0))[0]
         if changes:
-            view.code_changed, view.code_steers = np.array([changed_code_run(f, kind) for f in changes], dtype=bool).T
+            view.code_steers = np.array([ran_steering_code(f, kind) for f in changes], dtype=bool)
         view.steering = self._steering(view, changes, new, known, benchmark)
         return view
 

@@ -144,10 +144,9 @@ class TupleView:
     executed: ExecutedChange = NO_CHANGE  # the changed code weighed by c_o's instruction (or sample) counts (set by the builder)
     steering: Steering = NO_STEERING  # what the changed code decides for the code that runs after it (set by the builder)
     # per changed reached function (changed_reached's order): False where c_o's run never went through
-    # its changed code (blocks that align with no difference, what only the fingerprint saw, such as a
-    # moved literal; or changed blocks the run did not execute); None: no functions (set by the builder)
-    code_changed: np.ndarray | None = None
-    # the same, False also where all the changed code it went through does straight-line work (Region.steers)
+    # changed code of it that steers (blocks that align with no difference, what only the fingerprint
+    # saw, such as a moved literal; changed blocks the run did not execute; or changed code it went
+    # through that does straight-line work, Region.steers); None: no functions (set by the builder)
     code_steers: np.ndarray | None = None
 
     # positions of changed / deleted functions inside the profile (reached ones only)
@@ -370,16 +369,19 @@ def changed_startup_share(t: TupleView) -> float:
     STARTUP_OWN_SHARE of the run: start-up code whose callees carry the run.  A function called once
     that does the run's work itself (an interpreter's dispatch loop) is hot code, which the executed
     share and the predicted effect weigh.  Only a function whose changed code c_o's run went through
-    counts (executed_code.changed_code_run): one whose basic blocks align with no difference (the
-    fingerprint saw a literal move) did not change, and a change in a branch this benchmark's run
-    never took (another mode's code inlined into main) cannot steer it."""
+    and that steers counts (executed_code.ran_steering_code): one whose basic blocks align with no
+    difference (the fingerprint saw a literal move) did not change, a change in a branch this
+    benchmark's run never took (another mode's code inlined into main) cannot steer it, and nor can
+    straight-line work in the frame (reordered or added arithmetic whose values reach no branch,
+    call, return or store outside the frame): the callees run as before.  Unknown where the profile
+    has no per-instruction counts: then every such function counts."""
     if t.profile.root_inclusive <= 0:
         return 0.0
     positions = t.changed_reached[1]
     startup = (t.profile.calls[positions] <= STARTUP_CALLS) & (t.profile.instructions[positions] < STARTUP_OWN_SHARE
                                                                * t.profile.root_inclusive)
-    if t.code_changed is not None:
-        startup &= t.code_changed
+    if t.code_steers is not None:
+        startup &= t.code_steers
     few = positions[startup]
     return _max_or_zero(t.profile.inclusive[few]) / t.profile.root_inclusive
 
@@ -446,7 +448,7 @@ def changed_calls_allocator(t: TupleView) -> float:
 def reached_changed_allocating(t: TupleView) -> float:
     """Number of changed functions that call an allocator (malloc, free, mmap, new, delete) directly,
     that c_o's profile shows the benchmark executing, and whose changed code the run went through
-    and steers (executed_code.changed_code_run): a new or removed call, a changed argument or
+    and steers (executed_code.ran_steering_code): a new or removed call, a changed argument or
     condition, a store outside the frame.  A change in a branch the run never took, or straight-line
     work in the frame, moves neither what is allocated nor when (unknown where the profile has no
     per-instruction counts: then every such function counts)."""

@@ -90,9 +90,8 @@ def executed_change(functions: list[FunctionChange], deleted_count: float, run_c
     return ExecutedChange(min(changed / run_count, 1.0), delta / run_count, min(steering / run_count, 1.0))
 
 
-def changed_code_run(function: FunctionChange, kind: str = INSTRUCTIONS) -> tuple[bool, bool]:
-    """Whether c_o's run went through the function's changed code, and whether through changed
-    code that steers, in one walk over its regions.
+def ran_steering_code(function: FunctionChange, kind: str = INSTRUCTIONS) -> bool:
+    """Whether c_o's run went through changed code of the function that steers.
 
     The run went through a changed region when an old block of it ran, or new code sits where
     the old run passed (its anchor ran).  Code the run never reached cannot steer it: the inputs
@@ -100,15 +99,14 @@ def changed_code_run(function: FunctionChange, kind: str = INSTRUCTIONS) -> tupl
     counted where it is.  A region steers (Region.steers) when its control flow differs, or its
     changed values reach a decision, a call's arguments or memory outside the frame; one that only
     redoes straight-line work in the frame cannot move what the code calls, how much it allocates
-    or what it leaves for others.  Unknown (both True where the function has regions) without
-    aligned regions or per-instruction counts, and with samples, which a start-up function run
-    once seldom receives."""
+    or what it leaves for others.  Unknown (True where the function has regions) without aligned
+    regions or per-instruction counts, and with samples, which a start-up function run once seldom
+    receives."""
     if function.regions is None or len(function.addresses) == 0 or kind == SAMPLES:
-        unknown = function.regions is None or len(function.regions) > 0
-        return unknown, unknown
-    run = [region for region in function.regions if counts_at(function, region.old_addresses).sum() > 0
-           or (region.new_blocks and (_block_rates(function, region, kind) > 0).any())]
-    return bool(run), any(region.steers for region in run)
+        return function.regions is None or len(function.regions) > 0
+    return any(region.steers and (counts_at(function, region.old_addresses).sum() > 0
+                                  or (region.new_blocks and (_block_rates(function, region, kind) > 0).any()))
+               for region in function.regions)
 
 
 def _new_lengths(region: Region) -> np.ndarray:

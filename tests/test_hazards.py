@@ -144,15 +144,26 @@ def test_every_hazard_is_a_feature_of_the_catalogue():
 
 
 @pytest.mark.slow
-def test_start_up_code_the_run_never_went_through_fires_no_hazard(tmp_path):
+def test_start_up_code_the_run_never_went_through_or_that_does_straight_line_work_fires_no_hazard(tmp_path):
     """main's branch for an argument the benchmark does not give changes (its scale): the run
     never went through it, so the start-up hazard does not fire.  The same main changing the
-    value it does pass on the run's path fires it."""
-    steps = [("untaken", {"SCALE": "8"}), ("taken", {"VERBOSITY": "3"})]
-    _, _, table = scripted_history(tmp_path / "project", "other_mode.c", {"SCALE": "4", "VERBOSITY": "1"}, steps)
+    value it does pass on the run's path fires it.  main then computes a stamp, which no code
+    reads, with another factor: the run goes through the change, but it is straight-line work that
+    moves nothing main's callees do, and fires no hazard (issue 47)."""
+    stamps = "stamp_sum = (unsigned long) argc * 3 + 1; stamp_xor = (unsigned long) argc ^ 0x55;"
+    steps = [("untaken", {"SCALE": "8"}), ("taken", {"VERBOSITY": "3"}),
+             ("straight", {"STAMP_WORK": stamps.replace("* 3", "* 5")})]
+    _, _, table = scripted_history(tmp_path / "project", "other_mode.c",
+                                   {"SCALE": "4", "VERBOSITY": "1", "STAMP_WORK": stamps}, steps)
     assert "changed_startup_share" not in fired_hazards(table.loc["untaken", FEATURE_NAMES].to_numpy(float))
     assert table.loc["untaken", "executed_changed_share"] == 0.0
     assert "changed_startup_share" in fired_hazards(table.loc["taken", FEATURE_NAMES].to_numpy(float))
+    straight = table.loc["straight"]
+    assert straight["changed_functions"] >= 1 and straight["executed_changed_share"] > 0  # main changed, and ran it
+    assert straight["executed_steering_share"] == 0
+    assert straight["changed_startup_share"] == 0.0
+    assert fired_hazards(table.loc["straight", FEATURE_NAMES].to_numpy(float)) == []
+    assert not bool(straight["label"])
 
 
 

@@ -366,3 +366,82 @@ def test_a_binary_rebuilt_at_the_same_path_is_read_again(tmp_path):
     assert again is not first and again.identity != first.identity
     assert "other" in again.function_names() and "work" not in again.function_names()
     assert "work" in first.function_names()  # the image read before stays whole: the build made another file
+
+
+# f stamps two globals no code reads, then calls g with a constant.  The new f first clears a
+# scratch register (r10, no argument) and computes more: every register after it is numbered one
+# later inside the block, so the unchanged `mov edi, 0x1000` no longer matches its old self.
+MOVED_UP = """
+    .text
+    .globl f
+    .type f, @function
+f:
+{body}
+    call g
+    ret
+    .size f, .-f
+    .globl g
+    .type g, @function
+g:
+    lea (%rdi,%rdi,2), %eax
+    ret
+    .size g, .-g
+    .globl main
+    .type main, @function
+main:
+    sub $8, %rsp
+    call f
+    xor %eax, %eax
+    add $8, %rsp
+    ret
+    .size main, .-main
+    .bss
+    .globl stamp_sum, stamp_xor
+stamp_sum: .quad 0
+stamp_xor: .quad 0
+    .section .note.GNU-stack,"",@progbits
+"""
+OLD_STAMPS = """
+    movslq %edi, %rax
+    xor $0x55, %edi
+    lea 0x1(%rax,%rax,4), %rax
+    mov %rax, stamp_sum(%rip)
+    movslq %edi, %rax
+    mov $0x1000, %edi
+    mov %rax, stamp_xor(%rip)
+"""
+NEW_STAMPS = """
+    xor %r10d, %r10d
+    mov %edi, %eax
+    xor $0x55, %eax
+    cltq
+    mov %rax, stamp_xor(%rip)
+    movslq %edi, %rax
+    sar $7, %edi
+    lea 0x1(%rax,%rax,4), %r10
+    movslq %edi, %rax
+    mov $0x1000, %edi
+    xor %r10, %rax
+    mov %rax, stamp_sum(%rip)
+"""
+
+
+def test_an_instruction_computing_what_it_did_is_no_changed_value_when_the_registers_renumber(tmp_path):
+    """The change computes other stamps (stored to globals: changed_writes_hot_data's to judge) and
+    leaves g's argument as it was.  Matched with its registers numbered by first appearance,
+    `mov edi, 0x1000` seems changed, and a changed value would reach the call's argument; it
+    computes, from the block's entry, what the old instruction did, so the region does straight-line
+    work.  Assembled, so that no compiler's choices decide what the test sees."""
+    from perf_selector.collectors.block_diff import changed_regions
+
+    def build(name: str, body: str) -> tuple[CodeImage, tuple[int, int]]:
+        binary = compile_c(MOVED_UP.format(body=body), tmp_path / name, "", extension="s")
+        return CodeImage.load(str(binary)), _symbols(binary)["f"]
+
+    (old_image, old_f), (new_image, new_f) = build("old", OLD_STAMPS), build("new", NEW_STAMPS)
+    (region,) = changed_regions(old_image, [old_f], new_image, [new_f])
+    assert not region.steers
+    passing_image, passing_f = build("passing", NEW_STAMPS.replace("    mov $0x1000, %edi\n",
+                                                                  "    mov $0x1000, %edi\n    add %r10d, %edi\n"))
+    (passing,) = changed_regions(old_image, [old_f], passing_image, [passing_f])
+    assert passing.steers  # the same change passing a value it computed on to g does steer

@@ -1,7 +1,8 @@
 /* Start-up code with a branch the benchmark never takes (tests/test_hazards.py): main reads an
    optional argument that the benchmark's command does not give, so the changed scale in that
    branch never runs, while main's callees carry the whole run.  A change there cannot steer
-   this benchmark; a change on the path main does take (VERBOSITY, set before the loop) can. */
+   this benchmark; a change on the path main does take (VERBOSITY, set before the loop) can, and
+   straight-line work main does on it (STAMP_WORK: stamps no code reads) cannot. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -10,6 +11,7 @@
 
 static unsigned data[ITEMS];
 static int verbosity;
+unsigned long stamp_sum, stamp_xor;  /* written once at start-up, for a debugger: no code reads them */
 
 static void __attribute__((noipa)) set_verbosity(int level) { verbosity = level; }
 
@@ -32,6 +34,7 @@ int main(int argc, char **argv)
         set_verbosity(atoi(argv[1]) * SCALE);
     else
         set_verbosity(VERBOSITY);
+    STAMP_WORK
     unsigned acc = 0;
     for (int r = 0; r < ROUNDS; r++)
         acc += process(data, ITEMS - r);
