@@ -28,13 +28,13 @@ static unsigned __attribute__((noipa)) process(const unsigned *p, int n)
 
 int main(int argc, char **argv)
 {
+    STAMP_WORK
     for (int i = 0; i < ITEMS; i++)
         data[i] = (unsigned)i * 2654435761u;
     if (argc > 1)
         set_verbosity(atoi(argv[1]) * SCALE);
     else
         set_verbosity(VERBOSITY);
-    STAMP_WORK
     unsigned acc = 0;
     for (int r = 0; r < ROUNDS; r++)
         acc += process(data, ITEMS - r);
