@@ -42,8 +42,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
 from collections import Counter
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import NamedTuple
@@ -386,8 +386,8 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
                 # One shape for every width of immediate: `cmp rdx, 64` encodes a byte, `cmp rdx,
                 # 3000000` four, and a loop bound grown past 127 is still a changed constant.
                 shape.append(("immediate", None) if immediate else (kind, 0))
-        if len(identity) < len(token):
-            identity.append(token[-1])  # a branch target or an immediate: as the token has it
+            if len(identity) < len(token):
+                identity.append(token[-1])  # a branch target or an immediate: as the token has it
         tokens.append(hash(tuple(token)))
         identities.append(tuple(identity))
         shapes.append(hash(tuple(shape)))
