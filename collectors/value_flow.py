@@ -101,7 +101,7 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, 
     loaded_slots, stored_slots, stores_outside = set(), set(), False
     for memory in info.used_memory():
         base, index = iced_x86.RegisterExt.full_register(memory.base), memory.index
-        slot = (base, memory.displacement_i64) if base in _FRAME and index == _NONE else None
+        slot = _stack_slot(memory)
         if index != _NONE and iced_x86.RegisterExt.full_register(index) in tainted:
             address_tainted = True
         if base not in _FRAME and base != _NONE and base in tainted:
@@ -158,6 +158,13 @@ def _registers_used(info) -> tuple[set, set, set]:
     return reads, writes, overwrites
 
 
+def _stack_slot(memory) -> tuple[int, int] | None:
+    """The stack slot a memory operand names (frame register, displacement), as taints name it;
+    None for other memory."""
+    base = iced_x86.RegisterExt.full_register(memory.base)
+    return (base, memory.displacement_i64) if base in _FRAME and memory.index == _NONE else None
+
+
 def _update(tainted: set, writes: set, overwrites: set, stored_slots: set, source: bool) -> None:
     if source:
         tainted.update(writes)
@@ -209,8 +216,7 @@ def _locations(instruction: iced_x86.Instruction, info) -> tuple[set, set]:
     registers, _FLAGS, stack slots (frame register, displacement); other memory is "memory"."""
     reads, writes, _ = _registers_used(info)
     for memory in info.used_memory():
-        base = iced_x86.RegisterExt.full_register(memory.base)
-        place = (base, memory.displacement_i64) if base in _FRAME and memory.index == _NONE else "memory"
+        place = _stack_slot(memory) or "memory"
         if memory.access in _READS:
             reads.add(place)
         if memory.access in _WRITES:
