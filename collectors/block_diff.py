@@ -45,15 +45,16 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import iced_x86
 import numpy as np
 
+from perf_selector.collectors.argument_liveness import argument_use
 from perf_selector.collectors.code_effects import FieldAccess, RegisterOffsets
 from perf_selector.collectors.code_image import CodeImage
-from perf_selector.collectors.value_flow import decodes, local_values, reaches_decision, written_registers
+from perf_selector.collectors.value_flow import decodes, frame_registers, local_values, reaches_decision, written_registers
 
 _FLOW_ENDS_BLOCK = frozenset({
     iced_x86.FlowControl.UNCONDITIONAL_BRANCH, iced_x86.FlowControl.CONDITIONAL_BRANCH,
@@ -125,6 +126,7 @@ def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]
     # A branch of one part may land in the middle of another (a cold part jumping back to the
     # join point of the hot one): every part's targets split every part.
     targets = {instruction.near_branch_target for _, _, instructions in parts for instruction in instructions}
+    frame = frame_registers(instruction for _, _, instructions in parts for instruction in instructions)
     for address, size, instructions in parts:
         offsets = RegisterOffsets()  # followed through the part in one linear pass, as the readers' are
         accesses = []
@@ -144,11 +146,11 @@ def basic_blocks(image: CodeImage, ranges: list[tuple[int, int]]) -> list[Block]
         current: list[iced_x86.Instruction] = []
         for instruction in instructions:
             if instruction.ip in leaders and current:
-                blocks.append(_block(current, low, high, image, inside, accesses_at))
+                blocks.append(_block(current, low, high, image, inside, accesses_at, frame))
                 current = []
             current.append(instruction)
         if current:
-            blocks.append(_block(current, low, high, image, inside, accesses_at))
+            blocks.append(_block(current, low, high, image, inside, accesses_at, frame))
     return blocks
 
 
@@ -251,11 +253,12 @@ def changed_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new
     if not any(not steers for steers, _ in changes):
         return regions
     instructions = [instruction for address, size in new_ranges for instruction in decodes(new_image.read(address, size), address)]
+    callee_use = partial(argument_use, new_image)
     told = []
     for region, (steers, pairs) in zip(regions, changes):
         if not steers:
             changed, seeds = _changed_instructions(pairs)
-            steers = reaches_decision(instructions, changed, seeds)
+            steers = reaches_decision(instructions, changed, seeds, callee_use=callee_use)
         told.append(dataclasses.replace(region, steers=steers))
     return told
 
@@ -340,7 +343,7 @@ def _loaded_image(path: str, inode: int, size: int, modified: int) -> CodeImage:
 
 
 def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image: CodeImage, inside: range,
-           accesses: dict[int, FieldAccess | None]) -> Block:
+           accesses: dict[int, FieldAccess | None], frame: frozenset) -> Block:
     designate = image.designate
     numbering: dict[int, int] = {}
 
@@ -394,7 +397,7 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
         values.append(hash(tuple(part for part, kept in zip(token, shape) if part != kept and _is_value(part))))
         if instruction.flow_control != iced_x86.FlowControl.NEXT:
             flow.append(tokens[-1])
-    computes, leaves = local_values(instructions, identities)
+    computes, leaves = local_values(instructions, identities, frame)
     return Block(hash(tuple(tokens)), tuple(instruction.ip for instruction in instructions), tuple(tokens), hash(tuple(shapes)),
                  tuple(accesses.get(instruction.ip) for instruction in instructions), tuple(values), hash(tuple(flow)),
                  tuple(written_registers(instruction, info) for instruction in instructions), computes, leaves)

@@ -130,6 +130,14 @@ class CodeImage:
                 ranges.add((int(self.symbols["value"][chosen]), int(self.symbols["size"][chosen])))
         return sorted(ranges, key=lambda r: (r[0] != main_address, r[0]))
 
+    def function_at(self, entry: int) -> tuple[int, int] | None:
+        """(address, size) of the defined function that starts at `entry`, if one does (the largest
+        of several symbols there)."""
+        values = self.symbols["value"]
+        at = range(int(np.searchsorted(values, entry)), int(np.searchsorted(values, entry, side="right")))
+        sizes = [int(self.symbols["size"][i]) for i in at if self._functions[i]]
+        return (entry, max(sizes)) if sizes else None
+
     def designate(self, address: int) -> tuple[str, int] | str | None:
         """What an address refers to: a library function through a PLT stub, or (symbol, offset in it)."""
         index = int(np.searchsorted(self.symbols["value"], address, side="right")) - 1

@@ -17,8 +17,10 @@ Followed in one linear pass over the function in address order, done twice so th
 value defined after a loop's compare (in address order) and read by it on the next
 iteration is seen; a write of an untainted value ends a register's or slot's taint.
 A changed instruction that only moves a value it did not change (a register copy, a spill
-or reload of a stack slot: register allocation) computes nothing new.  The stack and frame
-pointers carry no value (a new frame size is a layout, not data).
+or reload of a stack slot: register allocation) computes nothing new.  The stack pointer, and
+`rbp` where the function sets it up as the frame pointer (`mov rbp, rsp`), carry no value (a new
+frame size is a layout, not data); elsewhere `rbp` is a register like any other (gcc -O2 omits
+the frame pointer and allocates `rbp` to values).
 
 What this does not follow: values through memory other than the frame's slots (a store
 outside the frame already counts as steering), and the callee's side of a call (a changed
@@ -27,25 +29,25 @@ argument already does).  It is a function's local view, exact for what it follow
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import iced_x86
+
+from perf_selector.collectors.argument_liveness import ARGUMENTS, CALL_CLOBBERS, EVERY, ArgumentUse
+
+# What a call's target (its address) reads of its argument registers (argument_liveness.argument_use)
+CalleeUse = Callable[[int], ArgumentUse]
 
 _READS = frozenset({iced_x86.OpAccess.READ, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_READ,
                     iced_x86.OpAccess.READ_COND_WRITE})
 _WRITES = frozenset({iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
                      iced_x86.OpAccess.READ_COND_WRITE})
 _OVERWRITES = frozenset({iced_x86.OpAccess.WRITE})  # an unconditional write ends a taint
-_FRAME = frozenset({iced_x86.Register.RSP, iced_x86.Register.RBP})
+_STACK_POINTER = frozenset({iced_x86.Register.RSP})
+_WITH_FRAME_POINTER = frozenset({iced_x86.Register.RSP, iced_x86.Register.RBP})
 _NONE = iced_x86.Register.NONE
-# The System V ABI's argument and return registers
-_ARGUMENTS = frozenset({iced_x86.Register.RDI, iced_x86.Register.RSI, iced_x86.Register.RDX, iced_x86.Register.RCX,
-                        iced_x86.Register.R8, iced_x86.Register.R9} |
-                       {getattr(iced_x86.Register, f"ZMM{n}") for n in range(8)})
+# The System V ABI's return registers
 _RETURNED = frozenset({iced_x86.Register.RAX, iced_x86.Register.RDX, iced_x86.Register.ZMM0, iced_x86.Register.ZMM1})
-_CALL_CLOBBERS = frozenset({iced_x86.Register.RAX, iced_x86.Register.RCX, iced_x86.Register.RDX, iced_x86.Register.RSI,
-                            iced_x86.Register.RDI, iced_x86.Register.R8, iced_x86.Register.R9, iced_x86.Register.R10,
-                            iced_x86.Register.R11} | {getattr(iced_x86.Register, f"ZMM{n}") for n in range(16)})
 _MOVES = frozenset({iced_x86.Mnemonic.MOV, iced_x86.Mnemonic.MOVAPS, iced_x86.Mnemonic.MOVAPD, iced_x86.Mnemonic.MOVDQA,
                     iced_x86.Mnemonic.MOVDQU, iced_x86.Mnemonic.MOVUPS, iced_x86.Mnemonic.MOVUPD, iced_x86.Mnemonic.MOVQ,
                     iced_x86.Mnemonic.MOVD, iced_x86.Mnemonic.MOVSD, iced_x86.Mnemonic.MOVSS, iced_x86.Mnemonic.VMOVAPS,
@@ -61,50 +63,87 @@ def decodes(code: bytes, address: int) -> list[iced_x86.Instruction]:
 
 
 def reaches_decision(instructions: Iterable[iced_x86.Instruction], changed: frozenset[int],
-                     seeds: Mapping[int, frozenset[int]] | None = None, main: bool = False) -> bool:
+                     seeds: Mapping[int, frozenset[int]] | None = None, main: bool = False,
+                     callee_use: CalleeUse | None = None) -> bool:
     """Whether a value computed by an instruction at one of the `changed` addresses can reach a
     decision (see above) in the function whose instructions, in address order, are given.
     `seeds`: registers that hold another value than before from an address on (those a deleted
     instruction wrote, before the instruction that follows it).  `main`: the function is the
-    program's entry (its return value decides nothing that runs)."""
-    return decision_reached(instructions, changed, seeds, main) is not None
+    program's entry (its return value decides nothing that runs).  `callee_use`: what a direct
+    call's or tail call's target reads of its argument registers; without it, every callee
+    reads every one."""
+    return decision_reached(instructions, changed, seeds, main, callee_use) is not None
 
 
 def decision_reached(instructions: Iterable[iced_x86.Instruction], changed: frozenset[int],
-                     seeds: Mapping[int, frozenset[int]] | None = None, main: bool = False) -> str | None:
+                     seeds: Mapping[int, frozenset[int]] | None = None, main: bool = False,
+                     callee_use: CalleeUse | None = None) -> str | None:
     """What reaches_decision finds first: "branch", "indirect target", "call argument", "return
     value", "store through a pointer" or "address"; None when no decision is reached."""
     instructions = list(instructions)
     info = iced_x86.InstructionInfoFactory()
     seeds = seeds or {}
+    frame = frame_registers(instructions)
+    inside = frozenset(instruction.ip for instruction in instructions)
+    called = _Callees(callee_use, inside)
     tainted: set = set()  # full registers, stack slots (base, displacement), _FLAGS
     for _ in range(_PASSES):
         for instruction in instructions:
             tainted.update(seeds.get(instruction.ip, ()))
-            reached = _step(instruction, info.info(instruction), instruction.ip in changed, tainted, main)
+            reached = _step(instruction, info.info(instruction), instruction.ip in changed, tainted, main, called, frame)
             if reached:
                 return reached
     return None
 
 
+def frame_registers(instructions: Iterable[iced_x86.Instruction]) -> frozenset:
+    """The registers that address the function's stack frame and carry no value: the stack pointer,
+    and `rbp` where the function sets it up as the frame pointer."""
+    for instruction in instructions:
+        if instruction.mnemonic == iced_x86.Mnemonic.MOV and instruction.op_count == 2 \
+                and instruction.op_kind(0) == iced_x86.OpKind.REGISTER and instruction.op0_register == iced_x86.Register.RBP \
+                and instruction.op_kind(1) == iced_x86.OpKind.REGISTER and instruction.op1_register == iced_x86.Register.RSP:
+            return _WITH_FRAME_POINTER
+    return _STACK_POINTER
+
+
 def written_registers(instruction: iced_x86.Instruction, info: iced_x86.InstructionInfoFactory) -> frozenset:
-    """The full registers an instruction writes (the frame's pointers left out), and the flags."""
+    """The full registers an instruction writes (the stack pointer left out), and the flags."""
     written = {iced_x86.RegisterExt.full_register(used.register) for used in info.info(instruction).used_registers()
                if used.access in _WRITES}
-    return frozenset((written - _FRAME) | ({_FLAGS} if instruction.rflags_modified else set()))
+    return frozenset((written - _STACK_POINTER) | ({_FLAGS} if instruction.rflags_modified else set()))
 
 
-def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, main: bool) -> str | None:
+class _Callees:
+    """What the calls of one function pass on: which of a call's argument registers its target reads."""
+
+    def __init__(self, callee_use: CalleeUse | None, inside: frozenset[int]) -> None:
+        self.callee_use, self.inside = callee_use, inside
+
+    def use(self, instruction: iced_x86.Instruction) -> ArgumentUse:
+        if self.callee_use is None or instruction.flow_control != iced_x86.FlowControl.CALL \
+                and instruction.flow_control != iced_x86.FlowControl.UNCONDITIONAL_BRANCH:
+            return EVERY
+        return self.callee_use(instruction.near_branch_target)
+
+    def tail_call(self, instruction: iced_x86.Instruction) -> bool:
+        """A jump out of the function's code: another function entered with this one's arguments."""
+        return instruction.flow_control == iced_x86.FlowControl.UNCONDITIONAL_BRANCH \
+            and instruction.near_branch_target not in self.inside
+
+
+def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, main: bool,
+          called: _Callees, frame: frozenset) -> str | None:
     """Follow one instruction: the decision a tainted value reaches here, or None."""
-    reads, writes, overwrites = _registers_used(info)
+    reads, writes, overwrites = _registers_used(info, frame)
     address_tainted = False
     loaded_slots, stored_slots, stores_outside = set(), set(), False
     for memory in info.used_memory():
         base, index = iced_x86.RegisterExt.full_register(memory.base), memory.index
-        slot = _stack_slot(memory)
+        slot = _stack_slot(memory, frame)
         if index != _NONE and iced_x86.RegisterExt.full_register(index) in tainted:
             address_tainted = True
-        if base not in _FRAME and base != _NONE and base in tainted:
+        if base not in frame and base != _NONE and base in tainted:
             address_tainted = True
         if memory.access in _READS and slot is not None:
             loaded_slots.add(slot)
@@ -116,17 +155,23 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, 
     flow = instruction.flow_control
     reads_flags = instruction.rflags_read != 0
     source = (reads & tainted) or (reads_flags and _FLAGS in tainted) or (loaded_slots & tainted) or address_tainted
-    if changed and not _only_moves(instruction, loaded_slots):
+    if changed and not _only_moves(instruction, frame):
         source = True
     if flow == iced_x86.FlowControl.CONDITIONAL_BRANCH and _FLAGS in tainted:
         return "branch"
     if flow in (iced_x86.FlowControl.INDIRECT_BRANCH, iced_x86.FlowControl.INDIRECT_CALL) and (reads & tainted):
         return "indirect target"
-    if flow in (iced_x86.FlowControl.CALL, iced_x86.FlowControl.INDIRECT_CALL):
-        if _ARGUMENTS & tainted:
-            return "call argument"
-        tainted.difference_update(_CALL_CLOBBERS)
+    if flow in (iced_x86.FlowControl.CALL, iced_x86.FlowControl.INDIRECT_CALL) or called.tail_call(instruction):
+        handed_back: set = set()
+        if ARGUMENTS & tainted:
+            # an intermediate left in an argument register the callee never reads is no argument
+            use = called.use(instruction)
+            if ARGUMENTS & tainted & use.read:
+                return "call argument"
+            handed_back = tainted & use.passed
+        tainted.difference_update(CALL_CLOBBERS)
         tainted.discard(_FLAGS)
+        tainted.update(handed_back)
         return None
     if flow == iced_x86.FlowControl.RETURN:
         return "return value" if _RETURNED & tainted and not main else None
@@ -141,13 +186,13 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, 
     return None
 
 
-def _registers_used(info) -> tuple[set, set, set]:
+def _registers_used(info, frame: frozenset) -> tuple[set, set, set]:
     """The full registers an instruction reads, writes, and overwrites whatever they held, the
     stack and frame pointers left out."""
     reads, writes, overwrites = set(), set(), set()
     for used in info.used_registers():
         full = iced_x86.RegisterExt.full_register(used.register)
-        if full in _FRAME:
+        if full in frame:
             continue
         if used.access in _READS:
             reads.add(full)
@@ -158,11 +203,11 @@ def _registers_used(info) -> tuple[set, set, set]:
     return reads, writes, overwrites
 
 
-def _stack_slot(memory) -> tuple[int, int] | None:
+def _stack_slot(memory, frame: frozenset) -> tuple[int, int] | None:
     """The stack slot a memory operand names (frame register, displacement), as taints name it;
     None for other memory."""
     base = iced_x86.RegisterExt.full_register(memory.base)
-    return (base, memory.displacement_i64) if base in _FRAME and memory.index == _NONE else None
+    return (base, memory.displacement_i64) if base in frame and memory.index == _NONE else None
 
 
 def _update(tainted: set, writes: set, overwrites: set, stored_slots: set, source: bool) -> None:
@@ -174,7 +219,7 @@ def _update(tainted: set, writes: set, overwrites: set, stored_slots: set, sourc
         tainted.difference_update(stored_slots)
 
 
-def _only_moves(instruction: iced_x86.Instruction, loaded_slots: set) -> bool:
+def _only_moves(instruction: iced_x86.Instruction, frame: frozenset) -> bool:
     """A changed instruction that only copies a value between registers and stack slots (register
     allocation): no immediate, and no memory but the frame's slots."""
     if instruction.mnemonic not in _MOVES:
@@ -182,7 +227,7 @@ def _only_moves(instruction: iced_x86.Instruction, loaded_slots: set) -> bool:
     for operand in range(instruction.op_count):
         kind = instruction.op_kind(operand)
         if kind == iced_x86.OpKind.MEMORY:
-            if iced_x86.RegisterExt.full_register(instruction.memory_base) not in _FRAME \
+            if iced_x86.RegisterExt.full_register(instruction.memory_base) not in frame \
                     or instruction.memory_index != _NONE:
                 return False
         elif kind != iced_x86.OpKind.REGISTER:
@@ -190,20 +235,21 @@ def _only_moves(instruction: iced_x86.Instruction, loaded_slots: set) -> bool:
     return True
 
 
-def local_values(instructions: list[iced_x86.Instruction], identities: list) -> tuple[tuple[int, ...], frozenset]:
+def local_values(instructions: list[iced_x86.Instruction], identities: list,
+                 frame: frozenset = _STACK_POINTER) -> tuple[tuple[int, ...], frozenset]:
     """What each of a block's instructions computes from the block's entry state, as a number
     (local value numbering): the instruction itself (`identities`: with its real registers), and
     for each location it reads (a register, the flags, a stack slot, other memory as one) the
     number of the instruction in the block that last wrote it, or that the entry's value is read.
     Two blocks' instructions with equal numbers compute the same value from the same entry state,
     in whatever order the blocks hold them.  Also the locations the block leaves written, each with
-    its last writer's number (what follows the block reads).  The stack and frame pointers carry no
-    value (as for reaches_decision)."""
+    its last writer's number (what follows the block reads).  The `frame` registers (the function's:
+    frame_registers) carry no value (as for reaches_decision)."""
     info = iced_x86.InstructionInfoFactory()
     last: dict = {}
     numbers = []
     for instruction, identity in zip(instructions, identities):
-        reads, writes = _locations(instruction, info.info(instruction))
+        reads, writes = _locations(instruction, info.info(instruction), frame)
         number = hash((identity, tuple(sorted(((repr(place), last.get(place, 0)) for place in reads)))))
         numbers.append(number)
         for place in writes:
@@ -211,12 +257,12 @@ def local_values(instructions: list[iced_x86.Instruction], identities: list) -> 
     return tuple(numbers), frozenset(last.items())
 
 
-def _locations(instruction: iced_x86.Instruction, info) -> tuple[set, set]:
+def _locations(instruction: iced_x86.Instruction, info, frame: frozenset) -> tuple[set, set]:
     """The locations an instruction reads and writes, named as reaches_decision taints them: full
     registers, _FLAGS, stack slots (frame register, displacement); other memory is "memory"."""
-    reads, writes, _ = _registers_used(info)
+    reads, writes, _ = _registers_used(info, frame)
     for memory in info.used_memory():
-        place = _stack_slot(memory) or "memory"
+        place = _stack_slot(memory, frame) or "memory"
         if memory.access in _READS:
             reads.add(place)
         if memory.access in _WRITES:
