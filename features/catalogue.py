@@ -505,9 +505,12 @@ def changed_writes_hot_data(t: TupleView) -> float:
          "size, a threshold) can change the whole run while the changed instructions run once.")
 def executed_constant_change(t: TupleView) -> float:
     """Largest inclusive-instruction share of the whole run (0-1) among the changed reached functions
-    that hold an executed constant-only change: an aligned run of changed basic blocks whose old and new
-    instructions are the same but for immediates and displacements (stack-slot displacements and
-    addresses excepted), and whose old instructions ran in c_o's profile.  0 without per-instruction
+    that hold an executed constant-only change that steers: an aligned run of changed basic blocks whose
+    old and new instructions are the same but for immediates and displacements (stack-slot displacements
+    and addresses excepted), whose old instructions ran in c_o's profile, and whose changed constants
+    reach a decision (collectors/value_flow.py: a branch, a call's argument, a store through a pointer,
+    an address, the return value); one that reaches only straight-line work or a global's store
+    (changed_writes_hot_data's to judge) does not count.  0 without per-instruction
     counts or binaries, and with a perf profile (which has no inclusive counts)."""
     return t.steering.executed_constant_share
 

@@ -11,8 +11,9 @@ defines the features, features/builder.py gathers what they need):
   stores) that the benchmark's other reached functions reference: the share of the run
   those readers take;
 - a changed block that differs from the old one only in constants (immediates and
-  displacements: ``collectors.block_diff.Region.constants_only``) and ran in c_o's profile:
-  the inclusive share of the function holding it, what the constant can steer;
+  displacements: ``collectors.block_diff.Region.constants_only``), ran in c_o's profile and
+  steers (a changed constant reaches a decision: ``Region.steers``): the inclusive share of
+  the function holding it, what the constant can steer;
 - changed code that asks the CPU what it supports (``cpuid``, ``xgetbv``, gcc's
   ``__cpu_model``, glibc's ``__x86_get_cpu_features``...) or resolves an IFUNC symbol;
 - an executed constant-only change that stores the changed constant into a struct field
@@ -63,10 +64,14 @@ def changed_constant_fields(function: FunctionChange) -> frozenset[tuple[int, in
 
 
 def runs_changed_constant(function: FunctionChange) -> bool:
-    """Whether a region of the function changed only constants and its old code ran (or was sampled)."""
+    """Whether a region of the function changed only constants, steers (a changed constant reaches a
+    decision: a compare's, a loop bound, a call's argument, a store through a pointer, an address),
+    and its old code ran (or was sampled).  A constant that only feeds straight-line work, or a
+    store to a global (changed_writes_hot_data's to judge), changes nothing the counts do not price."""
     if function.regions is None or not len(function.addresses):
         return False
-    return any(region.constants_only and counts_at(function, region.old_addresses).sum() > 0 for region in function.regions)
+    return any(region.constants_only and region.steers and counts_at(function, region.old_addresses).sum() > 0
+               for region in function.regions)
 
 
 def names_cpu_features(names: Iterable[str]) -> bool:

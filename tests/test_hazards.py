@@ -149,10 +149,12 @@ def test_start_up_code_the_run_never_went_through_or_that_does_straight_line_wor
     never went through it, so the start-up hazard does not fire.  The same main changing the
     value it does pass on the run's path fires it.  main then computes a stamp, which no code
     reads, with another factor: the run goes through the change, but it is straight-line work that
-    moves nothing main's callees do, and fires no hazard (issue 47)."""
+    moves nothing main's callees do, and fires no hazard (issue 47); nor does a changed constant
+    in that work."""
     stamps = "stamp_sum = (unsigned long) argc * 3 + 1; stamp_xor = (unsigned long) argc ^ 0x55;"
     steps = [("untaken", {"SCALE": "8"}), ("taken", {"VERBOSITY": "3"}),
-             ("straight", {"STAMP_WORK": stamps.replace("* 3", "* 5")})]
+             ("straight", {"STAMP_WORK": stamps.replace("* 3", "* 5")}),
+             ("stamp_constant", {"STAMP_WORK": stamps.replace("* 3", "* 5").replace("0x55", "0x66")})]
     _, _, table = scripted_history(tmp_path / "project", "other_mode.c",
                                    {"SCALE": "4", "VERBOSITY": "1", "STAMP_WORK": stamps}, steps)
     assert "changed_startup_share" not in fired_hazards(table.loc["untaken", FEATURE_NAMES].to_numpy(float))
@@ -164,6 +166,13 @@ def test_start_up_code_the_run_never_went_through_or_that_does_straight_line_wor
     assert straight["changed_startup_share"] == 0.0
     assert fired_hazards(table.loc["straight", FEATURE_NAMES].to_numpy(float)) == []
     assert not bool(straight["label"])
+    # a changed constant (the xor's) in code the run goes through, whose value only reaches a global
+    # no code reads: no constant hazard, whatever share of the run main's callees carry
+    constant = table.loc["stamp_constant"]
+    assert constant["executed_changed_share"] > 0 and constant["executed_steering_share"] == 0
+    assert constant["executed_constant_change"] == 0.0
+    assert fired_hazards(table.loc["stamp_constant", FEATURE_NAMES].to_numpy(float)) == []
+    assert not bool(constant["label"])
 
 
 
