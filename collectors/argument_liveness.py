@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import iced_x86
 
-from perf_selector.collectors.code_image import CodeImage
+from perf_selector.collectors.code_image import CodeImage, ImageKey
 
 _R = iced_x86.Register
 ARGUMENTS = frozenset({_R.RDI, _R.RSI, _R.RDX, _R.RCX, _R.R8, _R.R9} | {getattr(_R, f"ZMM{n}") for n in range(8)})
@@ -37,8 +37,9 @@ ARGUMENTS = frozenset({_R.RDI, _R.RSI, _R.RDX, _R.RCX, _R.R8, _R.R9} | {getattr(
 RETURNED_SECOND = frozenset({_R.RDX, _R.ZMM1})
 CALL_CLOBBERS = frozenset({_R.RAX, _R.RCX, _R.RDX, _R.RSI, _R.RDI, _R.R8, _R.R9, _R.R10, _R.R11}
                           | {getattr(_R, f"ZMM{n}") for n in range(16)})
-_READS = frozenset({iced_x86.OpAccess.READ, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_READ,
-                    iced_x86.OpAccess.READ_COND_WRITE})
+# The accesses that read an operand (value_flow's too)
+READS = frozenset({iced_x86.OpAccess.READ, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_READ,
+                   iced_x86.OpAccess.READ_COND_WRITE})
 _GENERAL_FULL_WIDTH = 4  # bytes: a 32-bit write zero-extends into the whole register
 # How many calls deep a callee's own calls are followed before they are taken to read everything
 DEPTH = 3
@@ -99,24 +100,11 @@ def library_use(name: str) -> ArgumentUse:
 
 def argument_use(image: CodeImage, entry: int, depth: int = DEPTH) -> ArgumentUse:
     """What the function entered at `entry` in `image` reads of its argument registers."""
-    return _remembered(_Image(image), entry, depth)
-
-
-class _Image:
-    """A binary, equal to another by its identity on disk when read (the image rides along unhashed)."""
-
-    def __init__(self, image: CodeImage) -> None:
-        self.image, self.key = image, (image.path, image.identity)
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Image) and self.key == other.key
+    return _remembered(ImageKey(image), entry, depth)
 
 
 @lru_cache(maxsize=REMEMBERED)
-def _remembered(image: _Image, entry: int, depth: int) -> ArgumentUse:
+def _remembered(image: ImageKey, entry: int, depth: int) -> ArgumentUse:
     if depth <= 0:
         return EVERY
     extent = image.image.function_at(entry)
@@ -180,7 +168,7 @@ def _registers(info) -> tuple[frozenset, frozenset]:
     uses, kills = set(), set()
     for used in info.used_registers():
         full = iced_x86.RegisterExt.full_register(used.register)
-        if used.access in _READS:
+        if used.access in READS:
             uses.add(full)
         whole = not iced_x86.RegisterExt.is_gpr(used.register) \
             or iced_x86.RegisterExt.size(used.register) >= _GENERAL_FULL_WIDTH

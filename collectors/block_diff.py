@@ -53,7 +53,7 @@ import numpy as np
 
 from perf_selector.collectors.argument_liveness import argument_use
 from perf_selector.collectors.code_effects import FieldAccess, RegisterOffsets
-from perf_selector.collectors.code_image import CodeImage
+from perf_selector.collectors.code_image import CodeImage, ImageKey
 from perf_selector.collectors.value_flow import decodes, frame_registers, local_values, reaches_decision, written_registers
 
 _FLOW_ENDS_BLOCK = frozenset({
@@ -274,20 +274,13 @@ def remembered_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], 
     return _remembered(_Code(old_image, old_ranges), _Code(new_image, new_ranges))
 
 
-class _Code:
-    """A function's code in a binary, equal to another by the binary's identity on disk when it was
-    read (CodeImage.identity: not the path's now, which a rebuild may have replaced since) and the
-    parts' addresses (the image itself rides along, unhashed, for the alignment)."""
+class _Code(ImageKey):
+    """A function's code in a binary: keyed by the binary's identity and the parts' addresses (the
+    image rides along, unhashed, for the alignment)."""
 
     def __init__(self, image: CodeImage, ranges: list[tuple[int, int]]) -> None:
-        self.image, self.ranges = image, list(ranges)
-        self.key = (image.path, image.identity, tuple(ranges))
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Code) and self.key == other.key
+        super().__init__(image, tuple(ranges))
+        self.ranges = list(ranges)
 
 
 @lru_cache(maxsize=REMEMBERED_FUNCTIONS)

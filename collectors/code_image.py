@@ -187,6 +187,22 @@ class CodeImage:
         return self._names[index]
 
 
+class ImageKey:
+    """A binary (and parts of it), equal to another by the binary's identity on disk when it was read
+    (CodeImage.identity: not the path's now, which a rebuild may have replaced since) and the parts:
+    what a cache of answers about its code is keyed by.  The image rides along, unhashed."""
+
+    def __init__(self, image: CodeImage, *parts: object) -> None:
+        self.image = image
+        self.key = (image.path, image.identity, *parts)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ImageKey) and self.key == other.key
+
+
 def _mapped(path: str) -> tuple[mmap.mmap, tuple[int, int, int]]:
     """The file mapped, and its identity (inode, size, modification time) read from the very file
     mapped: a build that writes the path again makes another file, or another time."""

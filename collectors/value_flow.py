@@ -33,13 +33,11 @@ from typing import Callable, Iterable, Mapping
 
 import iced_x86
 
-from perf_selector.collectors.argument_liveness import ARGUMENTS, CALL_CLOBBERS, EVERY, ArgumentUse
+from perf_selector.collectors.argument_liveness import ARGUMENTS, CALL_CLOBBERS, EVERY, READS as _READS, ArgumentUse
 
 # What a call's target (its address) reads of its argument registers (argument_liveness.argument_use)
 CalleeUse = Callable[[int], ArgumentUse]
 
-_READS = frozenset({iced_x86.OpAccess.READ, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_READ,
-                    iced_x86.OpAccess.READ_COND_WRITE})
 _WRITES = frozenset({iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
                      iced_x86.OpAccess.READ_COND_WRITE})
 _OVERWRITES = frozenset({iced_x86.OpAccess.WRITE})  # an unconditional write ends a taint
@@ -121,9 +119,9 @@ class _Callees:
         self.callee_use, self.inside = callee_use, inside
 
     def use(self, instruction: iced_x86.Instruction) -> ArgumentUse:
-        if self.callee_use is None or instruction.flow_control != iced_x86.FlowControl.CALL \
-                and instruction.flow_control != iced_x86.FlowControl.UNCONDITIONAL_BRANCH:
-            return EVERY
+        direct = (iced_x86.FlowControl.CALL, iced_x86.FlowControl.UNCONDITIONAL_BRANCH)
+        if self.callee_use is None or instruction.flow_control not in direct:
+            return EVERY  # a call through a pointer: any function
         return self.callee_use(instruction.near_branch_target)
 
     def tail_call(self, instruction: iced_x86.Instruction) -> bool:

@@ -553,7 +553,8 @@ def executed_steering_share(t: TupleView) -> float:
     (as for executed_changed_share) of regions whose control flow differs from the old (a block more or
     fewer, another branch, call or return) or whose changed instructions compute a value that reaches,
     within the function, a conditional branch, an indirect jump or call, an argument the callee reads
-    (collectors/argument_liveness.py; a tail call's too), the return value, a store outside the stack frame or a memory address (collectors/value_flow.py); plus
+    (collectors/argument_liveness.py; a tail call's too), the return value, a store outside the stack
+    frame or a memory address (collectors/value_flow.py); plus
     reached functions that were deleted and changed functions that could not be aligned, whole.  0
     with executed_changed_share > 0: the executed change is straight-line work.  With a perf profile
     it is a share of the run's samples."""
