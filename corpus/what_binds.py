@@ -16,7 +16,12 @@ which are all a model within the rule may prune, it prints:
 4. the same for the executed changed share alone (no learning): the runs at a threshold
    fitted after the fact to miss k changes of the pool, beside the model's scores so fitted.
    An upper bound of what each ranking can do, not a selector;
-5. for the packs given, on each commit's closest labelled pairs the rule runs: the unchanged
+5. the floor: the rule's runs that `select` makes whatever the model scores (a hazard, the
+   build, a predicted effect of 1%), the changes left to the model, and the runs of a model that
+   ran exactly those changes: the least any model within the rule can run with these hazards;
+6. the changes the model decides, lowest held-out score first, each with its commit and
+   benchmark: the bound's threshold cannot rise past one of them without missing it;
+7. for the packs given, on each commit's closest labelled pairs the rule runs: the unchanged
    ones whose predicted effect reaches 1% (and of those, the ones measured under 0.1%), and the
    changes it puts under 0.1%: how far the size estimate holds either way.
 
@@ -43,6 +48,7 @@ from risk_bound import METHOD4, SHIPPED, shipped_model  # corpus/, beside this s
 
 THRESHOLDS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
 MISSES = (0, 1, 3, 10, 30)
+LOWEST = 10  # decided changes listed
 
 
 @contextmanager
@@ -126,6 +132,42 @@ def ranking_ceiling(scored: dict) -> list[str]:
     return rows
 
 
+def decided_by_model(held_out) -> tuple[np.ndarray, np.ndarray]:
+    """(the rule's runs, those of them `select` makes whatever the model scores) of one project."""
+    never = np.full(len(held_out.scores), -np.inf)  # a score that runs nothing: what runs anyway
+    forced = decision.decide_by_policy(WITHIN_RULE, never, np.zeros(len(never)), held_out.features, held_out.min_effect)
+    rule = decision.executed_rule_scores(held_out.features, held_out.min_effect) > 0
+    return rule, rule & forced
+
+
+def floor(scored: dict) -> list[str]:
+    """The forced floor and what a model within the rule that ran exactly the changes it decides would run."""
+    rule_runs = forced_runs = decided = changes = 0
+    for s in scored.values():
+        rule, forced = decided_by_model(s)
+        labels = s.labels.astype(bool)
+        rule_runs, forced_runs = rule_runs + int(rule.sum()), forced_runs + int(forced.sum())
+        decided, changes = decided + int((labels & rule & ~forced).sum()), changes + int(labels.sum())
+    perfect = forced_runs + decided
+    return ["| the rule's runs | forced floor (for each change) | changes the model decides | a perfect model's runs "
+            "| for each change |", "|---|---|---|---|---|",
+            f"| {rule_runs:,} | {forced_runs:,} ({forced_runs / changes:.2f}) | {decided:,} | {perfect:,} | "
+            f"{perfect / changes:.2f} |"]
+
+
+def lowest_decided(scored: dict, keys: dict) -> list[str]:
+    """The changes the model decides, lowest held-out score first; `keys`: each project's labelled
+    tuples' commit and benchmark, in its scores' order."""
+    found = []
+    for name, s in scored.items():
+        rule, forced = decided_by_model(s)
+        for row in np.flatnonzero(s.labels.astype(bool) & rule & ~forced):
+            found.append((float(s.scores[row]), name, *keys[name][row]))
+    rows = ["| project | commit | benchmark | held-out score |", "|---|---|---|---|"]
+    rows += [f"| {name} | {commit[:10]} | {benchmark} | {score:.3g} |" for score, name, commit, benchmark in sorted(found)[:LOWEST]]
+    return rows
+
+
 def size_estimate(packs: list[Path]) -> list[str]:
     """How far the predicted effect holds on the closest labelled pairs the rule runs, per pack."""
     rows = ["| project | rule runs | changes | unchanged, predicted 1% or more | of those, measured under 0.1% "
@@ -164,7 +206,7 @@ def main() -> None:
                              SHIPPED["operating_point"], fits_kept=Parts(arguments.fits) if arguments.fits else None)
     changes = sum(int(s.labels.sum()) for s in scored.values())
     print(f"{model}, {len(scored)} projects held out in turn, {changes:,} changed Method 4 tuples\n")
-    print("\n".join(hazard_fires(scored)), "\n")
+    print("\n".join(hazard_fires(scored)) + "\n")
     print("| hazards | bound's threshold | runs | runs for each change | changes missed |\n|---|---|---|---|---|")
     every = list(decision.HAZARDS)
     for label, names in [("every hazard", every)] + [(f"without {h}", [n for n in every if n != h]) for h in every] \
@@ -179,6 +221,12 @@ def main() -> None:
                 print(line(label, threshold, scored))
     print()
     print("\n".join(ranking_ceiling(scored)))
+    print()
+    print("\n".join(floor(scored)))
+    keys = {project.name: list(zip(*(project.data.table.loc[project.data.table["label"].notna(), column].astype(str)
+                                     for column in ("new", "benchmark")))) for project in projects}
+    print()
+    print("\n".join(lowest_decided(scored, keys)))
     packs = [path for path, _ in given if (path / "features.parquet").exists()]
     if packs:
         print()

@@ -143,8 +143,9 @@ def test_risk_bound_with_model_auto_writes_the_bundle_evaluate_chooses_and_bound
 @pytest.mark.slow
 def test_what_binds_prints_each_hazards_cost_and_the_runs_at_each_threshold(collected_sample, evolved_sample, tmp_path):
     """corpus/what_binds.py on two projects held out in turn: every hazard's fires, the bound's
-    runs with each left out, runs that fall as the threshold rises and as hazards go, and, for
-    packs, the size estimate's errors summed over the projects."""
+    runs with each left out, runs that fall as the threshold rises and as hazards go, the floor
+    and a perfect model's runs, the decided changes scored lowest, and, for packs, the size
+    estimate's errors summed over the projects."""
     from perf_selector.models.decision import HAZARDS
 
     packs = []
@@ -169,6 +170,13 @@ def test_what_binds_prints_each_hazards_cost_and_the_runs_at_each_threshold(coll
         assert [runs(row) for row in fixed] == sorted((runs(row) for row in fixed), reverse=True)
     every, none = ([runs(row) for row in bound if row[0] == name][1:] for name in ("every hazard", "none"))
     assert all(a >= b for a, b in zip(every, none))  # a hazard only keeps runs
+    (rule_runs, forced, decided, perfect, each), = [row for row in rows if len(row) == 5 and row[0].replace(",", "").isdigit()]
+    number = lambda cell: int(cell.split()[0].replace(",", ""))  # noqa: E731
+    assert number(perfect) == number(forced) + int(decided) <= number(rule_runs)  # the floor, and each decided change once
+    lowest = [row for row in rows if len(row) == 4 and row[0] not in ("project", *HAZARDS)]
+    scores = [float(row[3]) for row in lowest]
+    assert scores == sorted(scores) and len(lowest) == min(10, int(decided))
+    assert all(len(row[1]) == 10 and int(row[1], 16) >= 0 for row in lowest)  # a commit, abbreviated
     sizes = [row for row in rows if len(row) == 6 and row[0] != "project"]
     projects, total = sizes[:-1], sizes[-1]
     assert len(projects) == 2 and total[0] == "all"
