@@ -42,7 +42,12 @@ from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.models import decision
 from perf_selector.models.names import WITHIN_RULE
 from perf_selector.selector.evaluation.evaluation_parts import Parts
-from perf_selector.selector.evaluation.project_evaluation import held_out_scores, load_projects, policy_risk_bound
+from perf_selector.selector.evaluation.project_evaluation import (
+    held_out_scores,
+    load_projects,
+    policy_risk_bound,
+    unscored_decisions,
+)
 
 from risk_bound import METHOD4, SHIPPED, shipped_model  # corpus/, beside this script
 
@@ -132,19 +137,20 @@ def ranking_ceiling(scored: dict) -> list[str]:
     return rows
 
 
-def decided_by_model(held_out) -> tuple[np.ndarray, np.ndarray]:
-    """(the rule's runs, those of them `select` makes whatever the model scores) of one project."""
-    never = np.full(len(held_out.scores), -np.inf)  # a score that runs nothing: what runs anyway
-    forced = decision.decide_by_policy(WITHIN_RULE, never, np.zeros(len(never)), held_out.features, held_out.min_effect)
-    rule = decision.executed_rule_scores(held_out.features, held_out.min_effect) > 0
-    return rule, rule & forced
+def rule_and_forced(scored: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per project: (the rule's runs, those of them `select` makes whatever the model scores)."""
+    masks = {}
+    for name, s in scored.items():
+        forced, excluded = unscored_decisions(s, WITHIN_RULE)
+        masks[name] = ~excluded, forced & ~excluded
+    return masks
 
 
-def floor(scored: dict) -> list[str]:
+def floor(scored: dict, masks: dict) -> list[str]:
     """The forced floor and what a model within the rule that ran exactly the changes it decides would run."""
     rule_runs = forced_runs = decided = changes = 0
-    for s in scored.values():
-        rule, forced = decided_by_model(s)
+    for name, s in scored.items():
+        rule, forced = masks[name]
         labels = s.labels.astype(bool)
         rule_runs, forced_runs = rule_runs + int(rule.sum()), forced_runs + int(forced.sum())
         decided, changes = decided + int((labels & rule & ~forced).sum()), changes + int(labels.sum())
@@ -155,12 +161,12 @@ def floor(scored: dict) -> list[str]:
             f"{perfect / changes:.2f} |"]
 
 
-def lowest_decided(scored: dict, keys: dict) -> list[str]:
+def lowest_decided(scored: dict, masks: dict, keys: dict) -> list[str]:
     """The changes the model decides, lowest held-out score first; `keys`: each project's labelled
     tuples' commit and benchmark, in its scores' order."""
     found = []
     for name, s in scored.items():
-        rule, forced = decided_by_model(s)
+        rule, forced = masks[name]
         for row in np.flatnonzero(s.labels.astype(bool) & rule & ~forced):
             found.append((float(s.scores[row]), name, *keys[name][row]))
     rows = ["| project | commit | benchmark | held-out score |", "|---|---|---|---|"]
@@ -222,11 +228,12 @@ def main() -> None:
     print()
     print("\n".join(ranking_ceiling(scored)))
     print()
-    print("\n".join(floor(scored)))
+    masks = rule_and_forced(scored)
+    print("\n".join(floor(scored, masks)))
     keys = {project.name: list(zip(*(project.data.table.loc[project.data.table["label"].notna(), column].astype(str)
                                      for column in ("new", "benchmark")))) for project in projects}
     print()
-    print("\n".join(lowest_decided(scored, keys)))
+    print("\n".join(lowest_decided(scored, masks, keys)))
     packs = [path for path, _ in given if (path / "features.parquet").exists()]
     if packs:
         print()

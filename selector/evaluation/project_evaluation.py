@@ -615,11 +615,19 @@ def policy_risk_bound(scored: dict[str, HeldOutScores], policy: str, miss_rate: 
     whatever its score, 0 where the policy cannot run it."""
     held_out = {}
     for name, s in scored.items():
-        never = np.full(len(s.scores), -np.inf)  # a score that runs nothing: what runs anyway
-        forced = decide_by_policy(policy, never, np.zeros(len(never)), s.features, s.min_effect)
-        excluded = (executed_rule_scores(s.features, s.min_effect) == 0) if policy == WITHIN_RULE else np.zeros(len(never), bool)
+        forced, excluded = unscored_decisions(s, policy)
         held_out[name] = HeldOut(deciding_scores(s.scores, forced, excluded & ~forced), s.labels)
     return risk_controlled_threshold(held_out, miss_rate)
+
+
+def unscored_decisions(held_out: HeldOutScores, policy: str) -> tuple[np.ndarray, np.ndarray]:
+    """What `policy` decides of the project's tuples whatever the model scores: (the tuples `select`
+    runs anyway, those it cannot run: outside the executed-changed rule, for a policy within it)."""
+    never = np.full(len(held_out.scores), -np.inf)  # a score that runs nothing: what runs anyway
+    forced = decide_by_policy(policy, never, np.zeros(len(never)), held_out.features, held_out.min_effect)
+    excluded = (executed_rule_scores(held_out.features, held_out.min_effect) == 0) if policy == WITHIN_RULE \
+        else np.zeros(len(never), bool)
+    return forced, excluded
 
 
 def method4_test_tuples(project: Project) -> pd.DataFrame:
