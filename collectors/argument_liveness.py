@@ -40,6 +40,8 @@ CALL_CLOBBERS = frozenset({_R.RAX, _R.RCX, _R.RDX, _R.RSI, _R.RDI, _R.R8, _R.R9,
 # The accesses that read an operand (value_flow's too)
 READS = frozenset({iced_x86.OpAccess.READ, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_READ,
                    iced_x86.OpAccess.READ_COND_WRITE})
+_ZEROING = frozenset({iced_x86.Mnemonic.XOR, iced_x86.Mnemonic.SUB, iced_x86.Mnemonic.PXOR, iced_x86.Mnemonic.XORPS,
+                      iced_x86.Mnemonic.XORPD})
 _GENERAL_FULL_WIDTH = 4  # bytes: a 32-bit write zero-extends into the whole register
 # How many calls deep a callee's own calls are followed before they are taken to read everything
 DEPTH = 3
@@ -120,8 +122,8 @@ def _remembered(image: ImageKey, entry: int, depth: int) -> ArgumentUse:
 
 def _liveness(instructions: list[iced_x86.Instruction], callee_use) -> ArgumentUse:
     """Live argument registers at the first instruction, by a backward data flow to a fixed point:
-    once with returns reading nothing (what the function reads), once with returns reading the
-    returned pair's second half (what it may hand back)."""
+    once with returns reading nothing (what the function reads), once with only the returns
+    reading, the returned pair's second half (what it may hand back unwritten)."""
     info = iced_x86.InstructionInfoFactory()
     position = {instruction.ip: index for index, instruction in enumerate(instructions)}
     steps = [_effect(instruction, info, position, callee_use) for instruction in instructions]
@@ -141,7 +143,7 @@ class _Step:
 def _effect(instruction: iced_x86.Instruction, info, position: dict, callee_use) -> _Step:
     flow = instruction.flow_control
     following = (position[instruction.next_ip],) if instruction.next_ip in position else ()
-    uses, kills = _registers(info.info(instruction))
+    uses, kills = _registers(instruction, info.info(instruction))
     if flow == iced_x86.FlowControl.RETURN:
         return _Step(uses, kills, (), RETURNED_SECOND)
     if flow in (iced_x86.FlowControl.CALL, iced_x86.FlowControl.INDIRECT_CALL):
@@ -163,23 +165,38 @@ def _effect(instruction: iced_x86.Instruction, info, position: dict, callee_use)
     return _Step(uses, kills, following)
 
 
-def _registers(info) -> tuple[frozenset, frozenset]:
+def zeroes(instruction: iced_x86.Instruction) -> bool:
+    """`xor r, r` and its kin: an instruction that writes 0 to a whole register, reading none."""
+    if instruction.mnemonic not in _ZEROING or instruction.op_count != 2 \
+            or not instruction.op_kind(0) == instruction.op_kind(1) == iced_x86.OpKind.REGISTER:
+        return False
+    register = instruction.op0_register
+    return register == instruction.op1_register and _whole(register)
+
+
+def _whole(register: iced_x86.Register) -> bool:
+    """Whether a write of `register` overwrites all of its full register (a write of 8 or 16 bits
+    leaves the rest as it was)."""
+    return not iced_x86.RegisterExt.is_gpr(register) or iced_x86.RegisterExt.size(register) >= _GENERAL_FULL_WIDTH
+
+
+def _registers(instruction: iced_x86.Instruction, info) -> tuple[frozenset, frozenset]:
     """The full registers an instruction reads, and those it overwrites whole."""
+    if zeroes(instruction):
+        return frozenset(), frozenset({iced_x86.RegisterExt.full_register(instruction.op0_register)})
     uses, kills = set(), set()
     for used in info.used_registers():
         full = iced_x86.RegisterExt.full_register(used.register)
         if used.access in READS:
             uses.add(full)
-        whole = not iced_x86.RegisterExt.is_gpr(used.register) \
-            or iced_x86.RegisterExt.size(used.register) >= _GENERAL_FULL_WIDTH
-        if used.access == iced_x86.OpAccess.WRITE and whole:
+        if used.access == iced_x86.OpAccess.WRITE and _whole(used.register):
             kills.add(full)
     return frozenset(uses), frozenset(kills)
 
 
 def _live_at_entry(steps: list[_Step], returning: bool) -> frozenset:
-    """The tracked registers live at the first instruction; `returning`: a return (or tail call)
-    reads what it hands back to the caller."""
+    """The tracked registers live at the first instruction; `returning`: those that reach a return
+    (or tail call) unwritten, which hands them back to the caller, whatever reads them on the way."""
     tracked = ARGUMENTS | RETURNED_SECOND
     live = [frozenset()] * len(steps)
     predecessors: list[list[int]] = [[] for _ in steps]
@@ -193,7 +210,7 @@ def _live_at_entry(steps: list[_Step], returning: bool) -> frozenset:
         queued.discard(index)
         step = steps[index]
         out = frozenset().union(*(live[successor] for successor in step.successors))
-        uses = step.uses | step.hands_back if returning else step.uses
+        uses = step.hands_back if returning else step.uses
         now = ((uses | (out - step.kills)) & tracked)
         if now != live[index]:
             live[index] = now

@@ -258,7 +258,7 @@ def changed_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new
     for region, (steers, pairs) in zip(regions, changes):
         if not steers:
             changed, seeds = _changed_instructions(pairs)
-            steers = reaches_decision(instructions, changed, seeds, callee_use=callee_use)
+            steers = reaches_decision(instructions, changed, seeds, callee_use=callee_use, image=new_image)
         told.append(dataclasses.replace(region, steers=steers))
     return told
 

@@ -9,13 +9,24 @@ it.  It *steers* when:
   the old one (another callee, a new call);
 - a value a changed instruction computes reaches, through registers, the flags and the
   function's stack slots, a decision: a conditional branch's flags, an indirect branch or
-  call's target, the arguments of a call (the callee may branch on them: a changed
+  call's target, the arguments of a call that its callee may decide on (a changed
   argument), the return value (the caller may), a store outside the stack frame (code
   elsewhere may read it), or the address of a load or store (which data is read).
 
+A changed argument of a direct call is followed into the callee, with the same rules (and
+its own calls, CALLEE_DEPTH calls deep): when none of the callee's decisions reads it, the
+callee does the same work on another value, and the call is no decision; when the callee
+returns a value computed from it, the caller's return registers hold a changed value after
+the call.  A callee's store of a changed value outside its frame (a global's too: the
+changed function's own stores to globals are changed_writes_hot_data's, not its callees') is a
+decision.  A callee that jumps out of its own code (a tail call, a cold part that goes on
+with its registers) while holding a changed value, one that is not a defined function of the
+binary, or one deeper than CALLEE_DEPTH, decides on the argument, for all this knows.
+
 Followed in one linear pass over the function in address order, done twice so that a
 value defined after a loop's compare (in address order) and read by it on the next
-iteration is seen; a write of an untainted value ends a register's or slot's taint.
+iteration is seen; a write of an untainted value ends a register's or slot's taint, as does
+`xor r, r` (and its kin: 0 whatever r held).
 A changed instruction that only moves a value it did not change (a register copy, a spill
 or reload of a stack slot: register allocation) computes nothing new.  The stack pointer, and
 `rbp` where the function sets it up as the frame pointer (`mov rbp, rsp`), carry no value (a new
@@ -23,17 +34,21 @@ frame size is a layout, not data); elsewhere `rbp` is a register like any other 
 the frame pointer and allocates `rbp` to values).
 
 What this does not follow: values through memory other than the frame's slots (a store
-outside the frame already counts as steering), and the callee's side of a call (a changed
-argument already does).  It is a function's local view, exact for what it follows.
+outside the frame already counts as steering), nor arguments passed on the stack.  It is a
+function's view, and its callees', exact for what it follows.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterable, Mapping
 
 import iced_x86
 
-from perf_selector.collectors.argument_liveness import ARGUMENTS, CALL_CLOBBERS, EVERY, READS as _READS, ArgumentUse
+from perf_selector.collectors.argument_liveness import ARGUMENTS, CALL_CLOBBERS, EVERY, READS as _READS, ArgumentUse, \
+    argument_use, zeroes
+from perf_selector.collectors.code_image import CodeImage, ImageKey
 
 # What a call's target (its address) reads of its argument registers (argument_liveness.argument_use)
 CalleeUse = Callable[[int], ArgumentUse]
@@ -53,6 +68,10 @@ _MOVES = frozenset({iced_x86.Mnemonic.MOV, iced_x86.Mnemonic.MOVAPS, iced_x86.Mn
                     iced_x86.Mnemonic.PUSH, iced_x86.Mnemonic.POP, iced_x86.Mnemonic.XCHG})
 _FLAGS = "flags"
 _PASSES = 2
+# How many calls deep a changed argument is followed into callees (argument_liveness.DEPTH's reach)
+CALLEE_DEPTH = 3
+# Callees answered for, remembered for the process by (binary, entry, changed arguments, depth)
+REMEMBERED_CALLEES = 100_000
 
 
 def decodes(code: bytes, address: int) -> list[iced_x86.Instruction]:
@@ -62,36 +81,55 @@ def decodes(code: bytes, address: int) -> list[iced_x86.Instruction]:
 
 def reaches_decision(instructions: Iterable[iced_x86.Instruction], changed: frozenset[int],
                      seeds: Mapping[int, frozenset[int]] | None = None, main: bool = False,
-                     callee_use: CalleeUse | None = None) -> bool:
+                     callee_use: CalleeUse | None = None, image: CodeImage | None = None) -> bool:
     """Whether a value computed by an instruction at one of the `changed` addresses can reach a
     decision (see above) in the function whose instructions, in address order, are given.
     `seeds`: registers that hold another value than before from an address on (those a deleted
     instruction wrote, before the instruction that follows it).  `main`: the function is the
     program's entry (its return value decides nothing that runs).  `callee_use`: what a direct
     call's or tail call's target reads of its argument registers; without it, every callee
-    reads every one."""
-    return decision_reached(instructions, changed, seeds, main, callee_use) is not None
+    reads every one.  `image`: the binary the function is in, whose callees a changed argument
+    is followed into; without it, a changed argument a callee reads is a decision."""
+    return decision_reached(instructions, changed, seeds, main, callee_use, image) is not None
 
 
 def decision_reached(instructions: Iterable[iced_x86.Instruction], changed: frozenset[int],
                      seeds: Mapping[int, frozenset[int]] | None = None, main: bool = False,
-                     callee_use: CalleeUse | None = None) -> str | None:
+                     callee_use: CalleeUse | None = None, image: CodeImage | None = None) -> str | None:
     """What reaches_decision finds first: "branch", "indirect target", "call argument", "return
     value", "store through a pointer" or "address"; None when no decision is reached."""
     instructions = list(instructions)
+    followed = _Followed(ImageKey(image), CALLEE_DEPTH) if image is not None else None
+    return _flow(instructions, changed, seeds or {}, main, _Callees(callee_use, _inside(instructions), followed)).decision
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What a function does with its changed values: the first decision they reach (None: none), and
+    the return registers in which one of its returns hands a changed value back (a callee's,
+    followed from a call)."""
+
+    decision: str | None
+    returned: frozenset = frozenset()
+
+
+def _inside(instructions: list[iced_x86.Instruction]) -> frozenset[int]:
+    return frozenset(instruction.ip for instruction in instructions)
+
+
+def _flow(instructions: list[iced_x86.Instruction], changed: frozenset[int], seeds: Mapping[int, frozenset],
+          main: bool, called: "_Callees") -> _Outcome:
+    """Follow the changed values through the function, _PASSES times in address order."""
     info = iced_x86.InstructionInfoFactory()
-    seeds = seeds or {}
     frame = frame_registers(instructions)
-    inside = frozenset(instruction.ip for instruction in instructions)
-    called = _Callees(callee_use, inside)
     tainted: set = set()  # full registers, stack slots (base, displacement), _FLAGS
     for _ in range(_PASSES):
         for instruction in instructions:
             tainted.update(seeds.get(instruction.ip, ()))
             reached = _step(instruction, info.info(instruction), instruction.ip in changed, tainted, main, called, frame)
             if reached:
-                return reached
-    return None
+                return _Outcome(reached, frozenset(called.returned))
+    return _Outcome(None, frozenset(called.returned))
 
 
 def frame_registers(instructions: Iterable[iced_x86.Instruction]) -> frozenset:
@@ -112,11 +150,24 @@ def written_registers(instruction: iced_x86.Instruction, info: iced_x86.Instruct
     return frozenset((written - _STACK_POINTER) | ({_FLAGS} if instruction.rflags_modified else set()))
 
 
-class _Callees:
-    """What the calls of one function pass on: which of a call's argument registers its target reads."""
+@dataclass(frozen=True)
+class _Followed:
+    """The binary whose callees a changed argument is followed into, and how many calls deeper."""
 
-    def __init__(self, callee_use: CalleeUse | None, inside: frozenset[int]) -> None:
-        self.callee_use, self.inside = callee_use, inside
+    image: ImageKey
+    depth: int
+
+
+class _Callees:
+    """What the calls of one function pass on: which of a call's argument registers its target
+    reads, and (`followed`) what the target does with the changed ones.  `returning`: the function
+    is itself a callee followed from a call, whose returns hand a changed value back to the caller
+    (the registers recorded in `returned`) instead of deciding."""
+
+    def __init__(self, callee_use: CalleeUse | None, inside: frozenset[int], followed: _Followed | None = None,
+                 returning: bool = False) -> None:
+        self.callee_use, self.inside, self.followed, self.returning = callee_use, inside, followed, returning
+        self.returned: set = set()
 
     def use(self, instruction: iced_x86.Instruction) -> ArgumentUse:
         direct = (iced_x86.FlowControl.CALL, iced_x86.FlowControl.UNCONDITIONAL_BRANCH)
@@ -129,11 +180,38 @@ class _Callees:
         return instruction.flow_control == iced_x86.FlowControl.UNCONDITIONAL_BRANCH \
             and instruction.near_branch_target not in self.inside
 
+    def callee_outcome(self, instruction: iced_x86.Instruction, arguments: frozenset) -> _Outcome | None:
+        """What a direct call's target does with the changed `arguments` it reads; None where it is
+        not followed (no binary, a call through a pointer, not a defined function, too deep)."""
+        if self.followed is None or instruction.flow_control != iced_x86.FlowControl.CALL:
+            return None
+        return _callee_outcome(self.followed.image, instruction.near_branch_target, arguments, self.followed.depth)
+
+
+@lru_cache(maxsize=REMEMBERED_CALLEES)
+def _callee_outcome(image: ImageKey, entry: int, arguments: frozenset, depth: int) -> _Outcome | None:
+    """The outcome of the function entered at `entry` with changed `arguments`, its own calls
+    followed `depth` - 1 deeper; None where it cannot be followed."""
+    if depth <= 0:
+        return None
+    extent = image.image.function_at(entry)
+    if extent is None:
+        return None
+    address, size = extent
+    instructions = decodes(image.image.read(address, size), address)
+    if not instructions or instructions[-1].next_ip > address + size:
+        return None  # the symbol's bytes do not decode to whole instructions
+    called = _Callees(lambda target: argument_use(image.image, target), _inside(instructions),
+                      _Followed(image, depth - 1), returning=True)
+    return _flow(instructions, frozenset(), {entry: arguments}, False, called)
+
 
 def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, main: bool,
           called: _Callees, frame: frozenset) -> str | None:
     """Follow one instruction: the decision a tainted value reaches here, or None."""
     reads, writes, overwrites = _registers_used(info, frame)
+    if zeroes(instruction):
+        reads, overwrites = set(), writes  # the result is 0 whatever the register held
     address_tainted = False
     loaded_slots, stored_slots, stores_outside = set(), set(), False
     for memory in info.used_memory():
@@ -148,8 +226,10 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, 
         if memory.access in _WRITES:
             if slot is not None:
                 stored_slots.add(slot)
-            elif base != _NONE and base != iced_x86.Register.RIP:
-                stores_outside = True  # a global's store is changed_writes_hot_data's to judge
+            elif called.returning or (base != _NONE and base != iced_x86.Register.RIP):
+                # a global's store is changed_writes_hot_data's to judge, of the changed function's
+                # own stores: a callee's store of a changed argument to a global is a decision here
+                stores_outside = True
     flow = instruction.flow_control
     reads_flags = instruction.rflags_read != 0
     source = (reads & tainted) or (reads_flags and _FLAGS in tainted) or (loaded_slots & tainted) or address_tainted
@@ -159,19 +239,28 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, 
         return "branch"
     if flow in (iced_x86.FlowControl.INDIRECT_BRANCH, iced_x86.FlowControl.INDIRECT_CALL) and (reads & tainted):
         return "indirect target"
+    if called.tail_call(instruction) and called.returning and tainted - {_FLAGS}:
+        return "call argument"  # a followed callee going on elsewhere (a cold part) with a changed value
     if flow in (iced_x86.FlowControl.CALL, iced_x86.FlowControl.INDIRECT_CALL) or called.tail_call(instruction):
         handed_back: set = set()
         if ARGUMENTS & tainted:
             # an intermediate left in an argument register the callee never reads is no argument
             use = called.use(instruction)
-            if ARGUMENTS & tainted & use.read:
-                return "call argument"
-            handed_back = tainted & use.passed
+            arguments = frozenset(ARGUMENTS & tainted & use.read)
+            if arguments:
+                outcome = called.callee_outcome(instruction, arguments)
+                if outcome is None or outcome.decision is not None:
+                    return "call argument"
+                handed_back = set(outcome.returned)
+            handed_back |= tainted & use.passed
         tainted.difference_update(CALL_CLOBBERS)
         tainted.discard(_FLAGS)
         tainted.update(handed_back)
         return None
     if flow == iced_x86.FlowControl.RETURN:
+        if _RETURNED & tainted and called.returning:
+            called.returned.update(_RETURNED & tainted)  # the caller goes on with it
+            return None
         return "return value" if _RETURNED & tainted and not main else None
     if stores_outside and source:
         return "store through a pointer" if not address_tainted else "address"

@@ -104,6 +104,48 @@ hands_back:
     mov %edi, %eax
     ret
     .size hands_back, .-hands_back
+    .globl mixes
+    .type mixes, @function
+mixes:
+    lea (%rdi,%rdx), %eax
+    imul %edx, %eax
+    xor %edx, %edx
+    ret
+    .size mixes, .-mixes
+    .globl branches
+    .type branches, @function
+branches:
+    mov %edi, %eax
+    test %edx, %edx
+    je 1f
+    add $1, %eax
+1:
+    xor %edx, %edx
+    ret
+    .size branches, .-branches
+    .globl records
+    .type records, @function
+records:
+    mov %edx, kept(%rip)
+    xor %edx, %edx
+    ret
+    .size records, .-records
+    .globl calls_mixes
+    .type calls_mixes, @function
+calls_mixes:
+    sub $8, %rsp
+    call mixes
+    add $8, %rsp
+    ret
+    .size calls_mixes, .-calls_mixes
+    .globl calls_branches
+    .type calls_branches, @function
+calls_branches:
+    sub $8, %rsp
+    call branches
+    add $8, %rsp
+    ret
+    .size calls_branches, .-calls_branches
     .globl tail
     .type tail, @function
 tail:
@@ -123,13 +165,18 @@ main:
     .bss
     .globl stamp
 stamp: .quad 0
+    .globl kept
+kept: .quad 0
     .section .note.GNU-stack,"",@progbits
 """
 BRANCHES_ON_RDX = "    call hands_back\n    test %edx, %edx\n    je 1f\n    add $1, %eax\n1:"
+DISCARDS_THE_RESULT = "\n    mov $0, %eax"  # f returns no value computed from the call's
+BRANCHES_ON_THE_RESULT = "\n    cmp $9, %eax\n    je 1f\n    add $1, %ebx\n1:\n    mov $0, %eax"
 
 
 def _regions(tmp_path, call: str, function: str = "f"):
     """The changed regions of `function` when f's (and tail's) intermediate gets 5 added instead of 3."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     images = [CodeImage.load(str(compile_c(STEERING.format(offset=offset, call=call), tmp_path / name, "", extension="s")))
               for name, offset in (("old", 3), ("new", 5))]
     (old, _), (new, _) = ((image.function_parts([function], 0)[0], None) for image in images)
@@ -162,3 +209,30 @@ def test_a_changed_line_number_given_to_a_failing_assertion_steers_nothing(tmp_p
     do): it prints it and ends the run, which no benchmark measures."""
     (region,) = _regions(tmp_path, "    call __assert_fail@PLT")
     assert not region.steers
+
+
+def test_a_changed_argument_the_callee_only_computes_with_steers_nothing_where_its_result_is_dropped(tmp_path):
+    """Followed into the callee, the changed value meets no decision: mixes does the same work on
+    another value, and f returns a constant."""
+    for call in ("    call mixes", "    call calls_mixes"):
+        (region,) = _regions(tmp_path / call.split()[-1], call + DISCARDS_THE_RESULT)
+        assert not region.steers, call
+
+
+def test_a_value_the_callee_computes_from_the_changed_argument_steers_the_callers_branch(tmp_path):
+    for call in ("    call mixes", "    call calls_mixes"):
+        (region,) = _regions(tmp_path / call.split()[-1], call + BRANCHES_ON_THE_RESULT)
+        assert region.steers, call
+
+
+def test_a_changed_argument_a_callee_branches_on_steers_however_deep(tmp_path):
+    for call in ("    call branches", "    call calls_branches"):
+        (region,) = _regions(tmp_path / call.split()[-1], call + DISCARDS_THE_RESULT)
+        assert region.steers, call
+
+
+def test_a_changed_argument_a_callee_stores_to_a_global_steers(tmp_path):
+    """f's own store of the value to a global is changed_writes_hot_data's to weigh (its readers);
+    the callee's is not seen there, so it is a decision."""
+    (region,) = _regions(tmp_path, "    call records" + DISCARDS_THE_RESULT)
+    assert region.steers
