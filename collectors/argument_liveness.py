@@ -113,11 +113,17 @@ def _remembered(image: ImageKey, entry: int, depth: int) -> ArgumentUse:
     if extent is None:
         stub = image.image.designate(entry)
         return library_use(stub) if isinstance(stub, str) else EVERY
-    address, size = extent
-    instructions = list(iced_x86.Decoder(64, image.image.read(address, size), ip=address))
-    if not instructions or instructions[-1].next_ip > address + size:
-        return EVERY  # the symbol's bytes do not decode to whole instructions
+    instructions = function_instructions(image.image, *extent)
+    if instructions is None:
+        return EVERY
     return _liveness(instructions, lambda target: _remembered(image, target, depth - 1))
+
+
+def function_instructions(image: CodeImage, address: int, size: int) -> list[iced_x86.Instruction] | None:
+    """The instructions of the function symbol at `address` (`size` bytes); None where its bytes do
+    not decode to whole instructions."""
+    instructions = list(iced_x86.Decoder(64, image.read(address, size), ip=address))
+    return instructions if instructions and instructions[-1].next_ip <= address + size else None
 
 
 def _liveness(instructions: list[iced_x86.Instruction], callee_use) -> ArgumentUse:

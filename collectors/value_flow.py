@@ -41,13 +41,13 @@ function's view, and its callees', exact for what it follows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Callable, Iterable, Mapping
 
 import iced_x86
 
 from perf_selector.collectors.argument_liveness import ARGUMENTS, CALL_CLOBBERS, EVERY, READS as _READS, ArgumentUse, \
-    argument_use, zeroes
+    argument_use, function_instructions, zeroes
 from perf_selector.collectors.code_image import CodeImage, ImageKey
 
 # What a call's target (its address) reads of its argument registers (argument_liveness.argument_use)
@@ -195,14 +195,11 @@ def _callee_outcome(image: ImageKey, entry: int, arguments: frozenset, depth: in
     if depth <= 0:
         return None
     extent = image.image.function_at(entry)
-    if extent is None:
+    instructions = function_instructions(image.image, *extent) if extent is not None else None
+    if instructions is None:
         return None
-    address, size = extent
-    instructions = decodes(image.image.read(address, size), address)
-    if not instructions or instructions[-1].next_ip > address + size:
-        return None  # the symbol's bytes do not decode to whole instructions
-    called = _Callees(lambda target: argument_use(image.image, target), _inside(instructions),
-                      _Followed(image, depth - 1), returning=True)
+    called = _Callees(partial(argument_use, image.image), _inside(instructions), _Followed(image, depth - 1),
+                      returning=True)
     return _flow(instructions, frozenset(), {entry: arguments}, False, called)
 
 
@@ -239,9 +236,10 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, 
         return "branch"
     if flow in (iced_x86.FlowControl.INDIRECT_BRANCH, iced_x86.FlowControl.INDIRECT_CALL) and (reads & tainted):
         return "indirect target"
-    if called.tail_call(instruction) and called.returning and tainted - {_FLAGS}:
+    tail_call = called.tail_call(instruction)
+    if tail_call and called.returning and tainted - {_FLAGS}:
         return "call argument"  # a followed callee going on elsewhere (a cold part) with a changed value
-    if flow in (iced_x86.FlowControl.CALL, iced_x86.FlowControl.INDIRECT_CALL) or called.tail_call(instruction):
+    if flow in (iced_x86.FlowControl.CALL, iced_x86.FlowControl.INDIRECT_CALL) or tail_call:
         handed_back: set = set()
         if ARGUMENTS & tainted:
             # an intermediate left in an argument register the callee never reads is no argument
