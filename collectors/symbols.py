@@ -10,6 +10,12 @@ A function's identity across commits is its *key*, a symbol name:
   ``C2``, deleting ``D0``...), as aliases of one body or as separate bodies depending on
   the class and the flags: they are one function, keyed by the complete-object variant
   (:func:`function_key`: ``_ZN3FooC2Ev`` -> ``_ZN3FooC1Ev``).
+* A versioned inline namespace (nlohmann/json's ``json_abi_v3_11_2``, {fmt}'s ``v10``,
+  Abseil's ``lts_20240116``) renames every symbol in it at each release, while the code
+  stays: a function is keyed without the version (:func:`unversioned`:
+  ``nlohmann::json_abi_v3_11_2::basic_json<...>::parse`` -> ``nlohmann::json_abi_v::...``),
+  so a release bump is a change of the functions whose code changed, not every function
+  deleted and made anew.  Two versions of one library in a binary would share keys.
 
 Keys stay mangled: a demangled name depends on the demangler (libstdc++'s, valgrind's,
 perf's, c++filt's differ in spacing and detail) and costs time on every analysis, while
@@ -38,6 +44,13 @@ _THUNK = re.compile(r"^_ZT(?:h|v n?\d+_|c(?:h n?\d+_|v n?\d+_ n?\d+_)(?:h|v n?\d
 # gcc marks a name of internal linkage with L before it (_ZL3foov, _ZN1nL3barEv); an
 # anonymous namespace is _GLOBAL__N_1.  A false positive only keeps clones apart per file.
 _INTERNAL_LINKAGE = re.compile(r"L\d|_GLOBAL__N")
+# The name of a versioned namespace: v9, v2_1 ({fmt} and others), a word and a version of two
+# numbers or more (json_abi_v3_11_2, json_abi_diag_v3_11_2: nlohmann/json's ABI tags), Abseil's
+# lts_20240116.  A class whose name ends in a single version (Header_v2) is not read as one:
+# classes of two protocol versions side by side are common, namespaces so named are not.
+_VERSIONED_NAMESPACE = re.compile(r"v\d+(?:_\d+)*|[A-Za-z_][A-Za-z0-9_]*_v\d+(?:_\d+)+|lts_\d+(?:_\d+)*")
+_VERSION = re.compile(r"(?<=v)\d+(?:_\d+)*$|(?<=lts_)\d+(?:_\d+)*$")
+_MAY_HOLD_VERSION = re.compile(r"\dv\d|_v\d|lts_\d")  # a quick no for most names
 
 
 @lru_cache(maxsize=65536)
@@ -52,13 +65,57 @@ def parent_symbol(raw: str) -> str:
 def function_key(raw: str) -> str:
     """The function a symbol belongs to: its parent, a constructor or destructor variant
     as the complete-object one (``_ZN3FooD0Ev.cold`` -> ``_ZN3FooD1Ev``), a thunk as its
-    method (``_ZThn8_N3Foo3runEv`` -> ``_ZN3Foo3runEv``)."""
-    parent = thunk_target(parent_symbol(raw))
+    method (``_ZThn8_N3Foo3runEv`` -> ``_ZN3Foo3runEv``), a versioned namespace without its
+    version (:func:`unversioned`)."""
+    parent = unversioned(thunk_target(parent_symbol(raw)))
     position = variant_position(parent)
     if position is None:
         return parent
     canonical = "C1" if parent[position] == "C" else "D1"
     return parent[:position] + canonical + parent[position + 2:]
+
+
+@lru_cache(maxsize=65536)
+def unversioned(raw: str) -> str:
+    """A mangled name with the version of each versioned namespace dropped:
+    ``_ZN8nlohmann16json_abi_v3_11_210basic_json...`` -> ``_ZN8nlohmann10json_abi_v10basic_json...``,
+    ``_ZN3fmt2v96detail...`` -> ``_ZN3fmt1v6detail...``; in template arguments too.
+
+    A namespace is a component of a nested name (``N`` ... ``E``) that another component
+    follows.  The walk reads length-prefixed identifiers and skips their text, so a letter
+    inside one is never taken for a production; what it misreads (a number of another
+    production) can only leave a version in place, never drop one elsewhere."""
+    if "_Z" not in raw or not _MAY_HOLD_VERSION.search(raw):
+        return raw
+    pieces, i, end, nested, after_n = [], 0, len(raw), False, False
+    while i < end:
+        c = raw[i]
+        if c.isdigit():
+            digits = i
+            while i < end and raw[i].isdigit():
+                i += 1
+            length = int(raw[digits:i])
+            if length == 0 or i + length > end:
+                pieces.append(raw[digits:i])
+                nested = after_n = False
+                continue
+            name = raw[i:i + length]
+            i += length
+            follows = raw[i] if i < end else ""
+            if nested and (follows.isdigit() or follows == "L") and _VERSIONED_NAMESPACE.fullmatch(name):
+                name = _VERSION.sub("", name)
+            pieces.append(f"{len(name)}{name}")
+            after_n = False
+            continue
+        if c == "N":
+            nested, after_n = True, True
+        elif c == "L" and nested:
+            pass  # gcc's internal-linkage mark before a component
+        elif not (after_n and c in "rVKRO"):  # cv- and ref-qualifiers of a member function
+            nested = after_n = False
+        pieces.append(c)
+        i += 1
+    return "".join(pieces)
 
 
 def thunk_target(raw: str) -> str:

@@ -133,8 +133,9 @@ FUNCTIONS = TableSchema("functions", "One row per *function*: gcc's clones and s
                         "each of their functions.", (
     Column("commit", STRING, _COMMIT),
     Column("name", STRING, "the key across commits: the parent symbol, mangled for C++ (the commands print it "
-                           "demangled), a constructor or destructor variant as the complete-object one (`C1`, `D1`). "
-                           "Made unique: two static functions of one name get ` [file.c]`"),
+                           "demangled), a constructor or destructor variant as the complete-object one (`C1`, `D1`), a "
+                           "versioned namespace without its version (`json_abi_v3_11_2` as `json_abi_v`, {fmt}'s `v10` as "
+                           "`v`). Made unique: two static functions of one name get ` [file.c]`"),
     Column("raw_name", STRING, "parent symbol of the main part as in the symbol table"),
     Column("parts", STRINGS, "raw symbols folded into this function"),
     Column("address", INT, "address of the main part"),

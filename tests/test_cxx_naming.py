@@ -16,7 +16,7 @@ import pytest
 from perf_selector.collectors.callgrind import callgrind_command, read_callgrind
 from perf_selector.collectors.static_analysis import analyse_binary
 from perf_selector.collectors.static_diff import diff_functions
-from perf_selector.collectors.symbols import demangle, function_key, has_external_linkage
+from perf_selector.collectors.symbols import demangle, function_key, has_external_linkage, unversioned
 from tests.helpers import PROGRAMS, compile_c, compile_cxx, program_text, run_selector
 
 UNITS = PROGRAMS / "cxx_units"
@@ -139,6 +139,59 @@ def test_functions_text_fits_the_width_and_json_has_the_whole_names(tmp_path):
 ])
 def test_function_keys(raw, key):
     assert function_key(raw) == key
+
+
+@pytest.mark.parametrize(("raw", "dropped"), [
+    ("_ZN8nlohmann16json_abi_v3_11_210basic_jsonIvE5parseEv", "_ZN8nlohmann10json_abi_v10basic_jsonIvE5parseEv"),
+    ("_ZN3fmt3v106detail4dumpEv", "_ZN3fmt1v6detail4dumpEv"),  # {fmt}'s v10
+    ("_ZNK3fmt2v96detail4dumpEv", "_ZNK3fmt1v6detail4dumpEv"),  # a const member: N, then K
+    ("_ZNSt6vectorIN8nlohmann16json_abi_v3_11_210basic_jsonIvEESaIS3_EE9push_backEOS3_",  # in template arguments
+     "_ZNSt6vectorIN8nlohmann10json_abi_v10basic_jsonIvEESaIS3_EE9push_backEOS3_"),
+    ("_ZTIN8nlohmann21json_abi_diag_v3_11_26detail9exceptionE", "_ZTIN8nlohmann15json_abi_diag_v6detail9exceptionE"),
+    ("_ZN4absl12lts_2024011613base_internal8SpinLock4LockEv", "_ZN4absl4lts_13base_internal8SpinLock4LockEv"),
+    ("_ZN3foo2v2Ev", "_ZN3foo2v2Ev"),  # a method named v2: the last component, not a namespace
+    ("_Z2v23foo", "_Z2v23foo"),  # a function v2(foo): no nested name
+    ("_ZN9Header_v23getEv", "_ZN9Header_v23getEv"),  # a class of one version number: Header_v1 and _v2 side by side
+    ("_ZN3lib2v9L6helperEv", "_ZN3lib1vL6helperEv"),  # an internal-linkage function in it
+    ("codec_v2_1", "codec_v2_1"), ("main", "main"),  # C names are their own keys
+])
+def test_a_versioned_namespace_loses_its_version(raw, dropped):
+    assert unversioned(raw) == dropped and function_key(raw) == dropped
+    assert demangle(dropped) != dropped or not dropped.startswith("_Z")  # still a name the demangler reads
+
+
+VERSIONED = program_text("cxx_versioned.cpp")
+
+
+def _versioned(tmp_path, name: str, abi: str, scale: int = 3):
+    return compile_c(VERSIONED, tmp_path / name, f"-O2 -DLIB_ABI={abi} -DSCALE={scale}", "g++", "cpp")
+
+
+@pytest.mark.parametrize(("old_abi", "new_abi"), [("json_abi_v3_11_2", "json_abi_v3_11_3"), ("v9", "v10")])
+def test_a_release_that_renames_its_namespace_changes_only_the_code_that_changed(tmp_path, old_abi, new_abi):
+    """nlohmann/json's releases rename every symbol (json_abi_v3_11_2 -> _3): before keys dropped
+    the version, each release deleted every function a benchmark ran and made it anew."""
+    old = analyse_binary(_versioned(tmp_path, "old", old_abi))
+    renamed = analyse_binary(_versioned(tmp_path, "renamed", new_abi))
+    assert _changes(old, renamed) == {"new": set(), "deleted": set(), "changed": set()}
+    scaled = analyse_binary(_versioned(tmp_path, "scaled", new_abi, scale=5))
+    add = f"lib::{old_abi.rstrip('0123456789_')}::Ledger::add(long)"
+    assert _changes(old, scaled) == {"new": set(), "deleted": set(), "changed": {add}}
+
+
+def test_a_profile_names_a_versioned_function_by_its_key(tmp_path):
+    """callgrind prints the demangled name with the version; the profile keys it as the table does."""
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    import subprocess
+
+    binary = _versioned(tmp_path, "program", "json_abi_v3_11_2")
+    keys = set(analyse_binary(binary).functions["name"].to_pylist())
+    output = tmp_path / "callgrind.out"
+    subprocess.run(callgrind_command([str(binary), "2000"], output), check=True, capture_output=True)
+    profiled = {row["function"] for row in read_callgrind(output, binary).functions.to_pylist() if row["in_binary"]}
+    add, total = "_ZN3lib10json_abi_v6Ledger3addEl", "_ZNK3lib10json_abi_v6Ledger5totalEv"
+    assert {add, total} <= keys and {add, total} <= profiled
 
 
 def test_external_linkage_is_told_by_the_mangled_name():

@@ -71,6 +71,7 @@ def test_every_scripted_build_gets_the_reference_tables(sample_builds, optimizat
         (FOLDED, "-O2", "g++", "cpp"),  # two methods, one body (identical code folding)
         (CONSTRUCTORS, "-O2 -fdeclone-ctor-dtor", "g++", "cpp"),  # unified constructor bodies, virtual thunks
         (TEMPLATES, "-O2 -fPIC -shared", "g++", "cpp"),  # template instances in a shared library
+        (program_text("cxx_versioned.cpp"), "-O2", "g++", "cpp"),  # a versioned inline namespace: keys without the version
         (program_text("source_paths.c"), "-O2 -g", "gcc", "c"),  # source paths in literals, cut to the file's name
     ],
 )

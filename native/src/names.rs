@@ -68,12 +68,14 @@ pub fn reference_name(raw: &str) -> String {
 }
 
 /// The function a symbol belongs to: its parent, a constructor or destructor variant as
-/// the complete-object one (`_ZN3FooD0Ev.cold` -> `_ZN3FooD1Ev`).
+/// the complete-object one (`_ZN3FooD0Ev.cold` -> `_ZN3FooD1Ev`), a versioned namespace
+/// without its version (`unversioned`).
 pub fn function_key(raw: &str) -> String {
     let mut parent = parent_symbol(raw);
     if let Some(end) = thunk_prefix_end(&parent) {
         parent = format!("_Z{}", &parent[end..]);
     }
+    let parent = unversioned(&parent);
     match variant_position(&parent) {
         Some(at) => {
             let canonical = if parent.as_bytes()[at] == b'C' { "C1" } else { "D1" };
@@ -81,6 +83,103 @@ pub fn function_key(raw: &str) -> String {
         }
         None => parent,
     }
+}
+
+/// `_MAY_HOLD_VERSION`: `\dv\d`, `_v\d` or `lts_\d` somewhere (a quick no for most names).
+fn may_hold_version(b: &[u8]) -> bool {
+    (0..b.len()).any(|i| {
+        let digit_at = |k: usize| k < b.len() && b[k].is_ascii_digit();
+        (b[i] == b'v' && i > 0 && (b[i - 1].is_ascii_digit() || b[i - 1] == b'_') && digit_at(i + 1))
+            || (b[i..].starts_with(b"lts_") && digit_at(i + 4))
+    })
+}
+
+/// Where the trailing run of `\d+(_\d+)*` of `name` starts, and how many numbers it holds.
+fn trailing_version(name: &[u8]) -> (usize, usize) {
+    let (mut start, mut numbers) = (name.len(), 0);
+    loop {
+        let mut digits = start;
+        while digits > 0 && name[digits - 1].is_ascii_digit() {
+            digits -= 1;
+        }
+        if digits == start {
+            return (start, numbers);
+        }
+        numbers += 1;
+        if digits > 0 && name[digits - 1] == b'_' && digits >= 2 && name[digits - 2].is_ascii_digit() {
+            start = digits - 1;
+        } else {
+            return (digits, numbers);
+        }
+    }
+}
+
+/// `_VERSIONED_NAMESPACE` of `collectors/symbols.py`: the name without its version when it is
+/// one of a versioned namespace (`v9`, `v2_1`, `json_abi_v3_11_2`, `lts_20240116`).
+fn version_dropped(name: &[u8]) -> Option<&[u8]> {
+    let (start, numbers) = trailing_version(name);
+    if numbers == 0 {
+        return None;
+    }
+    let stem = &name[..start];
+    let plain = stem == b"v";
+    let worded = numbers >= 2 && stem.len() >= 3 && stem.ends_with(b"_v")
+        && (stem[0].is_ascii_alphabetic() || stem[0] == b'_')
+        && stem.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    (plain || worded || stem == b"lts_").then_some(stem)
+}
+
+/// A mangled name with the version of each versioned namespace dropped
+/// (`_ZN3fmt2v96detail...` -> `_ZN3fmt1v6detail...`), the walk of `unversioned` in
+/// `collectors/symbols.py`.
+pub fn unversioned(raw: &str) -> String {
+    let b = raw.as_bytes();
+    if !raw.contains("_Z") || !may_hold_version(b) {
+        return raw.to_string();
+    }
+    let (end, mut i) = (b.len(), 0);
+    let mut out: Vec<u8> = Vec::with_capacity(end);
+    let (mut nested, mut after_n) = (false, false);
+    while i < end {
+        let c = b[i];
+        if c.is_ascii_digit() {
+            let digits = i;
+            while i < end && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            let length = raw[digits..i].parse::<usize>().unwrap_or(usize::MAX);
+            if length == 0 || length > end - i {
+                out.extend_from_slice(&b[digits..i]);
+                nested = false;
+                after_n = false;
+                continue;
+            }
+            let mut name = &b[i..i + length];
+            i += length;
+            let follows_component = i < end && (b[i].is_ascii_digit() || b[i] == b'L');
+            if nested && follows_component {
+                if let Some(stem) = version_dropped(name) {
+                    name = stem;
+                }
+            }
+            out.extend_from_slice(name.len().to_string().as_bytes());
+            out.extend_from_slice(name);
+            after_n = false;
+            continue;
+        }
+        if c == b'N' {
+            nested = true;
+            after_n = true;
+        } else if c == b'L' && nested {
+            // gcc's internal-linkage mark before a component
+        } else if !(after_n && b"rVKRO".contains(&c)) {
+            nested = false;
+            after_n = false;
+        }
+        out.push(c);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| raw.to_string())
 }
 
 /// Where the method's encoding starts in a thunk (`_ZTh`, `_ZTv`, `_ZTc` and their
