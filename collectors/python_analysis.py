@@ -21,7 +21,9 @@ from perf_selector.collectors.address_resolver import AddressResolver, CodeRange
 from perf_selector.collectors.decoder import Decoder, default_decoder
 from perf_selector.collectors.elf_image import R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT, ElfImage, Symbol
 from perf_selector.collectors.analysis_tables import FunctionGroup, StaticAnalysis, name_functions, no_functions_error, object_names, stripped_note
-from perf_selector.collectors.symbols import function_key, has_external_linkage, is_cold_part, parent_symbol, part_kind, reference_name
+from perf_selector.collectors.symbols import (
+    function_key, has_external_linkage, is_cold_part, parent_symbol, part_kind, reference_name, unversioned,
+)
 
 
 def analyse_in_python(path: str | os.PathLike[str], decoder: Decoder | None = None, jobs: int = 1) -> StaticAnalysis:
@@ -243,6 +245,8 @@ def _object_fingerprint(image: ElfImage, resolver: AddressResolver, data: DataRa
             if low <= value < high:
                 pointers.append((offset, resolver.pointer_token(value)))
     if not pointers:
+        if data.token.startswith("_ZTS"):
+            contents = _unversioned_type_name(contents)
         return hashlib.blake2b(contents, digest_size=16).hexdigest()
     digest = hashlib.blake2b(digest_size=16)
     position = 0
@@ -251,3 +255,16 @@ def _object_fingerprint(image: ElfImage, resolver: AddressResolver, data: DataRa
         position = offset + 8
     digest.update(contents[position:])
     return digest.hexdigest()
+
+
+def _unversioned_type_name(contents: bytes) -> bytes:
+    """A typeinfo name (``_ZTS...``: the type's mangled name as a string, which RTTI compares)
+    without the version of a versioned namespace (collectors.symbols.unversioned): a release
+    renames the string, not the type."""
+    text, end, rest = contents.partition(b"\0")
+    try:
+        name = text.decode("ascii")
+    except UnicodeDecodeError:
+        return contents
+    dropped = unversioned("_Z" + name)[2:]
+    return contents if dropped == name else dropped.encode() + end + rest

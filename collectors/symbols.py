@@ -79,18 +79,21 @@ def function_key(raw: str) -> str:
 def unversioned(raw: str) -> str:
     """A mangled name with the version of each versioned namespace dropped:
     ``_ZN8nlohmann16json_abi_v3_11_210basic_json...`` -> ``_ZN8nlohmann10json_abi_v10basic_json...``,
-    ``_ZN3fmt2v96detail...`` -> ``_ZN3fmt1v6detail...``; in template arguments too.
+    ``_ZN3fmt2v96detail...`` -> ``_ZN3fmt1v6detail...``; in template arguments too
+    (``std::map<std::string, nlohmann::json_abi_v3_11_2::basic_json<...>>``).
 
     A namespace is a component of a nested name (``N`` ... ``E``) that another component
     follows.  The walk reads length-prefixed identifiers and skips their text, so a letter
-    inside one is never taken for a production; what it misreads (a number of another
-    production) can only leave a version in place, never drop one elsewhere."""
+    inside one is never taken for a production; the numbers of other productions are read
+    with them (substitutions ``S1_``, template parameters ``T0_``, literals ``Li3E``, array
+    and vector sizes ``A4_`` ``Dv4_``, function parameters ``fp0_``), never as a length.  What
+    it still misreads can only leave a version in place, never drop one elsewhere."""
     if "_Z" not in raw or not _MAY_HOLD_VERSION.search(raw):
         return raw
     pieces, i, end, nested, after_n = [], 0, len(raw), False, False
     while i < end:
         c = raw[i]
-        if c.isdigit():
+        if c.isdigit():  # a source name's length: every other number is read with its production below
             digits = i
             while i < end and raw[i].isdigit():
                 i += 1
@@ -107,6 +110,13 @@ def unversioned(raw: str) -> str:
             pieces.append(f"{len(name)}{name}")
             after_n = False
             continue
+        numbered = _numbered_production(raw, i)
+        if numbered > i:
+            pieces.append(raw[i:numbered])
+            if c not in "ST":  # a substitution or template parameter may begin a nested name's prefix
+                nested = False
+            i, after_n = numbered, False
+            continue
         if c == "N":
             nested, after_n = True, True
         elif c == "L" and nested:
@@ -116,6 +126,27 @@ def unversioned(raw: str) -> str:
         pieces.append(c)
         i += 1
     return "".join(pieces)
+
+
+def _numbered_production(raw: str, i: int) -> int:
+    """Where a production at `i` that holds a number which is not a length ends, or `i`:
+    ``S<seq-id>_``, ``T<n>_``, ``L<builtin type><value>E``, ``A<n>_``, ``Dv<n>_``, ``fp<n>_``."""
+    end, c = len(raw), raw[i]
+    following = raw[i + 1] if i + 1 < end else ""
+    if c in "ST" and (following.isdigit() or following.isupper() or following == "_"):
+        close = raw.find("_", i + 1)
+        if close > 0 and all(ch.isdigit() or ch.isupper() for ch in raw[i + 1:close]):
+            return close + 1
+        return i
+    if c == "L" and following and following in _BUILTIN_TYPES:
+        close = raw.find("E", i + 2)
+        return close + 1 if close > 0 else i
+    if c == "A" or (c == "v" and i > 0 and raw[i - 1] == "D") or (c == "p" and i > 0 and raw[i - 1] == "f"):
+        digits = i + 1
+        while digits < end and raw[digits].isdigit():
+            digits += 1
+        return digits if digits > i + 1 else i
+    return i
 
 
 def thunk_target(raw: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 
 from perf_selector.collectors.callgrind import callgrind_command, read_callgrind
 from perf_selector.collectors.static_analysis import analyse_binary
-from perf_selector.collectors.static_diff import diff_functions
+from perf_selector.collectors.static_diff import diff_functions, diff_objects
 from perf_selector.collectors.symbols import demangle, function_key, has_external_linkage, unversioned
 from tests.helpers import PROGRAMS, compile_c, compile_cxx, program_text, run_selector
 
@@ -148,6 +148,12 @@ def test_function_keys(raw, key):
     ("_ZNSt6vectorIN8nlohmann16json_abi_v3_11_210basic_jsonIvEESaIS3_EE9push_backEOS3_",  # in template arguments
      "_ZNSt6vectorIN8nlohmann10json_abi_v10basic_jsonIvEESaIS3_EE9push_backEOS3_"),
     ("_ZTIN8nlohmann21json_abi_diag_v3_11_26detail9exceptionE", "_ZTIN8nlohmann15json_abi_diag_v6detail9exceptionE"),
+    ("_ZNSt8_Rb_treeINSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEESt4pairIKS5_N8nlohmann12json_v3_11_0"
+     "10basic_jsonIvEEESt10_Select1stISA_ESt4lessIS5_ESaISA_EE8_M_eraseEPSt13_Rb_tree_nodeISA_E",  # after a substitution
+     "_ZNSt8_Rb_treeINSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEESt4pairIKS5_N8nlohmann6json_v"
+     "10basic_jsonIvEEESt10_Select1stISA_ESt4lessIS5_ESaISA_EE8_M_eraseEPSt13_Rb_tree_nodeISA_E"),
+    ("_ZN3lib3fooILi16EN3fmt2v96detail3bufEEEvv", "_ZN3lib3fooILi16EN3fmt1v6detail3bufEEEvv"),  # a literal's digits are no length
+    ("_ZN3lib2v9IXLi16EEE3fooEv", "_ZN3lib2v9IXLi16EEE3fooEv"),  # a class template v9<16>: no namespace
     ("_ZN4absl12lts_2024011613base_internal8SpinLock4LockEv", "_ZN4absl4lts_13base_internal8SpinLock4LockEv"),
     ("_ZN3foo2v2Ev", "_ZN3foo2v2Ev"),  # a method named v2: the last component, not a namespace
     ("_Z2v23foo", "_Z2v23foo"),  # a function v2(foo): no nested name
@@ -174,6 +180,10 @@ def test_a_release_that_renames_its_namespace_changes_only_the_code_that_changed
     old = analyse_binary(_versioned(tmp_path, "old", old_abi))
     renamed = analyse_binary(_versioned(tmp_path, "renamed", new_abi))
     assert _changes(old, renamed) == {"new": set(), "deleted": set(), "changed": set()}
+    # std::map's tree functions of the namespace's type, and the typeinfo name of its exception
+    assert any(name.startswith("_ZNSt8_Rb_tree") and "ledger" not in name for name in old.functions["name"].to_pylist())
+    assert diff_objects(old.objects, renamed.objects) == []
+    assert any(name.startswith("_ZTS") for name in old.objects["name"].to_pylist())
     scaled = analyse_binary(_versioned(tmp_path, "scaled", new_abi, scale=5))
     add = f"lib::{old_abi.rstrip('0123456789_')}::Ledger::add(long)"
     assert _changes(old, scaled) == {"new": set(), "deleted": set(), "changed": {add}}

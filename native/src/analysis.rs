@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use blake2::Digest;
 
 use crate::elf::{hex, Blake2b128, Image, Section, Symbol, R_X86_64_RELATIVE, STT_FUNC, STT_OBJECT};
-use crate::names::{function_key, has_external_linkage, is_cold_part, parent_symbol, part_kind, reference_name};
+use crate::names::{function_key, has_external_linkage, is_cold_part, parent_symbol, part_kind, reference_name, unversioned};
 use crate::resolver::{Callee, CodeRange, DataRange, References, Resolver};
 use crate::scan::scan;
 
@@ -217,6 +217,9 @@ fn object_fingerprint(image: &Image, resolver: &mut Resolver, symbol: &Symbol, s
         }
     }
     if pointers.is_empty() {
+        if symbol.raw.starts_with("_ZTS") {
+            return hex(&Blake2b128::digest(unversioned_type_name(&contents)));
+        }
         return hex(&Blake2b128::digest(&contents));
     }
     let mut digest = Blake2b128::new();
@@ -230,6 +233,23 @@ fn object_fingerprint(image: &Image, resolver: &mut Resolver, symbol: &Symbol, s
     }
     digest.update(slice(&contents, position, contents.len()));
     hex(&digest.finalize())
+}
+
+/// A typeinfo name (`_ZTS...`: the type's mangled name as a string) without the version of a
+/// versioned namespace, `_unversioned_type_name` of `collectors/python_analysis.py`.
+fn unversioned_type_name(contents: &[u8]) -> Vec<u8> {
+    let end = contents.iter().position(|&b| b == 0).unwrap_or(contents.len());
+    let Ok(name) = std::str::from_utf8(&contents[..end]) else { return contents.to_vec() };
+    if !name.is_ascii() {
+        return contents.to_vec();
+    }
+    let dropped = unversioned(&format!("_Z{name}"));
+    if &dropped[2..] == name {
+        return contents.to_vec();
+    }
+    let mut out = dropped.as_bytes()[2..].to_vec();
+    out.extend_from_slice(&contents[end..]);
+    out
 }
 
 /// `bytes[start:end]` with Python's clamping.

@@ -167,6 +167,16 @@ pub fn unversioned(raw: &str) -> String {
             after_n = false;
             continue;
         }
+        let numbered = numbered_production(b, i);
+        if numbered > i {
+            out.extend_from_slice(&b[i..numbered]);
+            if c != b'S' && c != b'T' {
+                nested = false;
+            }
+            i = numbered;
+            after_n = false;
+            continue;
+        }
         if c == b'N' {
             nested = true;
             after_n = true;
@@ -180,6 +190,44 @@ pub fn unversioned(raw: &str) -> String {
         i += 1;
     }
     String::from_utf8(out).unwrap_or_else(|_| raw.to_string())
+}
+
+/// `_numbered_production` of `collectors/symbols.py`: where a production at `i` holding a
+/// number that is not a length ends (`S1_`, `T0_`, `Li3E`, `A4_`, `Dv4_`, `fp0_`), or `i`.
+fn numbered_production(b: &[u8], i: usize) -> usize {
+    let (end, c) = (b.len(), b[i]);
+    let following = if i + 1 < end { Some(b[i + 1]) } else { None };
+    if c == b'S' || c == b'T' {
+        if let Some(f) = following {
+            if f.is_ascii_digit() || f.is_ascii_uppercase() || f == b'_' {
+                if let Some(offset) = b[i + 1..].iter().position(|&x| x == b'_') {
+                    let close = i + 1 + offset;
+                    if b[i + 1..close].iter().all(|x| x.is_ascii_digit() || x.is_ascii_uppercase()) {
+                        return close + 1;
+                    }
+                }
+                return i;
+            }
+        }
+    }
+    if c == b'L' {
+        if let Some(f) = following {
+            if BUILTIN_TYPES.contains(&f) {
+                return match b[(i + 2).min(end)..].iter().position(|&x| x == b'E') {
+                    Some(offset) => i + 2 + offset + 1,
+                    None => i,
+                };
+            }
+        }
+    }
+    if c == b'A' || (c == b'v' && i > 0 && b[i - 1] == b'D') || (c == b'p' && i > 0 && b[i - 1] == b'f') {
+        let mut digits = i + 1;
+        while digits < end && b[digits].is_ascii_digit() {
+            digits += 1;
+        }
+        return if digits > i + 1 { digits } else { i };
+    }
+    i
 }
 
 /// Where the method's encoding starts in a thunk (`_ZTh`, `_ZTv`, `_ZTc` and their

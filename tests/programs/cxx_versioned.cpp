@@ -3,6 +3,8 @@
 // namespace's name and the scale given by -D (LIB_ABI, SCALE).
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,16 @@ __attribute__((noinline)) long Ledger::total() const {
 template <class T>
 __attribute__((noinline)) T doubled(T x) { return x + x; }
 
+// RTTI: its typeinfo name is the mangled name as a string, version and all
+struct ledger_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+__attribute__((noinline)) long checked(long value) {
+    if (value < 0) throw ledger_error("negative");
+    return value;
+}
+
 }  // namespace LIB_ABI
 }  // namespace lib
 
@@ -42,6 +54,13 @@ int main(int argc, char **argv) {
     lib::Ledger ledger;
     ledger.label = "ledger";
     for (long i = 0; i < count; ++i) ledger.add(lib::doubled(i));
-    std::printf("%ld\n", ledger.total());
-    return 0;
+    // std::map's tree functions carry the namespace in their template arguments
+    std::map<std::string, lib::Ledger> books;
+    books["main"] = ledger;
+    try {
+        return std::printf("%ld\n", lib::checked(books["main"].total() - 1)) < 0;
+    } catch (const lib::ledger_error &error) {
+        std::puts(error.what());
+        return 1;
+    }
 }
