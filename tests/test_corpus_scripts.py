@@ -144,7 +144,8 @@ def test_risk_bound_with_model_auto_writes_the_bundle_evaluate_chooses_and_bound
 def test_what_binds_prints_each_hazards_cost_and_the_runs_at_each_threshold(collected_sample, evolved_sample, tmp_path):
     """corpus/what_binds.py on two projects held out in turn: every hazard's fires, the bound's
     runs with each left out, runs that fall as the threshold rises and as hazards go, the floor
-    and a perfect model's runs, the decided changes scored lowest, and, for packs, the size
+    and a perfect model's runs (pooled, then each project's for each change, and whether it halves
+    the rule's), the decided changes scored lowest, and, for packs, the size
     estimate's errors summed over the projects."""
     from perf_selector.models.decision import HAZARDS
 
@@ -173,6 +174,13 @@ def test_what_binds_prints_each_hazards_cost_and_the_runs_at_each_threshold(coll
     (rule_runs, forced, decided, perfect, each), = [row for row in rows if len(row) == 5 and row[0].replace(",", "").isdigit()]
     number = lambda cell: int(cell.split()[0].replace(",", ""))  # noqa: E731
     assert number(perfect) == number(forced) + int(decided) <= number(rule_runs)  # the floor, and each decided change once
+    by_project = [row for row in rows if len(row) == 7 and row[-1] in ("yes", "no")]
+    assert 1 <= len(by_project) <= 2  # the projects with a change
+    for _name, changed, rule_each, _model_each, floor_each, perfect_each, halves in by_project:
+        rule_each, floor_each, perfect_each = float(rule_each), float(floor_each), float(perfect_each)
+        assert int(changed) > 0 and floor_each <= perfect_each <= rule_each
+        if abs(2 * perfect_each - rule_each) > 0.02:  # clear of the two decimals' rounding
+            assert halves == ("yes" if 2 * perfect_each < rule_each else "no")
     lowest = [row for row in rows if len(row) == 4 and row[0] not in ("project", *HAZARDS)]
     scores = [float(row[3]) for row in lowest]
     assert scores == sorted(scores) and len(lowest) == min(10, int(decided))
