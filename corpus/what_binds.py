@@ -149,19 +149,24 @@ def rule_and_forced(scored: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return masks
 
 
+def project_floor(s, masks: tuple[np.ndarray, np.ndarray]) -> dict[str, int]:
+    """One project's rule runs, forced runs, changes the model decides (changes the rule runs that
+    nothing forces), changes, and a perfect model's runs within the rule (the forced and the decided)."""
+    rule, forced = masks
+    labels = s.labels.astype(bool)
+    counts = {"rule": int(rule.sum()), "forced": int(forced.sum()), "decided": int((labels & rule & ~forced).sum()),
+              "changes": int(labels.sum())}
+    return counts | {"perfect": counts["forced"] + counts["decided"]}
+
+
 def floor(scored: dict, masks: dict) -> list[str]:
     """The forced floor and what a model within the rule that ran exactly the changes it decides would run."""
-    rule_runs = forced_runs = decided = changes = 0
-    for name, s in scored.items():
-        rule, forced = masks[name]
-        labels = s.labels.astype(bool)
-        rule_runs, forced_runs = rule_runs + int(rule.sum()), forced_runs + int(forced.sum())
-        decided, changes = decided + int((labels & rule & ~forced).sum()), changes + int(labels.sum())
-    perfect = forced_runs + decided
+    total = {key: sum(project_floor(s, masks[name])[key] for name, s in scored.items())
+             for key in ("rule", "forced", "decided", "changes", "perfect")}
     return ["| the rule's runs | forced floor (for each change) | changes the model decides | a perfect model's runs "
             "| for each change |", "|---|---|---|---|---|",
-            f"| {rule_runs:,} | {forced_runs:,} ({forced_runs / changes:.2f}) | {decided:,} | {perfect:,} | "
-            f"{perfect / changes:.2f} |"]
+            f"| {total['rule']:,} | {total['forced']:,} ({total['forced'] / total['changes']:.2f}) | {total['decided']:,} | "
+            f"{total['perfect']:,} | {total['perfect'] / total['changes']:.2f} |"]
 
 
 def floor_by_project(scored: dict, masks: dict, threshold: float) -> list[str]:
@@ -171,15 +176,13 @@ def floor_by_project(scored: dict, masks: dict, threshold: float) -> list[str]:
     rows = ["| project | changes | the rule | the model | forced floor | a perfect model | at most half the rule's |",
             "|---|---|---|---|---|---|---|"]
     for name, s in sorted(scored.items()):
-        labels = s.labels.astype(bool)
-        if not labels.any():
+        counts = project_floor(s, masks[name])
+        if not counts["changes"]:
             continue
-        rule, forced = masks[name]
         model = decision.decide_by_policy(WITHIN_RULE, s.scores, np.full(len(s.scores), threshold), s.features, s.min_effect)
-        perfect = int((forced | (labels & rule)).sum())
-        per = [int(n) / labels.sum() for n in (rule.sum(), model.sum(), forced.sum(), perfect)]
-        rows.append(f"| {name} | {labels.sum()} | " + " | ".join(f"{v:.2f}" for v in per)
-                    + f" | {'yes' if 2 * perfect <= rule.sum() else 'no'} |")
+        per = [n / counts["changes"] for n in (counts["rule"], int(model.sum()), counts["forced"], counts["perfect"])]
+        rows.append(f"| {name} | {counts['changes']} | " + " | ".join(f"{v:.2f}" for v in per)
+                    + f" | {'yes' if 2 * counts['perfect'] <= counts['rule'] else 'no'} |")
     return rows
 
 
@@ -242,6 +245,8 @@ def main() -> None:
         with hazards(names):
             bound = policy_risk_bound(scored, WITHIN_RULE, arguments.miss_rate)
             print(line(label, bound.threshold, scored))
+        if names == every:
+            threshold_with_every_hazard = bound.threshold
     print("\n| hazards | threshold | runs | runs for each change | changes missed |\n|---|---|---|---|---|")
     for label, names in (("every hazard", every), ("none", [])):
         with hazards(names):
@@ -253,7 +258,7 @@ def main() -> None:
     masks = rule_and_forced(scored)
     print("\n".join(floor(scored, masks)))
     print()
-    print("\n".join(floor_by_project(scored, masks, policy_risk_bound(scored, WITHIN_RULE, arguments.miss_rate).threshold)))
+    print("\n".join(floor_by_project(scored, masks, threshold_with_every_hazard)))
     keys = {project.name: list(zip(*(project.data.table.loc[project.data.table["label"].notna(), column].astype(str)
                                      for column in ("new", "benchmark")))) for project in projects}
     print()
