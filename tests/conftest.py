@@ -1,9 +1,13 @@
-"""Shared fixtures: real gcc builds of the scripted sample history."""
+"""Shared fixtures: real gcc builds of the scripted sample history; and, where pytest-xdist runs
+the tests side by side, a timed test marked `alone` runs while no other test does."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,23 @@ from tests.helpers import selector_command
 for tool in ("gcc", "g++", "git", "make"):
     if shutil.which(tool) is None:
         raise RuntimeError(f"the tests need {tool} on PATH")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under pytest-xdist, every test holds the run's lock shared from its setup to its teardown,
+    and a test marked `alone` holds it exclusive: the other worker's gcc and valgrind load would
+    be noise that a timed confirmation cannot see 10% through (it skipped, beside the suite)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        yield
+        return
+    with open(Path(tempfile.gettempdir()) / f"perf-selector-tests-{run}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if item.get_closest_marker("alone") else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")

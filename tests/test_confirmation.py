@@ -144,6 +144,7 @@ def _history(root: Path, metric: str = "wall_time") -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 @pytest.mark.parametrize("metric", ["wall_time", CPU_TIME])
 def test_confirmation_finds_no_change_between_identical_binaries_and_finds_a_planted_slowdown(tmp_path, metric):
     root = tmp_path / "project"
