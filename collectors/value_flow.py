@@ -26,7 +26,8 @@ binary, or one deeper than CALLEE_DEPTH, decides on the argument, for all this k
 Followed in one linear pass over the function in address order, done twice so that a
 value defined after a loop's compare (in address order) and read by it on the next
 iteration is seen; a write of an untainted value ends a register's or slot's taint, as does
-`xor r, r` (and its kin: 0 whatever r held).
+`xor r, r` (and its kin: 0 whatever r held), but not an 8- or 16-bit write, which keeps the rest
+of the register.
 A changed instruction that only moves a value it did not change (a register copy, a spill
 or reload of a stack slot: register allocation) computes nothing new.  The stack pointer, and
 `rbp` where the function sets it up as the frame pointer (`mov rbp, rsp`), carry no value (a new
@@ -283,9 +284,15 @@ def _registers_used(info, frame: frozenset) -> tuple[set, set, set]:
             reads.add(full)
         if used.access in _WRITES:
             writes.add(full)
-        if used.access in _OVERWRITES:
+        if used.access in _OVERWRITES and not _keeps_the_rest(used.register):
             overwrites.add(full)
     return reads, writes, overwrites
+
+
+def _keeps_the_rest(register) -> bool:
+    """An 8- or 16-bit write leaves the rest of its general register as it was (a 32-bit one
+    zeroes the upper half): what the rest held is still there, changed or not."""
+    return iced_x86.RegisterExt.is_gpr8(register) or iced_x86.RegisterExt.is_gpr16(register)
 
 
 def _stack_slot(memory, frame: frozenset) -> tuple[int, int] | None:

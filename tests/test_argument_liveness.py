@@ -236,3 +236,12 @@ def test_a_changed_argument_a_callee_stores_to_a_global_steers(tmp_path):
     the callee's is not seen there, so it is a decision."""
     (region,) = _regions(tmp_path, "    call records" + DISCARDS_THE_RESULT)
     assert region.steers
+
+
+def test_a_byte_written_into_a_changed_register_leaves_the_rest_of_it_changed(tmp_path):
+    """`mov $0, %dl` writes the low byte alone: edx's other bits still hold the changed value, and
+    a branch on edx steers; a 32-bit write (`mov $0, %edx`, the upper half zeroed) ends the change."""
+    branch_on_edx = "\n    test %edx, %edx\n    je 1f\n    add $1, %ebx\n1:\n    mov $0, %eax"
+    for write, steers in (("    mov $0, %dl", True), ("    mov $0, %dx", True), ("    mov $0, %edx", False)):
+        (region,) = _regions(tmp_path / write.split()[-1].strip("%"), write + branch_on_edx)
+        assert region.steers == steers, write
