@@ -25,7 +25,8 @@ for tool in ("gcc", "g++", "git", "make"):
 def pytest_runtest_protocol(item, nextitem):
     """Under pytest-xdist, every test holds the run's lock shared from its setup to its teardown,
     and a test marked `alone` holds it exclusive: the other worker's gcc and valgrind load would
-    be noise that a timed confirmation cannot see 10% through (it skipped, beside the suite)."""
+    be noise that a timed confirmation cannot see 10% through (it skipped, beside the suite), and
+    a test of the machine's own state (the pids its next processes get) shares it with no one."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if run is None:
         yield

@@ -97,6 +97,7 @@ def _next_pids(count: int) -> list[int]:
 
 
 @needs_faketime
+@pytest.mark.alone  # it plants files for the machine's next pids: no other test's process may take one
 def test_a_fixed_clock_holds_when_leftovers_of_ended_processes_carry_the_next_pids(tmp_path):
     """libfaketime leaves its objects behind after a process replaced by exec (valgrind's launcher
     does that), and a later process given one of their pids silently reads the real clock. With

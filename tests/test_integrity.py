@@ -19,9 +19,12 @@ from tests.helpers import selector_command
 pytestmark = pytest.mark.slow
 
 
-def collect(root: Path, store: Path, revisions: str, *extra: str) -> subprocess.Popen:
+def collect(root: Path, store: Path, revisions: str, *extra: str, temporary: Path | None = None) -> subprocess.Popen:
+    """`selector collect` started; `temporary`: its TMPDIR (where its run folders go)."""
+    environment = {**os.environ, "TMPDIR": str(temporary)} if temporary else None
     return subprocess.Popen(selector_command("collect", revisions, "--repo", str(root), "--store", str(store),
-                             "--format", "json", *extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--format", "json", *extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=environment)
 
 
 def stored(store: Path):
@@ -103,7 +106,11 @@ def test_a_killed_collector_leaves_no_process_and_its_leftovers_are_swept(tmp_pa
     config.write_text(config.read_text().replace('tool = "callgrind"', 'tool = "none"') +
                       '\n[[benchmark]]\nname = "slow"\ncommand = "sleep 37"\nrepetitions = 1\nwarmup = 0\n')
     commit_all(root, "A slow benchmark")
-    collector = collect(root, tmp_path / "store", "HEAD~1..HEAD", "-j", jobs)
+    # A temporary directory of its own: any collection sweeps a dead one's run folders, and
+    # another test's (pytest-xdist runs them side by side) could sweep them before this one looks.
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    collector = collect(root, tmp_path / "store", "HEAD~1..HEAD", "-j", jobs, temporary=temporary)
     deadline = time.monotonic() + 120
     while not any("sleep 37" in command for command in _commands(_tree(collector.pid))):
         assert collector.poll() is None and time.monotonic() < deadline, collector.stderr.read()
@@ -114,13 +121,13 @@ def test_a_killed_collector_leaves_no_process_and_its_leftovers_are_swept(tmp_pa
     time.sleep(1)
     alive = [pid for pid in tree if _running(pid)]
     assert not alive, _commands(set(alive))
-    leftovers = list(Path(os.environ.get("TMPDIR", "/tmp")).glob(f"selector-runs-{collector.pid}-*"))
-    leftovers += [folder for pid in tree for folder in Path(os.environ.get("TMPDIR", "/tmp")).glob(f"selector-runs-{pid}-*")]
+    leftovers = list(temporary.glob(f"selector-runs-{collector.pid}-*"))
+    leftovers += [folder for pid in tree for folder in temporary.glob(f"selector-runs-{pid}-*")]
     assert leftovers, "the killed collector's run folder should be there to sweep"
 
     # The next collection sweeps the dead one's run folders and worktree slot, and collects.
     config.write_text(config.read_text().replace('command = "sleep 37"', 'command = "true"'))
-    rerun = collect(root, tmp_path / "store", "HEAD~1..HEAD")
+    rerun = collect(root, tmp_path / "store", "HEAD~1..HEAD", temporary=temporary)
     out, err = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, err
     assert not any(folder.exists() for folder in leftovers)
