@@ -177,10 +177,10 @@ def zeroes(instruction: iced_x86.Instruction) -> bool:
             or not instruction.op_kind(0) == instruction.op_kind(1) == iced_x86.OpKind.REGISTER:
         return False
     register = instruction.op0_register
-    return register == instruction.op1_register and _whole(register)
+    return register == instruction.op1_register and writes_whole(register)
 
 
-def _whole(register: iced_x86.Register) -> bool:
+def writes_whole(register: iced_x86.Register) -> bool:
     """Whether a write of `register` overwrites all of its full register (a write of 8 or 16 bits
     leaves the rest as it was)."""
     return not iced_x86.RegisterExt.is_gpr(register) or iced_x86.RegisterExt.size(register) >= _GENERAL_FULL_WIDTH
@@ -195,7 +195,7 @@ def _registers(instruction: iced_x86.Instruction, info) -> tuple[frozenset, froz
         full = iced_x86.RegisterExt.full_register(used.register)
         if used.access in READS:
             uses.add(full)
-        if used.access == iced_x86.OpAccess.WRITE and _whole(used.register):
+        if used.access == iced_x86.OpAccess.WRITE and writes_whole(used.register):
             kills.add(full)
     return frozenset(uses), frozenset(kills)
 

@@ -26,8 +26,9 @@ binary, or one deeper than CALLEE_DEPTH, decides on the argument, for all this k
 Followed in one linear pass over the function in address order, done twice so that a
 value defined after a loop's compare (in address order) and read by it on the next
 iteration is seen; a write of an untainted value ends a register's or slot's taint, as does
-`xor r, r` (and its kin: 0 whatever r held), but not an 8- or 16-bit write, which keeps the rest
-of the register.
+`xor r, r` (and its kin: 0 whatever r held).  An 8- or 16-bit write keeps the rest of the
+register: written with an unchanged value, its low bytes read nothing changed (`sete %al`, then
+`movzbl %al, %eax`), the whole register still does.
 A changed instruction that only moves a value it did not change (a register copy, a spill
 or reload of a stack slot: register allocation) computes nothing new.  The stack pointer, and
 `rbp` where the function sets it up as the frame pointer (`mov rbp, rsp`), carry no value (a new
@@ -48,7 +49,7 @@ from typing import Callable, Iterable, Mapping
 import iced_x86
 
 from perf_selector.collectors.argument_liveness import ARGUMENTS, CALL_CLOBBERS, EVERY, READS as _READS, ArgumentUse, \
-    argument_use, function_instructions, zeroes
+    argument_use, function_instructions, writes_whole, zeroes
 from perf_selector.collectors.code_image import CodeImage, ImageKey
 
 # What a call's target (its address) reads of its argument registers (argument_liveness.argument_use)
@@ -57,6 +58,8 @@ CalleeUse = Callable[[int], ArgumentUse]
 _WRITES = frozenset({iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
                      iced_x86.OpAccess.READ_COND_WRITE})
 _OVERWRITES = frozenset({iced_x86.OpAccess.WRITE})  # an unconditional write ends a taint
+# bits 8-15 of a general register: a write there leaves its low byte as it was
+_HIGH_BYTES = frozenset({iced_x86.Register.AH, iced_x86.Register.BH, iced_x86.Register.CH, iced_x86.Register.DH})
 _STACK_POINTER = frozenset({iced_x86.Register.RSP})
 _WITH_FRAME_POINTER = frozenset({iced_x86.Register.RSP, iced_x86.Register.RBP})
 _NONE = iced_x86.Register.NONE
@@ -123,7 +126,7 @@ def _flow(instructions: list[iced_x86.Instruction], changed: frozenset[int], see
     """Follow the changed values through the function, _PASSES times in address order."""
     info = iced_x86.InstructionInfoFactory()
     frame = frame_registers(instructions)
-    tainted: set = set()  # full registers, stack slots (base, displacement), _FLAGS
+    tainted = _Taint()
     for _ in range(_PASSES):
         for instruction in instructions:
             tainted.update(seeds.get(instruction.ip, ()))
@@ -204,7 +207,7 @@ def _callee_outcome(image: ImageKey, entry: int, arguments: frozenset, depth: in
     return _flow(instructions, frozenset(), {entry: arguments}, False, called)
 
 
-def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, main: bool,
+def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: "_Taint", main: bool,
           called: _Callees, frame: frozenset) -> str | None:
     """Follow one instruction: the decision a tainted value reaches here, or None."""
     reads, writes, overwrites = _registers_used(info, frame)
@@ -230,12 +233,13 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, 
                 stores_outside = True
     flow = instruction.flow_control
     reads_flags = instruction.rflags_read != 0
-    source = (reads & tainted) or (reads_flags and _FLAGS in tainted) or (loaded_slots & tainted) or address_tainted
+    reads_changed = _reads_changed(info, frame, tainted) if reads else set()
+    source = reads_changed or (reads_flags and _FLAGS in tainted) or (loaded_slots & tainted) or address_tainted
     if changed and not _only_moves(instruction, frame):
         source = True
     if flow == iced_x86.FlowControl.CONDITIONAL_BRANCH and _FLAGS in tainted:
         return "branch"
-    if flow in (iced_x86.FlowControl.INDIRECT_BRANCH, iced_x86.FlowControl.INDIRECT_CALL) and (reads & tainted):
+    if flow in (iced_x86.FlowControl.INDIRECT_BRANCH, iced_x86.FlowControl.INDIRECT_CALL) and reads_changed:
         return "indirect target"
     tail_call = called.tail_call(instruction)
     if tail_call and called.returning and tainted - {_FLAGS}:
@@ -264,6 +268,8 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: set, 
     if stores_outside and source:
         return "store through a pointer" if not address_tainted else "address"
     _update(tainted, writes, overwrites, stored_slots, bool(source))
+    if not source:
+        _marks_clean_low(tainted, info, frame)
     if instruction.rflags_modified:
         if source:
             tainted.add(_FLAGS)
@@ -284,15 +290,63 @@ def _registers_used(info, frame: frozenset) -> tuple[set, set, set]:
             reads.add(full)
         if used.access in _WRITES:
             writes.add(full)
-        if used.access in _OVERWRITES and not _keeps_the_rest(used.register):
+        if used.access in _OVERWRITES and writes_whole(used.register):  # 8 or 16 bits keep the rest
             overwrites.add(full)
     return reads, writes, overwrites
 
 
-def _keeps_the_rest(register) -> bool:
-    """An 8- or 16-bit write leaves the rest of its general register as it was (a 32-bit one
-    zeroes the upper half): what the rest held is still there, changed or not."""
-    return iced_x86.RegisterExt.is_gpr8(register) or iced_x86.RegisterExt.is_gpr16(register)
+def _marks_clean_low(tainted: "_Taint", info, frame: frozenset) -> None:
+    """An unchanged value written to the low 8 or 16 bits of a changed general register: those
+    bits are no longer changed, the rest still is (`sete %al` over a changed rax)."""
+    for used in info.used_registers():
+        full = iced_x86.RegisterExt.full_register(used.register)
+        if used.access in _OVERWRITES and not writes_whole(used.register) and full in tainted and full not in frame \
+                and used.register not in _HIGH_BYTES:
+            tainted.clean_low[full] = max(tainted.clean_low.get(full, 0), iced_x86.RegisterExt.size(used.register))
+
+
+def _reads_changed(info, frame: frozenset, tainted: "_Taint") -> set:
+    """The full registers the instruction reads a changed part of: a read of a low part an
+    unchanged value was written to (_marks_clean_low) reads nothing changed."""
+    changed = set()
+    for used in info.used_registers():
+        full = iced_x86.RegisterExt.full_register(used.register)
+        if used.access in _READS and full in tainted and full not in frame and not tainted.clean(used.register):
+            changed.add(full)
+    return changed
+
+
+class _Taint(set):
+    """The changed locations (full registers, stack slots (base, displacement), _FLAGS), and for
+    a changed general register the low bytes an unchanged value has since been written to
+    (`clean_low`): a location changed again, or no longer changed, has none."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clean_low: dict = {}
+
+    def add(self, location) -> None:
+        self.clean_low.pop(location, None)
+        super().add(location)
+
+    def update(self, *locations) -> None:
+        for group in locations:
+            for location in group:
+                self.add(location)
+
+    def discard(self, location) -> None:
+        self.clean_low.pop(location, None)
+        super().discard(location)
+
+    def difference_update(self, *locations) -> None:
+        for group in locations:
+            for location in list(group):
+                self.discard(location)
+
+    def clean(self, register) -> bool:
+        """Whether a read of `register` reads only low bytes written with an unchanged value."""
+        low = self.clean_low.get(iced_x86.RegisterExt.full_register(register), 0)
+        return low >= (2 if register in _HIGH_BYTES else iced_x86.RegisterExt.size(register))
 
 
 def _stack_slot(memory, frame: frozenset) -> tuple[int, int] | None:

@@ -245,3 +245,16 @@ def test_a_byte_written_into_a_changed_register_leaves_the_rest_of_it_changed(tm
     for write, steers in (("    mov $0, %dl", True), ("    mov $0, %dx", True), ("    mov $0, %edx", False)):
         (region,) = _regions(tmp_path / write.split()[-1].strip("%"), write + branch_on_edx)
         assert region.steers == steers, write
+
+
+def test_a_byte_written_with_an_unchanged_value_reads_nothing_changed(tmp_path):
+    """`sete %dl` over the changed edx, then `movzbl %dl, %edx`: edx is the compare's outcome alone,
+    and a branch on it steers nothing; a branch on dl's byte alone neither, on dh's (bits 8-15,
+    still changed) it does."""
+    cases = (("    cmp $5, %edi\n    sete %dl\n    movzbl %dl, %edx\n    test %edx, %edx", False),
+             ("    mov $0, %dl\n    test %dl, %dl", False),
+             ("    mov $0, %dl\n    test %dh, %dh", True))
+    for number, (code, steers) in enumerate(cases):
+        # edx's changed upper bits are then cleared: f's return would hand them back (the pair's second half)
+        (region,) = _regions(tmp_path / str(number), code + "\n    je 1f\n    add $1, %ebx\n1:\n    mov $0, %eax\n    xor %edx, %edx")
+        assert region.steers == steers, code
