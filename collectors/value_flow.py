@@ -233,7 +233,9 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: "_Tai
                 stores_outside = True
     flow = instruction.flow_control
     reads_flags = instruction.rflags_read != 0
-    reads_changed = _reads_changed(info, frame, tainted) if reads else set()
+    reads_changed = reads & tainted
+    if reads_changed & tainted.clean_low.keys():  # a low part may be clean: ask each read's width
+        reads_changed = _reads_changed(info, frame, tainted)
     source = reads_changed or (reads_flags and _FLAGS in tainted) or (loaded_slots & tainted) or address_tainted
     if changed and not _only_moves(instruction, frame):
         source = True
@@ -268,7 +270,7 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: "_Tai
     if stores_outside and source:
         return "store through a pointer" if not address_tainted else "address"
     _update(tainted, writes, overwrites, stored_slots, bool(source))
-    if not source:
+    if not source and (writes - overwrites) & tainted:  # a changed register written only in part
         _marks_clean_low(tainted, info, frame)
     if instruction.rflags_modified:
         if source:
