@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,23 @@ for tool in ("gcc", "g++", "git", "make"):
         raise RuntimeError(f"the tests need {tool} on PATH")
 
 
+def pytest_configure(config):
+    """pytest-xdist's controller names the run itself, so that it knows which lock to remove."""
+    if not hasattr(config, "workerinput") and getattr(config.option, "testrunuid", "") is None:
+        config.option.testrunuid = uuid.uuid4().hex
+
+
+def pytest_unconfigure(config):
+    """The controller removes the run's lock once its workers are done (they made it)."""
+    run = getattr(config.option, "testrunuid", None)
+    if not hasattr(config, "workerinput") and run:
+        _run_lock(run).unlink(missing_ok=True)
+
+
+def _run_lock(run: str) -> Path:
+    return Path(tempfile.gettempdir()) / f"perf-selector-tests-{run}.lock"
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Under pytest-xdist, every test holds the run's lock shared from its setup to its teardown,
@@ -31,7 +49,7 @@ def pytest_runtest_protocol(item, nextitem):
     if run is None:
         yield
         return
-    with open(Path(tempfile.gettempdir()) / f"perf-selector-tests-{run}.lock", "a") as lock:
+    with open(_run_lock(run), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX if item.get_closest_marker("alone") else fcntl.LOCK_SH)
         try:
             yield
