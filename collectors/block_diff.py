@@ -54,7 +54,8 @@ import numpy as np
 from perf_selector.collectors.argument_liveness import argument_use
 from perf_selector.collectors.code_effects import FieldAccess, RegisterOffsets
 from perf_selector.collectors.code_image import CodeImage, ImageKey
-from perf_selector.collectors.value_flow import decodes, frame_registers, local_values, reaches_decision, written_registers
+from perf_selector.collectors.value_flow import decisions_reached, decodes, frame_registers, local_values, reaches_decision, \
+    written_registers
 
 _FLOW_ENDS_BLOCK = frozenset({
     iced_x86.FlowControl.UNCONDITIONAL_BRANCH, iced_x86.FlowControl.CONDITIONAL_BRANCH,
@@ -64,6 +65,9 @@ _FLOW_ENDS_BLOCK = frozenset({
 _BRANCH_OPERANDS = frozenset({iced_x86.OpKind.NEAR_BRANCH16, iced_x86.OpKind.NEAR_BRANCH32, iced_x86.OpKind.NEAR_BRANCH64,
                               iced_x86.OpKind.FAR_BRANCH16, iced_x86.OpKind.FAR_BRANCH32})
 _IMMEDIATES = frozenset({iced_x86.OpKind.IMMEDIATE32, iced_x86.OpKind.IMMEDIATE32TO64, iced_x86.OpKind.IMMEDIATE64})
+# The immediates iced gives at their own width (the sign-extended ones it gives as 64 bits)
+_IMMEDIATE_BITS = {iced_x86.OpKind.IMMEDIATE8: 8, iced_x86.OpKind.IMMEDIATE8_2ND: 8, iced_x86.OpKind.IMMEDIATE16: 16,
+                   iced_x86.OpKind.IMMEDIATE32: 32}
 _NONE = iced_x86.Register.NONE
 _STACK_BASES = frozenset({iced_x86.Register.RSP, iced_x86.Register.RBP, iced_x86.Register.ESP, iced_x86.Register.EBP})
 
@@ -80,6 +84,7 @@ class Block:
     writes: tuple[frozenset, ...] = ()  # per instruction: the registers (and flags) it writes
     computes: tuple[int, ...] = ()  # per instruction: what it computes from the block's entry state (value_flow.local_values)
     leaves: frozenset = frozenset()  # the locations the block writes, each with its last writer's `computes`
+    constants: tuple[tuple, ...] = ()  # per instruction: the parts its shape leaves out (immediates, displacements, literals)
 
 
 class NewBlock(NamedTuple):
@@ -112,6 +117,12 @@ class Region:
     constants_only: bool = False  # as many new blocks as old ones, each of its old block's shape: only constants changed
     fields: tuple[tuple[int, int], ...] = ()  # constants only: the (field offset, bytes) its changed constants are stored to
     steers: bool = True  # its control flow differs, or what it computes can reach a decision (collectors/value_flow.py)
+    # Constants only: the largest factor by which a changed immediate grew (constant_growth; inf for a
+    # changed displacement or literal, or one that grew from 0 or changed sign), and whether its
+    # changed values reach nothing but the function's own conditional branches (a compare's
+    # constant, a loop bound: value_flow.decisions_reached is {"branch"}).
+    growth: float = float("inf")
+    contained: bool = False
 
     @property
     def new_instructions(self) -> int:
@@ -193,9 +204,42 @@ def _aligned(old: list[Block], new: list[Block]) -> tuple[list[Region], list[tup
         fields = tuple(sorted({field for i, j in zip(old_part, new_part) for field in _constant_fields(old[i], new[j])})) \
             if constants_only else ()
         steers = len(old_part) != len(new_part) or any(old[i].flow != new[j].flow for i, j in zip(old_part, new_part))
-        regions.append(Region(addresses, new_blocks, constants_only, fields, steers))
+        growth = max((constant_growth(old[i], new[j]) for i, j in zip(old_part, new_part)), default=1.0) \
+            if constants_only else float("inf")
+        regions.append(Region(addresses, new_blocks, constants_only, fields, steers, growth))
         changes.append((steers, [(new[j], anchor) for j, anchor in zip(new_part, anchors)]))
     return regions, changes
+
+
+def constant_growth(old: Block, new: Block) -> float:
+    """The largest factor by which a constant of the new block outgrew the old block's (blocks of one
+    shape): |new| / |old| for an immediate whose magnitude grew, 1 for one that shrank (it can take
+    away at most the work it bounded), inf for one that grew from 0 or changed sign, and for a
+    changed displacement (another field) or literal, whose size says nothing of the work."""
+    growth = 1.0
+    for old_parts, new_parts in zip(old.constants, new.constants):
+        for before, after in zip(old_parts, new_parts):
+            if before == after:
+                continue
+            if not (_is_immediate_part(before) and _is_immediate_part(after)):
+                return float("inf")
+            was, now = _signed(before), _signed(after)
+            if was == 0 or (was < 0) != (now < 0):
+                return float("inf")
+            growth = max(growth, abs(now) / abs(was))
+    return growth
+
+
+def _is_immediate_part(part) -> bool:
+    return isinstance(part, tuple) and len(part) == 2 and isinstance(part[1], int) and _is_immediate(part[0])
+
+
+def _signed(part: tuple) -> int:
+    """An immediate's value read as signed: iced gives a sign-extended one as 64 bits, any other at
+    its own width (`cmp eax, 0xffffffff` is -1 to a 32-bit compare)."""
+    kind, value = part
+    bits = _IMMEDIATE_BITS.get(kind, 64)
+    return value - (1 << bits) if value >= 1 << (bits - 1) else value
 
 
 def _constant_fields(old: Block, new: Block) -> set[tuple[int, int]]:
@@ -256,10 +300,15 @@ def changed_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new
     callee_use = partial(argument_use, new_image)
     told = []
     for region, (steers, pairs) in zip(regions, changes):
-        if not steers:
+        contained = False
+        if not steers and region.constants_only:
+            changed, seeds = _changed_instructions(pairs)
+            kinds = decisions_reached(instructions, changed, seeds, callee_use=callee_use, image=new_image)
+            steers, contained = bool(kinds), kinds == {"branch"}
+        elif not steers:
             changed, seeds = _changed_instructions(pairs)
             steers = reaches_decision(instructions, changed, seeds, callee_use=callee_use, image=new_image)
-        told.append(dataclasses.replace(region, steers=steers))
+        told.append(dataclasses.replace(region, steers=steers, contained=contained))
     return told
 
 
@@ -349,7 +398,7 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
     def real_register(value: int) -> tuple[int, int] | None:
         return None if value == _NONE else (iced_x86.RegisterExt.full_register(value), iced_x86.RegisterExt.size(value))
 
-    tokens, shapes, values, flow, identities = [], [], [], [], []
+    tokens, shapes, values, flow, identities, constants = [], [], [], [], [], []
     info = iced_x86.InstructionInfoFactory()
     for instruction in instructions:
         token: list = [instruction.mnemonic]
@@ -388,12 +437,14 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
         identities.append(tuple(identity))
         shapes.append(hash(tuple(shape)))
         values.append(hash(tuple(part for part, kept in zip(token, shape) if part != kept and _is_value(part))))
+        constants.append(tuple(part if part != kept else None for part, kept in zip(token, shape)))
         if instruction.flow_control != iced_x86.FlowControl.NEXT:
             flow.append(tokens[-1])
     computes, leaves = local_values(instructions, identities, frame)
     return Block(hash(tuple(tokens)), tuple(instruction.ip for instruction in instructions), tuple(tokens), hash(tuple(shapes)),
                  tuple(accesses.get(instruction.ip) for instruction in instructions), tuple(values), hash(tuple(flow)),
-                 tuple(written_registers(instruction, info) for instruction in instructions), computes, leaves)
+                 tuple(written_registers(instruction, info) for instruction in instructions), computes, leaves,
+                 tuple(constants))
 
 
 def _memory_token(instruction: iced_x86.Instruction, register, low: int, high: int, image: CodeImage) -> tuple:

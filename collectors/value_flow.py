@@ -71,6 +71,8 @@ _MOVES = frozenset({iced_x86.Mnemonic.MOV, iced_x86.Mnemonic.MOVAPS, iced_x86.Mn
                     iced_x86.Mnemonic.VMOVDQA, iced_x86.Mnemonic.VMOVDQU, iced_x86.Mnemonic.VMOVUPS,
                     iced_x86.Mnemonic.PUSH, iced_x86.Mnemonic.POP, iced_x86.Mnemonic.XCHG})
 _FLAGS = "flags"
+_STATUS_FLAGS = (iced_x86.RflagsBits.OF | iced_x86.RflagsBits.SF | iced_x86.RflagsBits.ZF | iced_x86.RflagsBits.AF
+                 | iced_x86.RflagsBits.PF | iced_x86.RflagsBits.CF)
 _PASSES = 2
 # How many calls deep a changed argument is followed into callees (argument_liveness.DEPTH's reach)
 CALLEE_DEPTH = 3
@@ -107,6 +109,22 @@ def decision_reached(instructions: Iterable[iced_x86.Instruction], changed: froz
     return _flow(instructions, changed, seeds or {}, main, _Callees(callee_use, _inside(instructions), followed)).decision
 
 
+def decisions_reached(instructions: Iterable[iced_x86.Instruction], changed: frozenset[int],
+                      seeds: Mapping[int, frozenset[int]] | None = None, main: bool = False,
+                      callee_use: CalleeUse | None = None, image: CodeImage | None = None) -> frozenset[str]:
+    """Every kind of decision (decision_reached's names) the changed values reach, not only the
+    first: the flow goes on past each.  What tells a compare's constant or a loop bound, whose
+    values end in the function's own branches ({"branch"}), from a constant that leaves the
+    function (returned, stored, passed on) and may steer code far from it.  Where an instruction
+    is a decision the flow does not apply its writes (a call's clobbers are kept tainted): it may
+    find more kinds, never fewer."""
+    instructions = list(instructions)
+    followed = _Followed(ImageKey(image), CALLEE_DEPTH) if image is not None else None
+    kinds: set[str] = set()
+    _flow(instructions, changed, seeds or {}, main, _Callees(callee_use, _inside(instructions), followed), kinds)
+    return frozenset(kinds)
+
+
 @dataclass(frozen=True)
 class _Outcome:
     """What a function does with its changed values: the first decision they reach (None: none), and
@@ -122,8 +140,9 @@ def _inside(instructions: list[iced_x86.Instruction]) -> frozenset[int]:
 
 
 def _flow(instructions: list[iced_x86.Instruction], changed: frozenset[int], seeds: Mapping[int, frozenset],
-          main: bool, called: "_Callees") -> _Outcome:
-    """Follow the changed values through the function, _PASSES times in address order."""
+          main: bool, called: "_Callees", every: set[str] | None = None) -> _Outcome:
+    """Follow the changed values through the function, _PASSES times in address order, to the first
+    decision; with `every`, through the whole function, each decision's kind added to it."""
     info = iced_x86.InstructionInfoFactory()
     frame = frame_registers(instructions)
     tainted = _Taint()
@@ -131,8 +150,10 @@ def _flow(instructions: list[iced_x86.Instruction], changed: frozenset[int], see
         for instruction in instructions:
             tainted.update(seeds.get(instruction.ip, ()))
             reached = _step(instruction, info.info(instruction), instruction.ip in changed, tainted, main, called, frame)
-            if reached:
+            if reached and every is None:
                 return _Outcome(reached, frozenset(called.returned))
+            if reached:
+                every.add(reached)
     return _Outcome(None, frozenset(called.returned))
 
 
@@ -275,7 +296,10 @@ def _step(instruction: iced_x86.Instruction, info, changed: bool, tainted: "_Tai
     if instruction.rflags_modified:
         if source:
             tainted.add(_FLAGS)
-        elif instruction.rflags_written == instruction.rflags_modified:
+        elif instruction.rflags_modified & _STATUS_FLAGS == _STATUS_FLAGS:
+            # every status flag replaced, whether written, set, cleared or left undefined (`test`
+            # clears OF and CF, leaves AF undefined): none still holds the changed value; `inc`
+            # leaves CF as it was, so a changed carry lives on through it
             tainted.discard(_FLAGS)
     return None
 

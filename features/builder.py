@@ -360,8 +360,11 @@ class FeatureBuilder:
             return NO_STEERING
         in_changed, in_profile = view.changed_reached
         sources = self._steering_sources(view.diff.changed[in_changed], view.diff.new, new)
-        constant_positions = in_profile[[runs_changed_constant(function) for function in functions]]
         profile = view.profile
+        carried = profile.inclusive[in_profile] / profile.root_inclusive if profile.root_inclusive > 0 \
+            else np.ones(len(in_profile))
+        constant_positions = in_profile[[runs_changed_constant(function, float(share))
+                                         for function, share in zip(functions, carried)]]
         return Steering(
             hot_data_written_share=self._hot_data_written_share(profile, sources, new, known, benchmark),
             executed_constant_share=largest_inclusive_share(profile.inclusive, constant_positions, profile.root_inclusive),

@@ -510,8 +510,11 @@ def executed_constant_change(t: TupleView) -> float:
     and addresses excepted), whose old instructions ran in c_o's profile, and whose changed constants
     reach a decision (collectors/value_flow.py: a branch, a call's argument, a store through a pointer,
     an address, the return value); one that reaches only straight-line work or a global's store
-    (changed_writes_hot_data's to judge) does not count.  0 without per-instruction
-    counts or binaries, and with a perf profile (which has no inclusive counts)."""
+    (changed_writes_hot_data's to judge) does not count, nor a compare's constant or a loop bound
+    on no path that carries the run: one whose values end in its function's own branches, where the
+    function's inclusive share times the constant's growth squared (new over old) is under
+    steering.CONSTANT_REACH (1e-3).  0 without per-instruction counts or binaries, and with a perf
+    profile (which has no inclusive counts)."""
     return t.steering.executed_constant_share
 
 

@@ -30,11 +30,19 @@ calls (directly or through other new ones): new code runs only if changed code c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
 from perf_selector.features.executed_code import FunctionChange, counts_at
+
+if TYPE_CHECKING:
+    from perf_selector.collectors.block_diff import Region
+
+# A tenth of the usual minimum effect (1%), as models.decision.STRAIGHT_LINE_MARGIN: a compare's
+# constant or a loop bound whose reach is below it is no hazard (issue 47: a hazard fires on "a
+# compare's constant or a loop bound on a path that carries the run").
+CONSTANT_REACH = 1e-3
 
 # Symbols through which compiled code reads what the CPU supports
 CPU_FEATURE_SYMBOLS = frozenset({
@@ -63,15 +71,29 @@ def changed_constant_fields(function: FunctionChange) -> frozenset[tuple[int, in
                      and counts_at(function, region.old_addresses).sum() > 0 for field in region.fields)
 
 
-def runs_changed_constant(function: FunctionChange) -> bool:
+def runs_changed_constant(function: FunctionChange, inclusive_share: float = 1.0) -> bool:
     """Whether a region of the function changed only constants, steers (a changed constant reaches a
     decision: a compare's, a loop bound, a call's argument, a store through a pointer, an address),
-    and its old code ran (or was sampled).  A constant that only feeds straight-line work, or a
-    store to a global (changed_writes_hot_data's to judge), changes nothing the counts do not price."""
+    and its old code ran (or was sampled), on a path that carries the run (within_reach).  A
+    constant that only feeds straight-line work, or a store to a global (changed_writes_hot_data's
+    to judge), changes nothing the counts do not price.  `inclusive_share`: of the run, what the
+    function and its callees carried in c_o's (1 where unknown)."""
     if function.regions is None or not len(function.addresses):
         return False
     return any(region.constants_only and region.steers and counts_at(function, region.old_addresses).sum() > 0
-               for region in function.regions)
+               and within_reach(region, inclusive_share) for region in function.regions)
+
+
+def within_reach(region: Region, inclusive_share: float) -> bool:
+    """Whether a changed constant can move the run by CONSTANT_REACH.  One whose values end in the
+    function's own conditional branches (Region.contained: a compare's constant, a loop bound)
+    changes what the function and its callees do: at most what they carried, times the constant's
+    growth squared (a trip count scales the loop's work; two nested loops bounded by it, its
+    square).  Any other (returned, stored, passed on, another field or literal) may steer code far
+    from it, whatever its function carried."""
+    if not region.contained:
+        return True
+    return inclusive_share * region.growth ** 2 >= CONSTANT_REACH
 
 
 def names_cpu_features(names: Iterable[str]) -> bool:
