@@ -7,7 +7,7 @@ them; `--fits` takes the fits an earlier run kept).  Among the executed-changed 
 which are all a model within the rule may prune, it prints:
 
 1. each hazard (models.decision.HAZARDS): the rule's tuples it fires on and the changes among
-   them, and those where no other hazard fires;
+   them, and those where no other hazard fires; then the same for each project;
 2. the bound's threshold (conformal risk control at `--miss-rate`) and the runs at it, with
    every hazard and with each left out in turn (the bound computed again each time), and with
    none: what a hazard costs and which changes it keeps;
@@ -111,6 +111,21 @@ def hazard_fires(scored: dict) -> list[str]:
         this, only = firing[:, column], alone[:, column]
         rows.append(f"| {name} | {this.sum():,} ({(this & labels).sum()}) | {only.sum():,} ({(only & labels).sum()}) |")
     return rows
+
+
+def hazard_fires_by_project(scored: dict) -> list[str]:
+    """Each hazard on each project: the rule's tuples it fires on (changes among them), and the
+    tuples that did not change where it is the only one firing: what it alone adds to the floor."""
+    names = list(decision.HAZARDS)
+    rows = ["| project | " + " | ".join(f"`{name}`" for name in names) + " |", "|---|" + "---|" * len(names)]
+    for project, s in scored.items():
+        rule = decision.executed_rule_scores(s.features, s.min_effect) > 0
+        firing, labels = decision.hazards_firing(s.features) & rule[:, None], s.labels.astype(bool)
+        alone = firing & (firing.sum(axis=1) == 1)[:, None]
+        cells = [f"{firing[:, c].sum()} ({(firing[:, c] & labels).sum()}); {(alone[:, c] & ~labels).sum()}" if firing[:, c].any()
+                 else "" for c in range(len(names))]
+        rows.append(f"| {project} | " + " | ".join(cells) + " |")
+    return ["each cell: fires on the rule's tuples (changes); alone on tuples that did not change", ""] + rows
 
 
 def ranking_ceiling(scored: dict) -> list[str]:
@@ -238,6 +253,7 @@ def main() -> None:
     changes = sum(int(s.labels.sum()) for s in scored.values())
     print(f"{model}, {len(scored)} projects held out in turn, {changes:,} changed Method 4 tuples\n")
     print("\n".join(hazard_fires(scored)) + "\n")
+    print("\n".join(hazard_fires_by_project(scored)) + "\n")
     print("| hazards | bound's threshold | runs | runs for each change | changes missed |\n|---|---|---|---|---|")
     every = list(decision.HAZARDS)
     for label, names in [("every hazard", every)] + [(f"without {h}", [n for n in every if n != h]) for h in every] \

@@ -142,7 +142,8 @@ def test_risk_bound_with_model_auto_writes_the_bundle_evaluate_chooses_and_bound
 
 @pytest.mark.slow
 def test_what_binds_prints_each_hazards_cost_and_the_runs_at_each_threshold(collected_sample, evolved_sample, tmp_path):
-    """corpus/what_binds.py on two projects held out in turn: every hazard's fires, the bound's
+    """corpus/what_binds.py on two projects held out in turn: every hazard's fires (pooled and for
+    each project), the bound's
     runs with each left out, runs that fall as the threshold rises and as hazards go, the floor
     and a perfect model's runs (pooled, then each project's for each change, and whether it halves
     the rule's), the decided changes scored lowest, and, for packs, the size
@@ -162,6 +163,12 @@ def test_what_binds_prints_each_hazards_cost_and_the_runs_at_each_threshold(coll
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in ran.stdout.splitlines() if line.startswith("| ")]
     fires = {row[0]: row for row in rows if row[0] in HAZARDS}
     assert set(fires) == set(HAZARDS)
+    per_project = [row for row in rows if len(row) == 1 + len(HAZARDS) and row[0] != "project"]
+    assert len(per_project) == 2  # each project's firings, hazard by hazard
+    for row in per_project:
+        for cell in filter(None, row[1:]):  # "fires (changes); alone on non-changes"
+            fired, changed, alone = (int(n) for n in cell.replace("(", "").replace(")", "").replace(";", "").split())
+            assert changed <= fired and alone <= fired - changed
     bound = [row for row in rows if row[0].startswith(("every hazard", "without ", "none")) and len(row) == 5]
     assert {row[0] for row in bound} >= {f"without {name}" for name in HAZARDS} | {"every hazard", "none"}
     runs = lambda row: int(row[2].replace(",", ""))  # noqa: E731
