@@ -301,13 +301,13 @@ def changed_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new
     told = []
     for region, (steers, pairs) in zip(regions, changes):
         contained = False
-        if not steers and region.constants_only:
+        if not steers:
             changed, seeds = _changed_instructions(pairs)
-            kinds = decisions_reached(instructions, changed, seeds, callee_use=callee_use, image=new_image)
-            steers, contained = bool(kinds), kinds == {"branch"}
-        elif not steers:
-            changed, seeds = _changed_instructions(pairs)
-            steers = reaches_decision(instructions, changed, seeds, callee_use=callee_use, image=new_image)
+            if region.constants_only:  # every decision its constants reach: whether they end in its own branches
+                kinds = decisions_reached(instructions, changed, seeds, callee_use=callee_use, image=new_image)
+                steers, contained = bool(kinds), kinds == {"branch"}
+            else:
+                steers = reaches_decision(instructions, changed, seeds, callee_use=callee_use, image=new_image)
         told.append(dataclasses.replace(region, steers=steers, contained=contained))
     return told
 
@@ -436,8 +436,8 @@ def _block(instructions: list[iced_x86.Instruction], low: int, high: int, image:
         tokens.append(hash(tuple(token)))
         identities.append(tuple(identity))
         shapes.append(hash(tuple(shape)))
-        values.append(hash(tuple(part for part, kept in zip(token, shape) if part != kept and _is_value(part))))
         constants.append(tuple(part if part != kept else None for part, kept in zip(token, shape)))
+        values.append(hash(tuple(part for part in constants[-1] if part is not None and _is_value(part))))
         if instruction.flow_control != iced_x86.FlowControl.NEXT:
             flow.append(tokens[-1])
     computes, leaves = local_values(instructions, identities, frame)

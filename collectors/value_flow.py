@@ -105,8 +105,7 @@ def decision_reached(instructions: Iterable[iced_x86.Instruction], changed: froz
     """What reaches_decision finds first: "branch", "indirect target", "call argument", "return
     value", "store through a pointer" or "address"; None when no decision is reached."""
     instructions = list(instructions)
-    followed = _Followed(ImageKey(image), CALLEE_DEPTH) if image is not None else None
-    return _flow(instructions, changed, seeds or {}, main, _Callees(callee_use, _inside(instructions), followed)).decision
+    return _flow(instructions, changed, seeds or {}, main, _callees_of(instructions, callee_use, image)).decision
 
 
 def decisions_reached(instructions: Iterable[iced_x86.Instruction], changed: frozenset[int],
@@ -119,10 +118,15 @@ def decisions_reached(instructions: Iterable[iced_x86.Instruction], changed: fro
     is a decision the flow does not apply its writes (a call's clobbers are kept tainted): it may
     find more kinds, never fewer."""
     instructions = list(instructions)
-    followed = _Followed(ImageKey(image), CALLEE_DEPTH) if image is not None else None
     kinds: set[str] = set()
-    _flow(instructions, changed, seeds or {}, main, _Callees(callee_use, _inside(instructions), followed), kinds)
+    _flow(instructions, changed, seeds or {}, main, _callees_of(instructions, callee_use, image), kinds)
     return frozenset(kinds)
+
+
+def _callees_of(instructions: list[iced_x86.Instruction], callee_use: CalleeUse | None, image: CodeImage | None) -> "_Callees":
+    """The calls of a changed function, followed into `image`'s callees where it is given."""
+    followed = _Followed(ImageKey(image), CALLEE_DEPTH) if image is not None else None
+    return _Callees(callee_use, _inside(instructions), followed)
 
 
 @dataclass(frozen=True)

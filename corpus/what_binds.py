@@ -98,14 +98,16 @@ def line(label: str, threshold: float, scored: dict) -> str:
             f"{f' ({where})' if where else ''} |")
 
 
+def rule_firings(s) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """On one project's rule tuples: which hazards fire, where each fires alone, and the labels."""
+    rule = decision.executed_rule_scores(s.features, s.min_effect) > 0
+    firing = decision.hazards_firing(s.features)[rule]
+    return firing, firing & (firing.sum(axis=1) == 1)[:, None], s.labels.astype(bool)[rule]
+
+
 def hazard_fires(scored: dict) -> list[str]:
-    firing, labels = [], []  # over the rule's tuples of every project
-    for s in scored.values():
-        rule = decision.executed_rule_scores(s.features, s.min_effect) > 0
-        firing.append(decision.hazards_firing(s.features)[rule])
-        labels.append(s.labels.astype(bool)[rule])
-    firing, labels = np.concatenate(firing), np.concatenate(labels)
-    alone = firing & (firing.sum(axis=1) == 1)[:, None]
+    # over the rule's tuples of every project
+    firing, alone, labels = (np.concatenate(parts) for parts in zip(*(rule_firings(s) for s in scored.values())))
     rows = ["| hazard | rule's tuples it fires on (changes) | where no other fires (changes) |", "|---|---|---|"]
     for column, name in enumerate(decision.HAZARDS):
         this, only = firing[:, column], alone[:, column]
@@ -119,9 +121,7 @@ def hazard_fires_by_project(scored: dict) -> list[str]:
     names = list(decision.HAZARDS)
     rows = ["| project | " + " | ".join(f"`{name}`" for name in names) + " |", "|---|" + "---|" * len(names)]
     for project, s in scored.items():
-        rule = decision.executed_rule_scores(s.features, s.min_effect) > 0
-        firing, labels = decision.hazards_firing(s.features) & rule[:, None], s.labels.astype(bool)
-        alone = firing & (firing.sum(axis=1) == 1)[:, None]
+        firing, alone, labels = rule_firings(s)
         cells = [f"{firing[:, c].sum()} ({(firing[:, c] & labels).sum()}); {(alone[:, c] & ~labels).sum()}" if firing[:, c].any()
                  else "" for c in range(len(names))]
         rows.append(f"| {project} | " + " | ".join(cells) + " |")
