@@ -54,6 +54,7 @@ import numpy as np
 from perf_selector.collectors.argument_liveness import argument_use
 from perf_selector.collectors.code_effects import FieldAccess, RegisterOffsets
 from perf_selector.collectors.code_image import CodeImage, ImageKey
+from perf_selector.collectors.compare_sides import QuietBranch, quiet_branches
 from perf_selector.collectors.value_flow import decisions_reached, decodes, frame_registers, local_values, reaches_decision, \
     written_registers
 
@@ -123,6 +124,10 @@ class Region:
     # constant, a loop bound: value_flow.decisions_reached is {"branch"}).
     growth: float = float("inf")
     contained: bool = False
+    # Contained, every changed constant a compare's immediate deciding its block's ordered branch:
+    # each such branch and the way the old run must always have taken it for the change to decide
+    # nothing otherwise (collectors/compare_sides.py); None otherwise.
+    quiet_branches: tuple[QuietBranch, ...] | None = None
 
     @property
     def new_instructions(self) -> int:
@@ -169,7 +174,7 @@ def align(old: list[Block], new: list[Block]) -> list[Region]:
     return _aligned(old, new)[0]
 
 
-def _aligned(old: list[Block], new: list[Block]) -> tuple[list[Region], list[tuple[bool, list[tuple[Block, Block]]]]]:
+def _aligned(old: list[Block], new: list[Block]) -> tuple[list[Region], list[tuple[bool, list[tuple[Block, Block]], list[tuple[Block, Block]]]]]:
     """The regions where the two block sequences differ.
 
     Blocks the compiler only moved (the same block, unmatched in order: a changed block
@@ -177,7 +182,9 @@ def _aligned(old: list[Block], new: list[Block]) -> tuple[list[Region], list[tup
     not changed code, and runs as often as before.  Of what remains, each new block of a
     region is anchored to the most similar remaining old block of the region; a region
     with none left anchors its blocks to the old counterpart of the new block before them
-    (code inserted after a block runs as often as that block)."""
+    (code inserted after a block runs as often as that block).  Each region's change: whether its
+    control flow differs, its (new block, anchor) pairs, and for a constants-only region its (old,
+    new) blocks in order, each of the other's shape."""
     matcher = SequenceMatcher(None, [b.key for b in old], [b.key for b in new], autojunk=False)
     operations = [o for o in matcher.get_opcodes() if o[0] != "equal"]
     counterpart: dict[int, int] = {j1 + k: i1 + k for op, i1, _, j1, j2 in matcher.get_opcodes() if op == "equal"
@@ -207,7 +214,8 @@ def _aligned(old: list[Block], new: list[Block]) -> tuple[list[Region], list[tup
         growth = max((constant_growth(old[i], new[j]) for i, j in zip(old_part, new_part)), default=1.0) \
             if constants_only else float("inf")
         regions.append(Region(addresses, new_blocks, constants_only, fields, steers, growth))
-        changes.append((steers, [(new[j], anchor) for j, anchor in zip(new_part, anchors)]))
+        changes.append((steers, [(new[j], anchor) for j, anchor in zip(new_part, anchors)],
+                        [(old[i], new[j]) for i, j in zip(old_part, new_part)] if constants_only else []))
     return regions, changes
 
 
@@ -294,21 +302,23 @@ def changed_regions(old_image: CodeImage, old_ranges: list[tuple[int, int]], new
     control flow differs, or a value its changed instructions compute reaches a decision of the
     new function (collectors/value_flow.py)."""
     regions, changes = _aligned(basic_blocks(old_image, old_ranges), basic_blocks(new_image, new_ranges))
-    if not any(not steers for steers, _ in changes):
+    if not any(not steers for steers, _, _ in changes):
         return regions
     instructions = [instruction for address, size in new_ranges for instruction in decodes(new_image.read(address, size), address)]
     callee_use = partial(argument_use, new_image)
     told = []
-    for region, (steers, pairs) in zip(regions, changes):
-        contained = False
+    for region, (steers, pairs, same_shape) in zip(regions, changes):
+        contained, quiet = False, None
         if not steers:
             changed, seeds = _changed_instructions(pairs)
             if region.constants_only:  # every decision its constants reach: whether they end in its own branches
                 kinds = decisions_reached(instructions, changed, seeds, callee_use=callee_use, image=new_image)
                 steers, contained = bool(kinds), kinds == {"branch"}
+                if contained:
+                    quiet = quiet_branches(old_image, old_ranges, new_image, same_shape)
             else:
                 steers = reaches_decision(instructions, changed, seeds, callee_use=callee_use, image=new_image)
-        told.append(dataclasses.replace(region, steers=steers, contained=contained))
+        told.append(dataclasses.replace(region, steers=steers, contained=contained, quiet_branches=quiet))
     return told
 
 

@@ -513,8 +513,11 @@ def executed_constant_change(t: TupleView) -> float:
     (changed_writes_hot_data's to judge) does not count, nor a compare's constant or a loop bound
     on no path that carries the run: one whose values end in its function's own branches, where the
     function's inclusive share times the constant's growth squared (new over old) is under
-    steering.CONSTANT_REACH (1e-3).  0 without per-instruction counts or binaries, and with a perf
-    profile (which has no inclusive counts)."""
+    steering.CONSTANT_REACH (1e-3); nor a compare's immediate whose ordered branch the old run's
+    counts show to have gone one way only, the way the new constant still sends every value that
+    went it (a limit raised over a guard the run never passed; collectors/compare_sides.py).  0
+    without per-instruction counts or binaries, and with a perf profile (which has no inclusive
+    counts)."""
     return t.steering.executed_constant_share
 
 
@@ -557,7 +560,9 @@ def executed_steering_share(t: TupleView) -> float:
     fewer, another branch, call or return) or whose changed instructions compute a value that reaches,
     within the function, a conditional branch, an indirect jump or call, an argument the callee reads
     (collectors/argument_liveness.py; a tail call's too), the return value, a store outside the stack
-    frame or a memory address (collectors/value_flow.py); plus
+    frame or a memory address (collectors/value_flow.py), unless its only change is compares'
+    immediates whose ordered branches the old run's counts show to have gone one way only, the way the
+    new constants still send every value that went it (collectors/compare_sides.py); plus
     reached functions that were deleted and changed functions that could not be aligned, whole.  0
     with executed_changed_share > 0: the executed change is straight-line work.  With a perf profile
     it is a share of the run's samples."""

@@ -83,7 +83,7 @@ def executed_change(functions: list[FunctionChange], deleted_count: float, run_c
         for region in function.regions:
             old_cost = counts_at(function, region.old_addresses).sum()
             changed += old_cost
-            steering += old_cost if region.steers else 0.0
+            steering += old_cost if steers_in_run(function, region, kind) else 0.0
             if region.new_blocks:
                 delta += float((_block_rates(function, region, kind) * _new_lengths(region)).sum())
             delta -= old_cost
@@ -104,9 +104,28 @@ def ran_steering_code(function: FunctionChange, kind: str = INSTRUCTIONS) -> boo
     receives."""
     if function.regions is None or len(function.addresses) == 0 or kind == SAMPLES:
         return function.regions is None or len(function.regions) > 0
-    return any(region.steers and (counts_at(function, region.old_addresses).sum() > 0
-                                  or (region.new_blocks and (_block_rates(function, region, kind) > 0).any()))
+    return any(steers_in_run(function, region, kind) and (counts_at(function, region.old_addresses).sum() > 0
+                                                           or (region.new_blocks and (_block_rates(function, region, kind) > 0).any()))
                for region in function.regions)
+
+
+def steers_in_run(function: FunctionChange, region: Region, kind: str = INSTRUCTIONS) -> bool:
+    """Whether the region steers (Region.steers) in c_o's run: not when its only change is compares'
+    immediates whose branches the old run's exact counts show to have gone one way only, the way the
+    new constants still send every value that went it (collectors/compare_sides.py).  Samples show
+    no such thing: an instruction never sampled may have run."""
+    if not region.steers:
+        return False
+    if region.quiet_branches is None or kind == SAMPLES or len(function.addresses) == 0:
+        return True
+    for quiet in region.quiet_branches:
+        branch, target, after = counts_at(function, np.array([quiet.branch, quiet.target, quiet.next], dtype=np.int64))
+        if quiet.never_taken:
+            if not (target == 0 or (quiet.only_falls_through and after == branch)):
+                return True
+        elif after != 0:
+            return True
+    return False
 
 
 def _new_lengths(region: Region) -> np.ndarray:
