@@ -22,11 +22,10 @@ from __future__ import annotations
 import iced_x86
 import pytest
 
-from perf_selector.collectors.block_diff import changed_regions
 from perf_selector.collectors.code_image import CodeImage
 from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.models.decision import fired_hazards
-from tests.helpers import compile_c, program_text
+from tests.helpers import program_text, regions_between
 from tests.helpers.scripted_history import measured_effect, rule_runs_step, scripted_history
 
 MIN_EFFECT = 0.01
@@ -74,22 +73,11 @@ def test_the_guards_that_fire_do_move_the_run(history, step):
     assert abs(measured_effect(store, shas[step])) >= MIN_EFFECT
 
 
-def _regions(tmp_path, source: str, function: str, values: dict[str, list[str]]):
-    images = []
-    for side in (0, 1):
-        text = source
-        for placeholder, pair in values.items():
-            text = text.replace(placeholder, pair[side])
-        images.append(CodeImage.load(str(compile_c(text, tmp_path / f"side{side}"))))
-    (old, new) = (image.function_parts([function], 0)[0] for image in images)
-    return changed_regions(images[0], [old], images[1], [new])
-
-
 def test_the_side_that_must_never_have_run_is_the_spills(tmp_path):
     """Raised, the stack guard is told by its spilling side: the branch's target if gcc branches to
     the spill (it must never have been taken), the instruction after it if gcc branches around it
     (it must always have been)."""
-    (region,) = _regions(tmp_path, program_text("guard_limit.c"), "run", {"STACK_LIMIT": ["40", "48"], "SKIP_LIMIT": ["100", "100"]})
+    (region,) = regions_between(tmp_path, program_text("guard_limit.c"), "run", {"STACK_LIMIT": ["40", "48"], "SKIP_LIMIT": ["100", "100"]})
     assert region.constants_only and region.contained
     (quiet,) = region.quiet_branches
     image = CodeImage.load(str(tmp_path / "side0"))
@@ -113,5 +101,5 @@ int main(void) { printf("%ld\n", count(1000000)); return 0; }
 
 def test_an_equalitys_changed_constant_is_never_quiet(tmp_path):
     """Which value equals the new constant the old run cannot say: no branch is told."""
-    regions = _regions(tmp_path, EQUALITY, "count", {"MAGIC": ["700", "900"]})
+    regions = regions_between(tmp_path, EQUALITY, "count", {"MAGIC": ["700", "900"]})
     assert regions and all(region.quiet_branches is None for region in regions)

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import pytest
 
-from perf_selector.collectors.block_diff import changed_regions
-from perf_selector.collectors.code_image import CodeImage
 from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.features.steering import CONSTANT_REACH, within_reach
 from perf_selector.models.decision import fired_hazards
-from tests.helpers import compile_c, program_text
+from tests.helpers import program_text, regions_between
 from tests.helpers.scripted_history import measured_effect, rule_runs_step, scripted_history
 
 MIN_EFFECT = 0.01
@@ -70,26 +68,13 @@ int main(void) { set_mode(&state); printf("%d %d\n", mode(), state); return 0; }
 """
 
 
-def _regions(tmp_path, source: str, function: str, values: dict[str, list[str]]):
-    """The changed regions of `function` between gcc's builds of `source` with each placeholder at
-    its first value, then its second."""
-    images = []
-    for side in (0, 1):
-        text = source
-        for placeholder, pair in values.items():
-            text = text.replace(placeholder, pair[side])
-        images.append(CodeImage.load(str(compile_c(text, tmp_path / f"side{side}"))))
-    (old, new) = (image.function_parts([function], 0)[0] for image in images)
-    return changed_regions(images[0], [old], images[1], [new])
-
-
 @pytest.mark.parametrize("bounds, growth", [(("100", "120"), 1.2), (("120", "100"), 1.0), (("64", "3000000"), 46875.0)])
 def test_a_loop_bound_ends_in_the_loops_branch_and_grows_as_its_immediate(tmp_path, bounds, growth):
     """The tally's compare is its only change: its value ends in the loop's branch (though the body's
     `test` replaces the flags only in part, clearing OF and CF and leaving AF undefined, before a
     cmov reads them), and its growth is the new bound over the old (1 for one that shrinks: it can
     take away at most the work it bounded)."""
-    (region,) = _regions(tmp_path, program_text("loop_bound.c"), "tally", {"TALLY_ROUNDS": list(bounds)})
+    (region,) = regions_between(tmp_path, program_text("loop_bound.c"), "tally", {"TALLY_ROUNDS": list(bounds)})
     assert region.constants_only and region.steers and region.contained
     assert region.growth == pytest.approx(growth)
     assert within_reach(region, 1e-4) == (1e-4 * growth ** 2 >= CONSTANT_REACH)
@@ -97,6 +82,6 @@ def test_a_loop_bound_ends_in_the_loops_branch_and_grows_as_its_immediate(tmp_pa
 
 @pytest.mark.parametrize("function", ["mode", "set_mode"])
 def test_a_constant_returned_or_stored_through_a_pointer_is_within_reach_whatever_its_function_carries(tmp_path, function):
-    (region,) = _regions(tmp_path, ESCAPING, function, {"MODE": ["3", "4"]})
+    (region,) = regions_between(tmp_path, ESCAPING, function, {"MODE": ["3", "4"]})
     assert region.constants_only and region.steers and not region.contained
     assert within_reach(region, 1e-9)

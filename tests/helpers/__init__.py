@@ -74,6 +74,22 @@ def compile_c(source: str, output: Path, flags: str = "-O2", compiler: str = "gc
     return output
 
 
+def regions_between(tmp_path: Path, source: str, function: str, values: dict[str, list[str]]) -> list:
+    """The changed regions of `function` between gcc's builds of `source` with each placeholder at
+    its first value, then its second (the old build in tmp_path/side0, the new in side1)."""
+    from perf_selector.collectors.block_diff import changed_regions
+    from perf_selector.collectors.code_image import CodeImage
+
+    images = []
+    for side in (0, 1):
+        text = source
+        for placeholder, pair in values.items():
+            text = text.replace(placeholder, pair[side])
+        images.append(CodeImage.load(str(compile_c(text, tmp_path / f"side{side}"))))
+    (old, new) = (image.function_parts([function], 0)[0] for image in images)
+    return changed_regions(images[0], [old], images[1], [new])
+
+
 def compile_cxx(sources: list[Path], output: Path, flags: str = "-O2") -> Path:
     """Compile and link several C++ translation units with real g++."""
     subprocess.run(["g++", *flags.split(), "-o", str(output), *map(str, sources)], check=True, capture_output=True)
