@@ -83,9 +83,12 @@ def quiet_branches(old_image: CodeImage, old_ranges: list[tuple[int, int]], new_
 
 
 def _only_falls_through(address: int, image: CodeImage, ranges: list[tuple[int, int]]) -> bool:
-    """Whether nothing but falling through from the instruction before reaches `address`: no direct
-    branch of the function targets it, and no entry of a jump table of the function names it (every
-    indirect jump's table found, else it may)."""
+    """Whether nothing but falling through from the instruction before reaches `address`, and its
+    count is its executions: no direct branch of the function targets it, no entry of a jump table
+    of the function names it (every indirect jump's table found, else it may), and it is no call
+    (a profile may count a call's line of calls with the instruction)."""
+    if _decoded(image, address).flow_control in (iced_x86.FlowControl.CALL, iced_x86.FlowControl.INDIRECT_CALL):
+        return False
     inside = [range(start, start + size) for start, size in ranges]
     code = [instruction for start, size in ranges for instruction in iced_x86.Decoder(64, image.read(start, size), ip=start)]
     if any(instruction.flow_control in _DIRECT and instruction.near_branch_target == address for instruction in code):
