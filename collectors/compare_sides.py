@@ -25,13 +25,19 @@ outside the function: no side can tell, and the region is left to the other rule
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import iced_x86
 
 if TYPE_CHECKING:
-    from perf_selector.collectors.block_diff import Block
     from perf_selector.collectors.code_image import CodeImage
+
+
+class Block(Protocol):
+    """What this module reads of a block_diff.Block (which imports this module)."""
+
+    addresses: tuple[int, ...]  # of its instructions, in order
+    constants: tuple[tuple, ...]  # per instruction: the parts its shape leaves out (immediates, ...)
 
 _CC = iced_x86.ConditionCode
 # condition -> (compares signed, takes the values above the constant)
