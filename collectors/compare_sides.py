@@ -15,8 +15,9 @@ nothing, though it reaches a branch.  That needs exact counts (an instruction ne
 run) and the values compared to be the old run's, which the other regions of the change answer for.
 The old run always took the branch when the instruction after it never ran; it never took it when
 its target never ran, or when the instruction after it ran as often as the branch and nothing but
-falling through reaches it (no branch of the function targets it, and the function has no indirect
-jump, whose table could name it: an interpreter's loop, whose cases a compare's side may fall into).
+falling through reaches it: no branch of the function targets it, no entry of its jump tables
+names it (an interpreter's loop, whose cases a compare's side may fall into; a function with an
+indirect jump whose table is not found may be entered anywhere), and it is no call.
 
 An equality (`je`, `jne`), a sign or parity test, a changed `test` mask, a changed constant
 anywhere but a compare's immediate, flags read by anything but the block's last branch, or a side
@@ -33,18 +34,20 @@ if TYPE_CHECKING:
     from perf_selector.collectors.code_image import CodeImage
 
 
+_TABLE_ENTRIES = 65536  # a jump table longer than any switch read as one
+_DIRECT = (iced_x86.FlowControl.CONDITIONAL_BRANCH, iced_x86.FlowControl.UNCONDITIONAL_BRANCH)
+_CALLS = (iced_x86.FlowControl.CALL, iced_x86.FlowControl.INDIRECT_CALL)
+_CC = iced_x86.ConditionCode
+# condition -> (compares signed, takes the values above the constant)
+_ORDERED = {_CC.A: (False, True), _CC.AE: (False, True), _CC.G: (True, True), _CC.GE: (True, True),
+            _CC.B: (False, False), _CC.BE: (False, False), _CC.L: (True, False), _CC.LE: (True, False)}
+
+
 class Block(Protocol):
     """What this module reads of a block_diff.Block (which imports this module)."""
 
     addresses: tuple[int, ...]  # of its instructions, in order
     constants: tuple[tuple, ...]  # per instruction: the parts its shape leaves out (immediates, ...)
-
-_CC = iced_x86.ConditionCode
-# condition -> (compares signed, takes the values above the constant)
-_TABLE_ENTRIES = 65536  # a jump table longer than any switch read as one
-_DIRECT = (iced_x86.FlowControl.CONDITIONAL_BRANCH, iced_x86.FlowControl.UNCONDITIONAL_BRANCH)
-_ORDERED = {_CC.A: (False, True), _CC.AE: (False, True), _CC.G: (True, True), _CC.GE: (True, True),
-            _CC.B: (False, False), _CC.BE: (False, False), _CC.L: (True, False), _CC.LE: (True, False)}
 
 
 class QuietBranch(NamedTuple):
@@ -54,7 +57,7 @@ class QuietBranch(NamedTuple):
     target: int  # where it goes when taken
     next: int  # the instruction after it
     never_taken: bool  # the old run must never have taken it (else: always)
-    only_falls_through: bool  # nothing but falling through from the branch reaches `next`
+    only_falls_through: bool  # nothing but falling through from the branch reaches `next`, and it is no call
 
 
 def quiet_branches(old_image: CodeImage, old_ranges: list[tuple[int, int]], new_image: CodeImage,
@@ -65,6 +68,7 @@ def quiet_branches(old_image: CodeImage, old_ranges: list[tuple[int, int]], new_
     branch."""
     inside = [range(address, address + size) for address, size in old_ranges]
     sides: list[QuietBranch] = []
+    jumped_to: set[int] | None = set()
     for old, new in pairs:
         changed = [k for k, (before, after) in enumerate(zip(old.constants, new.constants)) if before != after]
         if not changed:
@@ -83,27 +87,27 @@ def quiet_branches(old_image: CodeImage, old_ranges: list[tuple[int, int]], new_
         if never_taken is None or not all(_in(successor, inside) and not _decoded(old_image, successor).rflags_read
                                           for successor in (branch.near_branch_target, branch.next_ip)):
             return None  # a side that reads the flags decides on them again; one outside has no count here
-        sides.append(QuietBranch(branch.ip, branch.near_branch_target, branch.next_ip, never_taken,
-                                 _only_falls_through(branch.next_ip, old_image, old_ranges)))
+        if not sides:  # the function's code is read once, for its first compare
+            jumped_to = _jumped_to(old_image, old_ranges, inside)
+        only_falls_through = jumped_to is not None and branch.next_ip not in jumped_to \
+            and _decoded(old_image, branch.next_ip).flow_control not in _CALLS
+        sides.append(QuietBranch(branch.ip, branch.near_branch_target, branch.next_ip, never_taken, only_falls_through))
     return tuple(sides)
 
 
-def _only_falls_through(address: int, image: CodeImage, ranges: list[tuple[int, int]]) -> bool:
-    """Whether nothing but falling through from the instruction before reaches `address`, and its
-    count is its executions: no direct branch of the function targets it, no entry of a jump table
-    of the function names it (every indirect jump's table found, else it may), and it is no call
-    (a profile may count a call's line of calls with the instruction)."""
-    if _decoded(image, address).flow_control in (iced_x86.FlowControl.CALL, iced_x86.FlowControl.INDIRECT_CALL):
-        return False
-    inside = [range(start, start + size) for start, size in ranges]
+def _jumped_to(image: CodeImage, ranges: list[tuple[int, int]], inside: list[range]) -> set[int] | None:
+    """Every place a jump of the function lands: its direct branches' targets and its jump tables'
+    entries; None when it has more indirect jumps than tables found (it may land anywhere).  A call
+    is left to the caller: a profile may count a call's line of calls with the instruction."""
     code = [instruction for start, size in ranges for instruction in iced_x86.Decoder(64, image.read(start, size), ip=start)]
-    if any(instruction.flow_control in _DIRECT and instruction.near_branch_target == address for instruction in code):
-        return False
+    landings = {instruction.near_branch_target for instruction in code if instruction.flow_control in _DIRECT}
     jumps = sum(instruction.flow_control == iced_x86.FlowControl.INDIRECT_BRANCH for instruction in code)
     if not jumps:
-        return True
+        return landings
     tables = [targets for targets in (_table_targets(instruction, image, inside) for instruction in code) if targets]
-    return len(tables) >= jumps and not any(address in targets for targets in tables)
+    if len(tables) < jumps:
+        return None
+    return landings.union(*tables)
 
 
 def _table_targets(instruction: iced_x86.Instruction, image: CodeImage, inside: list[range]) -> set[int]:

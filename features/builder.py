@@ -363,8 +363,8 @@ class FeatureBuilder:
         profile = view.profile
         carried = profile.inclusive[in_profile] / profile.root_inclusive if profile.root_inclusive > 0 \
             else np.ones(len(in_profile))
-        exact = self._run_counts(known, benchmark, profile)[0] == INSTRUCTIONS
-        constant_positions = in_profile[[runs_changed_constant(function, float(share), exact)
+        kind = self._run_counts(known, benchmark, profile)[0]
+        constant_positions = in_profile[[runs_changed_constant(function, float(share), kind)
                                          for function, share in zip(functions, carried)]]
         return Steering(
             hot_data_written_share=self._hot_data_written_share(profile, sources, new, known, benchmark),

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
-from perf_selector.features.executed_code import INSTRUCTIONS, SAMPLES, FunctionChange, counts_at, steers_in_run
+from perf_selector.features.executed_code import INSTRUCTIONS, FunctionChange, counts_at, steers_in_run
 
 if TYPE_CHECKING:
     from perf_selector.collectors.block_diff import Region
@@ -71,18 +71,17 @@ def changed_constant_fields(function: FunctionChange) -> frozenset[tuple[int, in
                      and counts_at(function, region.old_addresses).sum() > 0 for field in region.fields)
 
 
-def runs_changed_constant(function: FunctionChange, inclusive_share: float = 1.0, exact: bool = True) -> bool:
+def runs_changed_constant(function: FunctionChange, inclusive_share: float = 1.0, kind: str = INSTRUCTIONS) -> bool:
     """Whether a region of the function changed only constants, steers (a changed constant reaches a
     decision: a compare's, a loop bound, a call's argument, a store through a pointer, an address),
     and its old code ran (or was sampled), on a path that carries the run (within_reach).  A
     constant that only feeds straight-line work, or a store to a global (changed_writes_hot_data's
     to judge), changes nothing the counts do not price; nor does a compare's changed immediate whose
     branch the old run shows to go as it went (executed_code.steers_in_run).  `inclusive_share`: of the run, what
-    the function and its callees carried in c_o's (1 where unknown); `exact`: the counts are
-    executions, not samples."""
+    the function and its callees carried in c_o's (1 where unknown); `kind`: what the counts count
+    (executions or samples)."""
     if function.regions is None or not len(function.addresses):
         return False
-    kind = INSTRUCTIONS if exact else SAMPLES
     return any(region.constants_only and steers_in_run(function, region, kind) and counts_at(function, region.old_addresses).sum() > 0
                and within_reach(region, inclusive_share) for region in function.regions)
 
