@@ -313,6 +313,7 @@ class FeatureBuilder:
         if changes:
             view.code_steers = np.array([ran_steering_code(f, kind) for f in changes], dtype=bool)
         view.steering = self._steering(view, changes, new, known, benchmark)
+        view.data_readers_share = self._changed_data_readers_share(view, known, benchmark)
         return view
 
     # ------------------------------------------------------- executed code
@@ -419,15 +420,27 @@ class FeatureBuilder:
         """The share of the run in reached functions (other than the writers) that reference an
         object the `sources` write."""
         written = frozenset().union(*(self._written_objects(new, code) for code in sources))
-        table = self._commits.get(known)
-        if not written or table is None or not len(table.referencing):
-            return 0.0
-        writers = set(sources)
-        in_profile, in_referencing = common_indices(profile.codes, table.referencing)
-        readers = [position for position, code in zip(in_profile.tolist(), table.referencing[in_referencing].tolist())
-                   if code not in writers and not written.isdisjoint(table.data_refs[code])]
+        readers = self._referencing(profile, known, written, excluded=frozenset(sources))
         _, run, own = self._run_counts(known, benchmark, profile)
         return reader_share(own, readers, run)
+
+    def _changed_data_readers_share(self, view: TupleView, known: str, benchmark: str) -> float:
+        """The share of the run in reached functions that reference, themselves, a data object
+        whose contents changed between the pair (`known`'s references)."""
+        readers = self._referencing(view.profile, known, view.diff.changed_objects)
+        _, run, own = self._run_counts(known, benchmark, view.profile)
+        return reader_share(own, readers, run)
+
+    def _referencing(self, profile: ProfileView, commit: str, objects: frozenset[str],
+                     excluded: frozenset[int] = frozenset()) -> list[int]:
+        """Positions in `profile` of the reached functions, other than `excluded`, that reference one of
+        `objects` in `commit`'s binary."""
+        table = self._commits.get(commit)
+        if not objects or table is None or not len(table.referencing):
+            return []
+        in_profile, in_referencing = common_indices(profile.codes, table.referencing)
+        return [position for position, code in zip(in_profile.tolist(), table.referencing[in_referencing].tolist())
+                if code not in excluded and not objects.isdisjoint(table.data_refs[code])]
 
     def _written_objects(self, commit: str, code: int) -> frozenset[str]:
         """The writable data objects the function's stores resolve to in `commit`'s binary; without

@@ -143,6 +143,9 @@ class TupleView:
     noise: float
     executed: ExecutedChange = NO_CHANGE  # the changed code weighed by c_o's instruction (or sample) counts (set by the builder)
     steering: Steering = NO_STEERING  # what the changed code decides for the code that runs after it (set by the builder)
+    # 0-1 of the run's instructions (or samples) in reached functions naming a data object whose
+    # contents changed (set by the builder)
+    data_readers_share: float = 0.0
     # per changed reached function (changed_reached's order): False where c_o's run never went through
     # changed code of it that steers (blocks that align with no difference, what only the fingerprint
     # saw, such as a moved literal; changed blocks the run did not execute; or changed code it went
@@ -396,6 +399,19 @@ def changed_data_reached(t: TupleView) -> float:
     if not t.diff.changed_objects:
         return 0.0
     return float(len(t.diff.changed_objects & t.profile.data_reached))
+
+
+@feature("changed_data_readers_share", "extension", "Unchanged code that looks up a changed table in the hot loop moves "
+         "the run though no instruction it runs changed: a generated hash table whose buckets all move when one entry is "
+         "added (Berry's constant strings, which every string the run makes is looked up in).")
+def changed_data_readers_share(t: TupleView) -> float:
+    """Share (0-1) of c_o's run instructions spent in reached functions (their own instructions) that name
+    a data object whose contents changed: changed_data_reached's objects, referenced by the function
+    itself in c_o's binary, changed code or not.  A table the hot code indexes weighs as much as the
+    code's own share; one read once at start-up (copied to the heap, unmarshalled) weighs the start-up
+    code's, and one reached only through pointers stored in data weighs nothing here
+    (changed_data_reached counts both).  With a perf profile it is a share of the run's samples."""
+    return t.data_readers_share
 
 
 @feature("build_config_changed", "extension", "New compiler flags or toolchain change all code at once.", per_pair=True)

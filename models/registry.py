@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MaxAbsScaler
 from sklearn.svm import SVC
@@ -100,6 +101,7 @@ INCREASING_FEATURES = (
     "changed_inclusive_share", "changed_startup_share", "changed_data_reached", "build_config_changed",
     "changed_calls_allocator", "reached_changed_allocating", "executed_changed_share", "predicted_effect_size",
     "changed_writes_hot_data", "executed_constant_change", "changed_field_constant_readers", "changed_cpu_dispatch",
+    "changed_data_readers_share",
 )
 
 
@@ -143,8 +145,14 @@ class ModelSpec:
 
 
 def scaled_pipeline(classifier: BaseEstimator) -> Pipeline:
-    """Max-absolute scaling, then the classifier (Sousa 1.6)."""
-    return Pipeline([("scale", MaxAbsScaler()), ("classifier", classifier)])
+    """Max-absolute scaling, then the classifier (Sousa 1.6).  A classifier that takes no NaN gets an
+    unknown feature as 0 first: a feature the catalogue gained after a pack was made is unknown on
+    the pack's tuples (evaluation_pack.labelled_features), and a column unknown everywhere must stay a
+    column, so that the model's inputs keep the catalogue's order."""
+    steps = [("scale", MaxAbsScaler()), ("classifier", classifier)]
+    if not classifier.__sklearn_tags__().input_tags.allow_nan:
+        steps.insert(0, ("unknown", SimpleImputer(strategy="constant", fill_value=0.0, keep_empty_features=True)))
+    return Pipeline(steps)
 
 
 MODELS: dict[str, ModelSpec] = {
