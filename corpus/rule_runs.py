@@ -46,6 +46,7 @@ def rule_runs(corpus: Path) -> pd.DataFrame:
         table = pq.read_table(pack).to_pandas()
         table = table[table.label.notna()]
         table = table.loc[table.groupby(["new", "benchmark"]).commit_hops.idxmin()]
+        table = table.reindex(columns=[*table.columns, *(n for n in FEATURE_NAMES if n not in table)])  # one the pack predates: NaN
         features = table[FEATURE_NAMES].to_numpy(float)
         kept = decision.executed_rule_scores(features, MIN_EFFECT) > 0
         firing = pd.DataFrame(decision.hazards_firing(features[kept]), columns=list(decision.HAZARDS), index=table.index[kept])

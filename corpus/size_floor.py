@@ -12,6 +12,7 @@ for pack in sorted(Path('corpus').glob('*/pack/features.parquet')):
     f = pq.read_table(pack).to_pandas()
     f = f[f.label.notna()]
     f = f.loc[f.groupby(['new', 'benchmark']).commit_hops.idxmin()]
+    f = f.reindex(columns=[*f.columns, *(n for n in FEATURE_NAMES if n not in f)])  # a feature the pack predates: NaN
     F = f[FEATURE_NAMES].to_numpy(float)
     rule = d.executed_rule_scores(F) > 0
     rows[p] = (f[rule], f.label.astype(bool).sum())

@@ -223,6 +223,7 @@ def size_estimate(packs: list[Path]) -> list[str]:
         table = pq.read_table(pack / "features.parquet").to_pandas()
         table = table[table.label.notna()]
         table = table.loc[table.groupby(["new", "benchmark"]).commit_hops.idxmin()]
+        table = table.reindex(columns=[*table.columns, *(n for n in FEATURE_NAMES if n not in table)])  # one the pack predates: NaN
         ran = table[decision.executed_rule_scores(table[FEATURE_NAMES].to_numpy(float)) > 0]
         changed = ran.label.astype(bool).to_numpy()
         predicted, measured = ran.predicted_effect.abs().to_numpy() / 100, ran.effect.abs().to_numpy()
