@@ -53,6 +53,7 @@ TRUSTED_TYPES = frozenset({
     "perf_selector.models.perphecy.PerphecyPredictor", "perf_selector.models.registry.BalancedXGBClassifier", "perf_selector.models.registry.PlattSVC",
     "perf_selector.models.registry.MonotoneXGBClassifier",
     "sklearn.tree._tree.Tree", "xgboost.core.Booster",
+    "numpy.dtype",  # the dtype SimpleImputer keeps of what it was fitted on (models.registry.scaled_pipeline)
 })
 
 

@@ -13,29 +13,18 @@ run is not told by who reads it); changed_data_reached counts both, and the rule
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from perf_selector.features.catalogue import FEATURE_NAMES
-from perf_selector.models.decision import decide_by_policy
-from perf_selector.models.names import STEPPING_ASIDE_RULE
-from tests.helpers.scripted_history import measured_effect, scripted_history
+from tests.helpers.scripted_history import measured_effect, rule_runs_step, scripted_history
 
-BASE = {"HOT_WEIGHT": "2", "COPIED_WEIGHT": "2"}
-STEPS = [  # (name, what changes from the commit before)
-    ("hot table", {"HOT_WEIGHT": "200"}),
-    ("start-up table", {"COPIED_WEIGHT": "200"}),
-]
+# Each step grows one table's entry 7 from 2 to 200 (the commit before as its old side).
+STEPS = [("hot table", {"HOT_WEIGHT": "200"}), ("start-up table", {"COPIED_WEIGHT": "200"})]
 
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
-    return scripted_history(tmp_path_factory.mktemp("readers") / "project", "table_readers.c", BASE, STEPS)
-
-
-def _runs(table, step: str) -> bool:
-    row = table.loc[[step], FEATURE_NAMES].to_numpy(float)
-    return bool(decide_by_policy(STEPPING_ASIDE_RULE, np.zeros(1), np.full(1, 0.5), row, 0.01)[0])
+    base = {"HOT_WEIGHT": "2", "COPIED_WEIGHT": "2"}
+    return scripted_history(tmp_path_factory.mktemp("readers") / "project", "table_readers.c", base, STEPS)
 
 
 @pytest.mark.parametrize("step", ["hot table", "start-up table"])
@@ -44,7 +33,7 @@ def test_a_changed_table_moves_the_run_with_no_code_changed_and_the_rule_runs_it
     row = table.loc[step]
     assert row["executed_changed_share"] == 0 and row["changed_functions"] == 0
     assert row["changed_data_reached"] >= 1
-    assert _runs(table, step)
+    assert rule_runs_step(table, step, min_effect=0.01)
     assert measured_effect(store, shas[step]) > 0.05
 
 
