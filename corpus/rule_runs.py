@@ -33,6 +33,7 @@ from sklearn.model_selection import GroupKFold
 from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.models import decision
 from perf_selector.models.registry import MODELS
+from perf_selector.selector.evaluation.evaluation_pack import with_every_feature
 
 REASONS = {"executed change": "executed_changed_share", "changed data read": "changed_data_reached",
            "changed build": "build_config_changed"}
@@ -46,7 +47,7 @@ def rule_runs(corpus: Path) -> pd.DataFrame:
         table = pq.read_table(pack).to_pandas()
         table = table[table.label.notna()]
         table = table.loc[table.groupby(["new", "benchmark"]).commit_hops.idxmin()]
-        table = table.reindex(columns=[*table.columns, *(n for n in FEATURE_NAMES if n not in table)])  # one the pack predates: NaN
+        table = with_every_feature(table)
         features = table[FEATURE_NAMES].to_numpy(float)
         kept = decision.executed_rule_scores(features, MIN_EFFECT) > 0
         firing = pd.DataFrame(decision.hazards_firing(features[kept]), columns=list(decision.HAZARDS), index=table.index[kept])

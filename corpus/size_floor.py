@@ -6,13 +6,14 @@ import numpy as np, pandas as pd, pyarrow.parquet as pq
 from pathlib import Path
 from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.models import decision as d
+from perf_selector.selector.evaluation.evaluation_pack import with_every_feature
 rows = {}
 for pack in sorted(Path('corpus').glob('*/pack/features.parquet')):
     p = pack.parent.parent.name
     f = pq.read_table(pack).to_pandas()
     f = f[f.label.notna()]
     f = f.loc[f.groupby(['new', 'benchmark']).commit_hops.idxmin()]
-    f = f.reindex(columns=[*f.columns, *(n for n in FEATURE_NAMES if n not in f)])  # a feature the pack predates: NaN
+    f = with_every_feature(f)
     F = f[FEATURE_NAMES].to_numpy(float)
     rule = d.executed_rule_scores(F) > 0
     rows[p] = (f[rule], f.label.astype(bool).sum())

@@ -45,6 +45,7 @@ from perf_selector.features.catalogue import FEATURE_NAMES
 from perf_selector.models import decision
 from perf_selector.models.names import WITHIN_RULE
 from perf_selector.selector.evaluation.evaluation_parts import Parts
+from perf_selector.selector.evaluation.evaluation_pack import with_every_feature
 from perf_selector.selector.evaluation.project_evaluation import (
     held_out_scores,
     load_projects,
@@ -223,7 +224,7 @@ def size_estimate(packs: list[Path]) -> list[str]:
         table = pq.read_table(pack / "features.parquet").to_pandas()
         table = table[table.label.notna()]
         table = table.loc[table.groupby(["new", "benchmark"]).commit_hops.idxmin()]
-        table = table.reindex(columns=[*table.columns, *(n for n in FEATURE_NAMES if n not in table)])  # one the pack predates: NaN
+        table = with_every_feature(table)
         ran = table[decision.executed_rule_scores(table[FEATURE_NAMES].to_numpy(float)) > 0]
         changed = ran.label.astype(bool).to_numpy()
         predicted, measured = ran.predicted_effect.abs().to_numpy() / 100, ran.effect.abs().to_numpy()

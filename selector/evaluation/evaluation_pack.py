@@ -25,7 +25,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -83,13 +82,16 @@ class Pack:
         if missing:
             raise UserError(f"{self.location}: the pack holds the tuples of {self.manifest['protocols']}; {method} at these "
                             f"options needs {missing} more; evaluate the store ({self.manifest.get('store')}) instead")
-        table = found.drop(columns=["_merge", "hops"], errors="ignore")
-        for name in FEATURE_NAMES:
-            if name not in table:  # a feature the catalogue gained since the pack was made: unknown
-                table[name] = np.nan
+        table = with_every_feature(found.drop(columns=["_merge", "hops"], errors="ignore"))
         table["hops"] = tuples["hops"].to_numpy()
         table["label"] = table["label"].astype("boolean")
         return table
+
+
+def with_every_feature(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with a column for each feature of the catalogue: one the catalogue gained since the
+    pack was made is unknown (NaN) on its tuples."""
+    return table.reindex(columns=[*table.columns, *(name for name in FEATURE_NAMES if name not in table)])
 
 
 def write_pack(store: Store, config_path: Path, out: Path, method4: Mapping = METHOD4_DEFAULTS) -> dict:
