@@ -389,3 +389,28 @@ def test_hit_and_dismiss_rates_count_runs_against_labels_and_are_nan_with_nothin
     labels = np.array([True, True, False, False])
     assert hit_rate(run, labels) == 0.5 and dismiss_rate(run, labels) == 0.5
     assert math.isnan(hit_rate(run, np.zeros(4, bool))) and math.isnan(dismiss_rate(run, np.ones(4, bool)))
+
+
+@pytest.mark.parametrize("model", ["svm", "logistic", "random-forest", "xgboost", "xgboost-monotone"])
+def test_every_learner_trains_on_a_pack_the_catalogue_has_outgrown(tmp_path, model):
+    """A pack made before the catalogue gained a feature holds it as unknown (NaN) on every tuple: each
+    learner trains on it and keeps it as a column (cJSON's committed pack, one feature taken out)."""
+    import shutil
+    from pathlib import Path
+
+    from perf_selector.models.design import design_matrix
+    from perf_selector.selector.evaluation.evaluation_pack import METHOD4_DEFAULTS
+    from perf_selector.selector.evaluation.project_evaluation import load_projects
+
+    pack = tmp_path / "cjson" / "pack"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "corpus" / "cjson" / "pack", pack)
+    features = pd.read_parquet(pack / "features.parquet")
+    features.drop(columns=["executed_steering_share"]).to_parquet(pack / "features.parquet")
+    (project,) = load_projects([(pack, None)], METHOD4_DEFAULTS)
+    table = project.data.table[project.data.table["label"].notna()]
+    assert table["executed_steering_share"].isna().all()
+    X = design_matrix(table, FEATURE_NAMES, "cross-project", [])
+    fitted = fit_model(MODELS[model].build(0), X, table["label"].to_numpy(bool))
+    scores = fitted.predict_proba(X)[:, 1]
+    assert np.isfinite(scores).all() and scores.std() > 0
+    assert fitted.n_features_in_ == len(FEATURE_NAMES)
